@@ -1,0 +1,118 @@
+// Command embedder consumes file versions from the chunks stream, embeds their
+// chunks with the configured provider and publishes the vectors.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/strata-kb/strata/embedder/embedding"
+	"github.com/strata-kb/strata/shared/config"
+	"github.com/strata-kb/strata/shared/embed"
+	"github.com/strata-kb/strata/shared/health"
+	"github.com/strata-kb/strata/shared/logging"
+	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/worker"
+)
+
+// Config is the embedder's configuration.
+type Config struct {
+	config.Common
+	Provider      string
+	BatchSize     int
+	Concurrency   int
+	MaxAckPending int
+}
+
+// RegisterFlags registers the embedder's flags.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	c.Common.RegisterFlags(fs, "127.0.0.1:8082")
+	fs.StringVar(&c.Provider, "embedding-provider", "none", "embedding provider (none: chunks stay at status missing)")
+	fs.IntVar(&c.BatchSize, "batch-size", 32, "texts per provider call")
+	fs.IntVar(&c.Concurrency, "concurrency", 2, "file versions embedded at once")
+	fs.IntVar(&c.MaxAckPending, "max-ack-pending", 32, "unacknowledged messages the consumer may hold")
+}
+
+// Validate reports every problem at once.
+func (c *Config) Validate() error {
+	var p config.Problems
+	c.Common.Validate(&p)
+	if _, err := embed.New(c.Provider); err != nil && !errors.Is(err, embed.ErrNoProvider) {
+		p.Addf("embedding-provider", "%v", err)
+	}
+	if c.BatchSize < 1 || c.BatchSize > 2048 {
+		p.Addf("batch-size", "must be 1..2048, got %d", c.BatchSize)
+	}
+	if c.Concurrency < 1 || c.Concurrency > 64 {
+		p.Addf("concurrency", "must be 1..64, got %d", c.Concurrency)
+	}
+	if c.MaxAckPending < c.Concurrency {
+		p.Addf("max-ack-pending", "must be >= concurrency (%d), got %d", c.Concurrency, c.MaxAckPending)
+	}
+	return p.Err()
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "embedder:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	var cfg Config
+	fs := flag.NewFlagSet("embedder", flag.ContinueOnError)
+	cfg.RegisterFlags(fs)
+	if err := config.Parse(fs, args); err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	log, err := logging.New("embedder", cfg.LogLevel, cfg.LogFormat)
+	if err != nil {
+		return err
+	}
+	provider, err := embed.New(cfg.Provider)
+	if errors.Is(err, embed.ErrNoProvider) {
+		log.Warn("no embedding provider configured: chunks are indexed for keyword search with embedding status missing")
+	} else if err != nil {
+		return err
+	}
+	nc, js, err := pipeline.Connect(cfg.NATSURL, "strata-embedder", log)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	cons, err := pipeline.EnsureConsumer(ctx, js, pipeline.ChunksStream, pipeline.ConsumerConfig(pipeline.EmbedderConsumer, cfg.MaxAckPending))
+	if err != nil {
+		return err
+	}
+	emb := embedding.New(provider, pipeline.Publisher{JS: js}, cfg.BatchSize, log)
+	loop := worker.New(worker.Config{Stage: "embedder", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.ConsumerConfig("", 1).MaxDeliver},
+		js, cons, emb.Handle, log)
+	hs, err := health.Listen(cfg.HTTPAddr, func() error {
+		if !nc.IsConnected() {
+			return errors.New("nats disconnected")
+		}
+		return nil
+	}, nil)
+	if err != nil {
+		return err
+	}
+	go hs.Serve(ctx, log)
+	log.Info("embedder running", "nats", cfg.NATSURL, "provider", cfg.Provider, "http", hs.Addr())
+	err = loop.Run(ctx)
+	drainCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = pipeline.Drain(drainCtx, nc)
+	return err
+}

@@ -1,0 +1,91 @@
+package embedding
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/strata-kb/strata/shared/pipeline"
+)
+
+type fakeProvider struct {
+	dims  int
+	calls int
+	fail  error
+}
+
+func (f *fakeProvider) Model() string   { return "fake-model" }
+func (f *fakeProvider) Dimensions() int { return f.dims }
+func (f *fakeProvider) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	f.calls++
+	if f.fail != nil {
+		return nil, f.fail
+	}
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = make([]float32, f.dims)
+		out[i][0] = float32(len(t))
+	}
+	return out, nil
+}
+
+type recorder struct {
+	subject, msgID string
+	data           []byte
+	n              int
+}
+
+func (r *recorder) Publish(_ context.Context, subject, msgID string, _ map[string]string, data []byte) error {
+	r.subject, r.msgID, r.data = subject, msgID, data
+	r.n++
+	return nil
+}
+
+func fileVersion(n int) pipeline.FileVersion {
+	fv := pipeline.FileVersion{Object: pipeline.Object{Project: "acme", Path: "a.md"}, FileID: "f", FileVersionID: "v"}
+	for i := range n {
+		fv.Chunks = append(fv.Chunks, pipeline.Chunk{ID: string(rune('a' + i)), Index: i, Content: strings.Repeat("x", i+1), SourceChecksum: "s"})
+	}
+	return fv
+}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func TestEmbedsInBatchesAndPublishesOnce(t *testing.T) {
+	p := &fakeProvider{dims: 4}
+	pub := &recorder{}
+	e := New(p, pub, 2, quiet)
+	if err := e.EmbedFileVersion(context.Background(), fileVersion(5)); err != nil {
+		t.Fatal(err)
+	}
+	if p.calls != 3 || pub.n != 1 || pub.subject != "strata.embeddings.acme" || pub.msgID != "v-fake-model" {
+		t.Fatalf("calls %d publishes %d subject %q id %q", p.calls, pub.n, pub.subject, pub.msgID)
+	}
+	var v pipeline.Vectors
+	if err := json.Unmarshal(pub.data, &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Chunks) != 5 || v.Chunks[4].Vector[0] != 5 || v.Model != "fake-model" || v.Dimensions != 4 {
+		t.Fatalf("%+v", v)
+	}
+}
+
+func TestNoProviderPublishesNothing(t *testing.T) {
+	pub := &recorder{}
+	if err := New(nil, pub, 2, quiet).EmbedFileVersion(context.Background(), fileVersion(3)); err != nil || pub.n != 0 {
+		t.Fatalf("err %v publishes %d", err, pub.n)
+	}
+}
+
+func TestProviderErrorIsReturnedForRetry(t *testing.T) {
+	p := &fakeProvider{dims: 4, fail: errors.New("429 too many requests")}
+	pub := &recorder{}
+	err := New(p, pub, 2, quiet).EmbedFileVersion(context.Background(), fileVersion(3))
+	if err == nil || !strings.Contains(err.Error(), "429") || pub.n != 0 {
+		t.Fatalf("err %v publishes %d", err, pub.n)
+	}
+}

@@ -1,0 +1,118 @@
+// Command indexer consumes file versions and deletes from the chunks stream
+// and writes them into Weaviate.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/strata-kb/strata/indexer/index"
+	"github.com/strata-kb/strata/shared/config"
+	"github.com/strata-kb/strata/shared/health"
+	"github.com/strata-kb/strata/shared/logging"
+	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/schema"
+	"github.com/strata-kb/strata/shared/worker"
+)
+
+// Config is the indexer's configuration.
+type Config struct {
+	config.Common
+	WeaviateHost   string
+	WeaviateGRPC   string
+	WeaviateAPIKey string
+	Concurrency    int
+	MaxAckPending  int
+}
+
+// RegisterFlags registers the indexer's flags.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	c.Common.RegisterFlags(fs, "127.0.0.1:8083")
+	fs.StringVar(&c.WeaviateHost, "weaviate-host", "127.0.0.1:8080", "Weaviate HTTP host:port")
+	fs.StringVar(&c.WeaviateGRPC, "weaviate-grpc", "", "Weaviate gRPC host:port (optional)")
+	fs.StringVar(&c.WeaviateAPIKey, "weaviate-api-key", "", "Weaviate API key with write access")
+	fs.IntVar(&c.Concurrency, "concurrency", 4, "file versions written at once")
+	fs.IntVar(&c.MaxAckPending, "max-ack-pending", 64, "unacknowledged messages the consumer may hold")
+}
+
+// Validate reports every problem at once.
+func (c *Config) Validate() error {
+	var p config.Problems
+	c.Common.Validate(&p)
+	if c.WeaviateHost == "" {
+		p.Addf("weaviate-host", "required")
+	}
+	if c.Concurrency < 1 || c.Concurrency > 256 {
+		p.Addf("concurrency", "must be 1..256, got %d", c.Concurrency)
+	}
+	if c.MaxAckPending < c.Concurrency {
+		p.Addf("max-ack-pending", "must be >= concurrency (%d), got %d", c.Concurrency, c.MaxAckPending)
+	}
+	return p.Err()
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "indexer:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	var cfg Config
+	fs := flag.NewFlagSet("indexer", flag.ContinueOnError)
+	cfg.RegisterFlags(fs)
+	if err := config.Parse(fs, args); err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	log, err := logging.New("indexer", cfg.LogLevel, cfg.LogFormat)
+	if err != nil {
+		return err
+	}
+	wv, err := schema.NewClient(cfg.WeaviateHost, cfg.WeaviateGRPC, cfg.WeaviateAPIKey)
+	if err != nil {
+		return err
+	}
+	if err := schema.Ensure(ctx, wv); err != nil {
+		return err
+	}
+	nc, js, err := pipeline.Connect(cfg.NATSURL, "strata-indexer", log)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	cons, err := pipeline.EnsureConsumer(ctx, js, pipeline.ChunksStream, pipeline.ConsumerConfig(pipeline.IndexerChunksConsumer, cfg.MaxAckPending))
+	if err != nil {
+		return err
+	}
+	writer := index.New(wv, log)
+	loop := worker.New(worker.Config{Stage: "indexer", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.ConsumerConfig("", 1).MaxDeliver},
+		js, cons, writer.HandleChunks, log)
+	hs, err := health.Listen(cfg.HTTPAddr, func() error {
+		if !nc.IsConnected() {
+			return errors.New("nats disconnected")
+		}
+		return nil
+	}, nil)
+	if err != nil {
+		return err
+	}
+	go hs.Serve(ctx, log)
+	log.Info("indexer running", "nats", cfg.NATSURL, "weaviate", cfg.WeaviateHost, "http", hs.Addr())
+	err = loop.Run(ctx)
+	drainCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = pipeline.Drain(drainCtx, nc)
+	return err
+}

@@ -1,0 +1,144 @@
+// Command ingestor consumes bucket events from JetStream, fetches each object
+// version, extracts and chunks it, and publishes the file version (or its
+// deletion) on the chunks stream.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/strata-kb/strata/ingestor/ingest"
+	"github.com/strata-kb/strata/ingestor/objectstore"
+	"github.com/strata-kb/strata/shared/bucket"
+	"github.com/strata-kb/strata/shared/config"
+	"github.com/strata-kb/strata/shared/health"
+	"github.com/strata-kb/strata/shared/logging"
+	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/tokens"
+	"github.com/strata-kb/strata/shared/worker"
+)
+
+// Config is the ingestor's configuration.
+type Config struct {
+	config.Common
+	S3Endpoint      string
+	S3AccessKey     string
+	S3SecretKey     string
+	S3Secure        bool
+	Concurrency     int
+	MaxAckPending   int
+	MaxObjectBytes  int64
+	MaxMessageBytes int
+	TargetTokens    int
+}
+
+// RegisterFlags registers the ingestor's flags.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	c.Common.RegisterFlags(fs, "127.0.0.1:8081")
+	fs.StringVar(&c.S3Endpoint, "s3-endpoint", "127.0.0.1:9000", "S3/MinIO endpoint host:port")
+	fs.StringVar(&c.S3AccessKey, "s3-access-key", "", "S3 access key")
+	fs.StringVar(&c.S3SecretKey, "s3-secret-key", "", "S3 secret key")
+	fs.BoolVar(&c.S3Secure, "s3-secure", false, "use TLS to reach S3")
+	fs.IntVar(&c.Concurrency, "concurrency", 4, "objects processed at once")
+	fs.IntVar(&c.MaxAckPending, "max-ack-pending", 64, "unacknowledged events the consumer may hold")
+	fs.Int64Var(&c.MaxObjectBytes, "max-object-bytes", 32<<20, "larger objects are recorded as failed, not read")
+	fs.IntVar(&c.MaxMessageBytes, "max-message-bytes", 8<<20, "largest file version message (the NATS server's max_payload)")
+	fs.IntVar(&c.TargetTokens, "chunk-tokens", 512, "target chunk size in tokens")
+}
+
+// Validate reports every problem at once.
+func (c *Config) Validate() error {
+	var p config.Problems
+	c.Common.Validate(&p)
+	if c.S3Endpoint == "" {
+		p.Addf("s3-endpoint", "required")
+	}
+	if c.S3AccessKey == "" || c.S3SecretKey == "" {
+		p.Addf("s3-access-key", "S3 credentials are required (also STRATA_S3_SECRET_KEY)")
+	}
+	if c.Concurrency < 1 || c.Concurrency > 256 {
+		p.Addf("concurrency", "must be 1..256, got %d", c.Concurrency)
+	}
+	if c.MaxAckPending < c.Concurrency {
+		p.Addf("max-ack-pending", "must be >= concurrency (%d), got %d", c.Concurrency, c.MaxAckPending)
+	}
+	if c.MaxObjectBytes < 1 {
+		p.Addf("max-object-bytes", "must be positive")
+	}
+	if c.TargetTokens < 16 || c.TargetTokens > 8192 {
+		p.Addf("chunk-tokens", "must be 16..8192, got %d", c.TargetTokens)
+	}
+	return p.Err()
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "ingestor:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	var cfg Config
+	fs := flag.NewFlagSet("ingestor", flag.ContinueOnError)
+	cfg.RegisterFlags(fs)
+	if err := config.Parse(fs, args); err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	log, err := logging.New("ingestor", cfg.LogLevel, cfg.LogFormat)
+	if err != nil {
+		return err
+	}
+	counter, err := tokens.New()
+	if err != nil {
+		return err
+	}
+	s3, err := bucket.Client(cfg.S3Endpoint, cfg.S3AccessKey, cfg.S3SecretKey, cfg.S3Secure)
+	if err != nil {
+		return err
+	}
+	nc, js, err := pipeline.Connect(cfg.NATSURL, "strata-ingestor", log)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	cons, err := pipeline.EnsureConsumer(ctx, js, pipeline.ObjectsStream, pipeline.ConsumerConfig(pipeline.IngestorConsumer, cfg.MaxAckPending))
+	if err != nil {
+		return err
+	}
+	ing := ingest.New(ingest.Config{MaxObjectBytes: cfg.MaxObjectBytes, MaxMessageBytes: cfg.MaxMessageBytes, TargetTokens: cfg.TargetTokens},
+		objectstore.Store{Client: s3}, pipeline.Publisher{JS: js}, counter, log)
+	loop := worker.New(worker.Config{Stage: "ingestor", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.ConsumerConfig("", 1).MaxDeliver},
+		js, cons, func(ctx context.Context, msg jetstream.Msg) error { return ing.HandleEvent(ctx, msg.Data()) }, log)
+
+	hs, err := health.Listen(cfg.HTTPAddr, func() error {
+		if !nc.IsConnected() {
+			return errors.New("nats disconnected")
+		}
+		return nil
+	}, nil)
+	if err != nil {
+		return err
+	}
+	go hs.Serve(ctx, log)
+	log.Info("ingestor running", "nats", cfg.NATSURL, "s3", cfg.S3Endpoint, "http", hs.Addr())
+	err = loop.Run(ctx)
+	log.Info("ingestor stopped; draining NATS")
+	drainCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = pipeline.Drain(drainCtx, nc)
+	return err
+}

@@ -1,0 +1,220 @@
+// Package ingest turns one bucket event into work for the indexer and the
+// embedder: it fetches the object version the event names, extracts its text,
+// chunks it and publishes the whole file version as one message (or a delete).
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/strata-kb/strata/ingestor/chunk"
+	"github.com/strata-kb/strata/ingestor/event"
+	"github.com/strata-kb/strata/shared/ids"
+	"github.com/strata-kb/strata/shared/objkey"
+	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/worker"
+)
+
+// ErrGone means the object no longer has the version an event named: a newer
+// event (overwrite or delete) is on its way and will be processed instead.
+var ErrGone = errors.New("object version gone")
+
+// ErrTooLarge means the object exceeds the configured size limit.
+var ErrTooLarge = errors.New("object too large")
+
+// ObjectStore reads object versions.
+type ObjectStore interface {
+	// Get returns the object's bytes if its ETag is still etag, ErrGone if it
+	// changed or disappeared, ErrTooLarge past maxBytes.
+	Get(ctx context.Context, bucket, key, etag string, maxBytes int64) ([]byte, error)
+}
+
+// Publisher publishes a message once (msgID dedupes retries and replays).
+type Publisher interface {
+	Publish(ctx context.Context, subject, msgID string, headers map[string]string, data []byte) error
+}
+
+// Config bounds ingestion.
+type Config struct {
+	MaxObjectBytes  int64
+	MaxMessageBytes int // a file version must fit one message on the chunks stream
+	TargetTokens    int
+}
+
+// Ingestor handles bucket events.
+type Ingestor struct {
+	cfg     Config
+	store   ObjectStore
+	pub     Publisher
+	counter chunk.Counter
+	log     *slog.Logger
+	now     func() time.Time
+}
+
+// New returns an Ingestor.
+func New(cfg Config, store ObjectStore, pub Publisher, counter chunk.Counter, log *slog.Logger) *Ingestor {
+	return &Ingestor{cfg: cfg, store: store, pub: pub, counter: counter, log: log, now: time.Now}
+}
+
+// HandleEvent processes one notification message. Malformed events and
+// hostile keys are permanent errors; fetch and publish failures are retried.
+func (in *Ingestor) HandleEvent(ctx context.Context, data []byte) error {
+	records, err := event.Parse(data)
+	if err != nil {
+		return worker.Permanent(err)
+	}
+	var errs []error
+	for _, r := range records {
+		if err := in.handleRecord(ctx, r); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (in *Ingestor) handleRecord(ctx context.Context, r event.Record) error {
+	key, err := objkey.Parse(r.Key)
+	if err != nil {
+		return worker.Permanent(fmt.Errorf("%s %s: %w", r.Op, r.Key, err))
+	}
+	obj := pipeline.Object{
+		Bucket: r.Bucket, Key: r.Key, Project: key.Project, Branch: key.Branch, Path: key.Path,
+		ETag: r.ETag, VersionID: r.VersionID, Sequencer: r.Sequencer, Size: r.Size,
+		ContentType: r.ContentType, EventTime: r.Time,
+	}
+	fileID := ids.File(key.Project, key.Branch, key.Path)
+	log := in.log.With("project", key.Project, "branch", key.Branch, "path", key.Path, "file_id", fileID, "sequencer", r.Sequencer)
+	if r.Op == event.Delete {
+		body, err := json.Marshal(pipeline.FileDeleted{Object: obj, FileID: fileID})
+		if err != nil {
+			return fmt.Errorf("encode delete of %s: %w", r.Key, err)
+		}
+		if err := in.pub.Publish(ctx, pipeline.ChunksSubjectFor(key.Project), "delete-"+fileID+"-"+r.Sequencer,
+			map[string]string{pipeline.HeaderKind: pipeline.KindFileDeleted}, body); err != nil {
+			return fmt.Errorf("publish delete of %s: %w", r.Key, err)
+		}
+		log.Info("delete published")
+		return nil
+	}
+
+	data, err := in.store.Get(ctx, r.Bucket, r.Key, r.ETag, in.cfg.MaxObjectBytes)
+	fv := pipeline.FileVersion{Object: obj, FileID: fileID, Title: key.Name(), IngestedAt: in.now().UTC()}
+	switch {
+	case errors.Is(err, ErrGone):
+		log.Info("skipping superseded event", "etag", r.ETag)
+		return nil
+	case errors.Is(err, ErrTooLarge):
+		fv.FileVersionID = ids.FileVersion(fileID, versionOf(obj), "")
+		fv.Status, fv.Error = pipeline.StatusFailed, fmt.Sprintf("file is %d bytes, over the %d byte limit", r.Size, in.cfg.MaxObjectBytes)
+	case err != nil:
+		return fmt.Errorf("fetch %s: %w", r.Key, err)
+	default:
+		sum := sha256.Sum256(data)
+		fv.Checksum = hex.EncodeToString(sum[:])
+		fv.FileVersionID = ids.FileVersion(fileID, versionOf(obj), fv.Checksum)
+		in.extract(&fv, key, data)
+	}
+	body, err := json.Marshal(fv)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", r.Key, err)
+	}
+	if in.cfg.MaxMessageBytes > 0 && len(body) > in.cfg.MaxMessageBytes {
+		// Record the failure on the document rather than lose the file silently.
+		fv.Status = pipeline.StatusFailed
+		fv.Error = fmt.Sprintf("extracted structure is %d bytes, over the %d byte message limit", len(body), in.cfg.MaxMessageBytes)
+		fv.Sections, fv.Chunks = nil, nil
+		if body, err = json.Marshal(fv); err != nil {
+			return fmt.Errorf("encode %s: %w", r.Key, err)
+		}
+	}
+	if err := in.pub.Publish(ctx, pipeline.ChunksSubjectFor(key.Project), fv.FileVersionID,
+		map[string]string{pipeline.HeaderKind: pipeline.KindFileVersion}, body); err != nil {
+		return fmt.Errorf("publish %s: %w", r.Key, err)
+	}
+	log.Info("file version published", "file_version_id", fv.FileVersionID, "status", fv.Status, "format", fv.Format,
+		"chunks", len(fv.Chunks), "error", fv.Error)
+	return nil
+}
+
+// versionOf is the object-store identity of a version: its version id when
+// the bucket is versioned, else its ETag, else its event sequencer.
+func versionOf(o pipeline.Object) string {
+	switch {
+	case o.VersionID != "":
+		return o.VersionID
+	case o.ETag != "":
+		return o.ETag
+	}
+	return o.Sequencer
+}
+
+// Formats recognised by extension; anything else is sniffed.
+var (
+	markdownExt = map[string]bool{".md": true, ".markdown": true, ".mdx": true}
+	textExt     = map[string]bool{".txt": true, ".text": true, ".log": true, ".csv": true, ".tsv": true, ".json": true,
+		".yaml": true, ".yml": true, ".toml": true, ".ini": true, ".rst": true, ".go": true, ".py": true, ".js": true,
+		".ts": true, ".java": true, ".rs": true, ".c": true, ".h": true, ".cpp": true, ".hpp": true, ".sh": true, ".sql": true}
+)
+
+// extract fills fv's format, text statistics, sections and chunks.
+func (in *Ingestor) extract(fv *pipeline.FileVersion, key objkey.Key, data []byte) {
+	ext := strings.ToLower(path.Ext(key.Path))
+	textual := len(data) == 0 || (bytes.IndexByte(data, 0) < 0 && utf8.Valid(data))
+	switch {
+	case markdownExt[ext] && textual:
+		fv.Format = "markdown"
+	case (textExt[ext] || ext == "") && textual:
+		fv.Format = "text"
+	case markdownExt[ext] || textExt[ext]:
+		fv.Format = "text"
+		fv.Status, fv.Error = pipeline.StatusFailed, "binary or invalid UTF-8 content in a file named as text"
+		return
+	case textual && utf8.Valid(data):
+		fv.Format = "text"
+	default:
+		fv.Format = "binary"
+		fv.Status, fv.Error = pipeline.StatusUnsupported, fmt.Sprintf("unsupported file type %q (supported so far: Markdown and plain text)", ext)
+		return
+	}
+	text := string(data)
+	var secs []chunk.Section
+	if fv.Format == "markdown" {
+		secs = chunk.Markdown(text, in.counter, chunk.Options{TargetTokens: in.cfg.TargetTokens})
+	} else {
+		secs = chunk.Text(text, in.counter, chunk.Options{TargetTokens: in.cfg.TargetTokens})
+	}
+	fv.Status = pipeline.StatusIndexed
+	fv.TextLength = utf8.RuneCountInString(text)
+	for _, s := range secs {
+		sec := pipeline.Section{
+			ID: ids.Section(fv.FileVersionID, s.Ordinal), Ordinal: s.Ordinal, Title: s.Title,
+			HeadingPath: s.HeadingPath, Level: s.Level, StartOffset: s.Start, EndOffset: s.End,
+			TokenCount: s.Tokens, ChunkCount: len(s.Chunks),
+		}
+		if sec.Title == "" && s.Ordinal == 0 {
+			sec.Title = key.Name()
+		}
+		if s.Level == 1 && fv.Title == key.Name() {
+			fv.Title = s.Title
+		}
+		fv.Sections = append(fv.Sections, sec)
+		fv.TokenCount += s.Tokens
+		for _, c := range s.Chunks {
+			fv.Chunks = append(fv.Chunks, pipeline.Chunk{
+				ID: ids.Chunk(fv.FileVersionID, c.Index), Index: c.Index, SectionID: sec.ID, Content: c.Content,
+				StartOffset: c.Start, EndOffset: c.End, TokenCount: c.Tokens, SourceChecksum: c.Checksum,
+				HeadingPath: s.HeadingPath,
+			})
+		}
+	}
+}

@@ -1,0 +1,59 @@
+// Package objectstore reads object versions from MinIO or any S3 service.
+package objectstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/minio/minio-go/v7"
+
+	"github.com/strata-kb/strata/ingestor/ingest"
+)
+
+// Store reads objects through minio-go.
+type Store struct{ Client *minio.Client }
+
+// Get returns the object's bytes while its ETag is still etag.
+func (s Store) Get(ctx context.Context, bucket, key, etag string, maxBytes int64) ([]byte, error) {
+	opts := minio.GetObjectOptions{}
+	if etag != "" {
+		if err := opts.SetMatchETag(etag); err != nil {
+			return nil, fmt.Errorf("get %s: %w", key, err)
+		}
+	}
+	obj, err := s.Client.GetObject(ctx, bucket, key, opts)
+	if err != nil {
+		return nil, classify(key, err)
+	}
+	defer obj.Close()
+	st, err := obj.Stat()
+	if err != nil {
+		return nil, classify(key, err)
+	}
+	if maxBytes > 0 && st.Size > maxBytes {
+		return nil, fmt.Errorf("get %s: %d bytes: %w", key, st.Size, ingest.ErrTooLarge)
+	}
+	// Read one byte past the limit so a size that grew in flight is caught too.
+	data, err := io.ReadAll(io.LimitReader(obj, max(maxBytes, st.Size)+1))
+	if err != nil {
+		return nil, classify(key, err)
+	}
+	if maxBytes > 0 && int64(len(data)) > maxBytes {
+		return nil, fmt.Errorf("get %s: %w", key, ingest.ErrTooLarge)
+	}
+	return data, nil
+}
+
+func classify(key string, err error) error {
+	var resp minio.ErrorResponse
+	if errors.As(err, &resp) {
+		switch {
+		case resp.StatusCode == http.StatusPreconditionFailed, resp.Code == "NoSuchKey", resp.Code == "PreconditionFailed":
+			return fmt.Errorf("get %s: %s: %w", key, resp.Code, ingest.ErrGone)
+		}
+	}
+	return fmt.Errorf("get %s: %w", key, err)
+}

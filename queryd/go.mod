@@ -1,0 +1,3 @@
+module github.com/strata-kb/strata/queryd
+
+go 1.26.8

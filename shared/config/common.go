@@ -1,0 +1,41 @@
+package config
+
+import (
+	"flag"
+	"strings"
+)
+
+// Common is the configuration every Strata service has.
+type Common struct {
+	NATSURL   string
+	HTTPAddr  string // health, readiness (and later metrics)
+	LogLevel  string
+	LogFormat string
+}
+
+// RegisterFlags registers the common flags with defaults for a service whose
+// health endpoint listens on httpAddr.
+func (c *Common) RegisterFlags(fs *flag.FlagSet, httpAddr string) {
+	fs.StringVar(&c.NATSURL, "nats-url", "nats://127.0.0.1:4222", "NATS server URL(s), comma-separated")
+	fs.StringVar(&c.HTTPAddr, "http-addr", httpAddr, "address of the health/readiness HTTP endpoint")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&c.LogFormat, "log-format", "json", "json or text")
+}
+
+// Validate records problems with the common flags.
+func (c *Common) Validate(p *Problems) {
+	if !strings.HasPrefix(c.NATSURL, "nats://") && !strings.HasPrefix(c.NATSURL, "tls://") {
+		p.Addf("nats-url", "must start with nats:// or tls://, got %q", c.NATSURL)
+	}
+	if c.HTTPAddr == "" {
+		p.Addf("http-addr", "must be host:port")
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		p.Addf("log-level", "must be debug, info, warn or error, got %q", c.LogLevel)
+	}
+	if c.LogFormat != "json" && c.LogFormat != "text" {
+		p.Addf("log-format", "must be json or text, got %q", c.LogFormat)
+	}
+}

@@ -1,0 +1,131 @@
+package pipeline
+
+import (
+	"strings"
+	"time"
+)
+
+// Header names carried on Strata's messages.
+const (
+	HeaderKind = "Strata-Kind" // KindFileVersion or KindFileDeleted on the chunks stream
+)
+
+// Message kinds on the chunks stream.
+const (
+	KindFileVersion = "file-version"
+	KindFileDeleted = "file-deleted"
+)
+
+// Document status values recorded on the index's Document objects.
+const (
+	StatusIndexed     = "indexed"
+	StatusFailed      = "failed"
+	StatusUnsupported = "unsupported"
+)
+
+// Embedding status values of a chunk (Veryfront's embedding.status).
+const (
+	EmbeddingMissing = "missing"
+	EmbeddingReady   = "ready"
+	EmbeddingStale   = "stale"
+)
+
+// Object identifies one stored version of a bucket object, as the event named it.
+type Object struct {
+	Bucket    string `json:"bucket"`
+	Key       string `json:"key"`
+	Project   string `json:"project"`
+	Branch    string `json:"branch,omitempty"` // "" = main
+	Path      string `json:"path"`
+	ETag      string `json:"etag,omitempty"`
+	VersionID string `json:"version_id,omitempty"`
+	// Sequencer orders events of one key (MinIO/S3 event sequencer, hex).
+	Sequencer   string    `json:"sequencer"`
+	Size        int64     `json:"size"`
+	ContentType string    `json:"content_type,omitempty"`
+	EventTime   time.Time `json:"event_time"`
+}
+
+// FileVersion is the ingestor's output for one object version: the whole
+// extracted structure, so the indexer can switch versions in one step.
+type FileVersion struct {
+	Object        Object    `json:"object"`
+	FileID        string    `json:"file_id"`
+	FileVersionID string    `json:"file_version_id"`
+	Checksum      string    `json:"checksum"` // sha256 of the object bytes
+	Format        string    `json:"format"`   // e.g. "markdown", "text"
+	Title         string    `json:"title"`
+	Status        string    `json:"status"` // StatusIndexed, StatusFailed or StatusUnsupported
+	Error         string    `json:"error,omitempty"`
+	TextLength    int       `json:"text_length"` // characters of extracted text
+	TokenCount    int       `json:"token_count"`
+	Sections      []Section `json:"sections"`
+	Chunks        []Chunk   `json:"chunks"`
+	IngestedAt    time.Time `json:"ingested_at"`
+}
+
+// Section is a heading-delimited part of a file version.
+type Section struct {
+	ID          string   `json:"id"`
+	Ordinal     int      `json:"ordinal"`
+	Title       string   `json:"title"`
+	HeadingPath []string `json:"heading_path"`
+	Level       int      `json:"level"`
+	StartOffset int      `json:"start_offset"`
+	EndOffset   int      `json:"end_offset"`
+	TokenCount  int      `json:"token_count"`
+	ChunkCount  int      `json:"chunk_count"`
+}
+
+// Chunk is one retrievable piece of a file version. Offsets are character
+// (rune) offsets into the extracted text: start inclusive, end exclusive.
+type Chunk struct {
+	ID             string   `json:"id"`
+	Index          int      `json:"index"`
+	SectionID      string   `json:"section_id"`
+	Content        string   `json:"content"`
+	StartOffset    int      `json:"start_offset"`
+	EndOffset      int      `json:"end_offset"`
+	TokenCount     int      `json:"token_count"`
+	SourceChecksum string   `json:"source_checksum"` // sha256 of Content
+	HeadingPath    []string `json:"heading_path"`
+}
+
+// FileDeleted tells the indexer that an object was removed.
+type FileDeleted struct {
+	Object Object `json:"object"`
+	FileID string `json:"file_id"`
+}
+
+// Vectors carries the embeddings of a file version's chunks.
+type Vectors struct {
+	Project       string        `json:"project"`
+	FileID        string        `json:"file_id"`
+	FileVersionID string        `json:"file_version_id"`
+	Model         string        `json:"model"`
+	Dimensions    int           `json:"dimensions"`
+	Chunks        []ChunkVector `json:"chunks"`
+}
+
+// ChunkVector is one chunk's embedding.
+type ChunkVector struct {
+	ChunkID        string    `json:"chunk_id"`
+	SourceChecksum string    `json:"source_checksum"`
+	Vector         []float32 `json:"vector"`
+}
+
+// CompareSequencers orders two S3 event sequencers of the same key. MinIO and
+// S3 sequencers are hex strings that grow with time; a longer one is newer.
+// The result is -1, 0 or +1 like strings.Compare.
+func CompareSequencers(a, b string) int {
+	a, b = strings.TrimLeft(strings.ToUpper(a), "0"), strings.TrimLeft(strings.ToUpper(b), "0")
+	switch {
+	case len(a) != len(b):
+		if len(a) < len(b) {
+			return -1
+		}
+		return 1
+	default:
+		return strings.Compare(a, b)
+	}
+}

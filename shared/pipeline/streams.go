@@ -1,0 +1,108 @@
+// Package pipeline defines what the stages say to each other: the JetStream
+// streams and subjects, and the messages that travel on them. Stages never
+// import each other; they meet here.
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Streams and subjects. MinIO publishes bucket events on ObjectEventsSubject.
+const (
+	ObjectsStream       = "OBJECTS"
+	ObjectEventsSubject = "strata.objects.events"
+
+	ChunksStream = "CHUNKS"
+	// ChunksSubject is followed by the project: strata.chunks.acme.
+	ChunksSubject = "strata.chunks"
+
+	EmbeddingsStream  = "EMBEDDINGS"
+	EmbeddingsSubject = "strata.embeddings"
+
+	DeadLetterStream = "DEADLETTER"
+	// DeadLetterSubject is followed by the stage: strata.deadletter.ingestor.
+	DeadLetterSubject = "strata.deadletter"
+)
+
+// Durable consumer names, one per stage and input stream.
+const (
+	IngestorConsumer       = "ingestor"
+	IndexerChunksConsumer  = "indexer-chunks"
+	IndexerVectorsConsumer = "indexer-embeddings"
+	EmbedderConsumer       = "embedder"
+)
+
+// ChunksSubjectFor returns the subject a file version of project is published on.
+func ChunksSubjectFor(project string) string { return ChunksSubject + "." + project }
+
+// EmbeddingsSubjectFor returns the subject vectors of project are published on.
+func EmbeddingsSubjectFor(project string) string { return EmbeddingsSubject + "." + project }
+
+// DeadLetterSubjectFor returns the dead-letter subject of a stage.
+func DeadLetterSubjectFor(stage string) string { return DeadLetterSubject + "." + stage }
+
+// StreamConfigs returns the configuration of every stream Strata uses, with
+// the given replica count (1 locally, 3 in a cluster).
+func StreamConfigs(replicas int) []jetstream.StreamConfig {
+	base := func(name string, subjects ...string) jetstream.StreamConfig {
+		return jetstream.StreamConfig{
+			Name:       name,
+			Subjects:   subjects,
+			Storage:    jetstream.FileStorage,
+			Retention:  jetstream.LimitsPolicy,
+			Replicas:   replicas,
+			Duplicates: 10 * time.Minute, // window for Nats-Msg-Id dedupe of republished work
+			MaxAge:     30 * 24 * time.Hour,
+		}
+	}
+	return []jetstream.StreamConfig{
+		base(ObjectsStream, ObjectEventsSubject),
+		base(ChunksStream, ChunksSubject+".>"),
+		base(EmbeddingsStream, EmbeddingsSubject+".>"),
+		base(DeadLetterStream, DeadLetterSubject+".>"),
+	}
+}
+
+// EnsureStreams creates or updates every stream.
+func EnsureStreams(ctx context.Context, js jetstream.JetStream, replicas int) error {
+	for _, cfg := range StreamConfigs(replicas) {
+		if _, err := js.CreateOrUpdateStream(ctx, cfg); err != nil {
+			return fmt.Errorf("create stream %s: %w", cfg.Name, err)
+		}
+	}
+	return nil
+}
+
+// ConsumerConfig returns the durable pull consumer of a stage: explicit acks,
+// bounded redelivery with backoff, and a bound on unacknowledged work.
+func ConsumerConfig(name string, maxAckPending int) jetstream.ConsumerConfig {
+	// With BackOff set, its first value is the ack wait of the first delivery:
+	// long work keeps the message with InProgress.
+	backoff := []time.Duration{30 * time.Second, time.Minute, 5 * time.Minute, 10 * time.Minute}
+	return jetstream.ConsumerConfig{
+		Durable:       name,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       backoff[0],
+		MaxDeliver:    len(backoff) + 1,
+		BackOff:       backoff,
+		MaxAckPending: maxAckPending,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+	}
+}
+
+// EnsureConsumer creates or updates a stage's durable consumer on stream.
+func EnsureConsumer(ctx context.Context, js jetstream.JetStream, stream string, cfg jetstream.ConsumerConfig) (jetstream.Consumer, error) {
+	c, err := js.CreateOrUpdateConsumer(ctx, stream, cfg)
+	if err != nil {
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return nil, fmt.Errorf("consumer %s: stream %s does not exist (run the stack set-up first): %w", cfg.Durable, stream, err)
+		}
+		return nil, fmt.Errorf("consumer %s on %s: %w", cfg.Durable, stream, err)
+	}
+	return c, nil
+}

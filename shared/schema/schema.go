@@ -1,0 +1,157 @@
+// Package schema defines Strata's Weaviate collections and creates them.
+// Multi-tenancy is on: one tenant per project, so projects are isolated and
+// scale independently. Vectors are brought by Strata (vectorizer none).
+package schema
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/weaviate/weaviate-go-client/v4/weaviate"
+	"github.com/weaviate/weaviate-go-client/v4/weaviate/auth"
+	"github.com/weaviate/weaviate-go-client/v4/weaviate/grpc"
+	"github.com/weaviate/weaviate/entities/models"
+)
+
+// Collection (class) names.
+const (
+	DocumentClass = "Document"
+	SectionClass  = "Section"
+	ChunkClass    = "Chunk"
+)
+
+// Classes lists every collection.
+var Classes = []string{DocumentClass, SectionClass, ChunkClass}
+
+func text(name, tokenization string) *models.Property {
+	return &models.Property{Name: name, DataType: []string{"text"}, Tokenization: tokenization,
+		IndexSearchable: boolp(tokenization != "field"), IndexFilterable: boolp(true)}
+}
+
+// field is an exact-match text property (identifiers, paths, statuses).
+func field(name string) *models.Property { return text(name, "field") }
+
+func textArray(name string) *models.Property {
+	return &models.Property{Name: name, DataType: []string{"text[]"}, Tokenization: "word"}
+}
+func integer(name string) *models.Property {
+	return &models.Property{Name: name, DataType: []string{"int"}}
+}
+func date(name string) *models.Property { return &models.Property{Name: name, DataType: []string{"date"}} }
+func boolean(name string) *models.Property {
+	return &models.Property{Name: name, DataType: []string{"boolean"}}
+}
+func boolp(b bool) *bool { return &b }
+
+// Definitions returns the collection definitions.
+func Definitions() []*models.Class {
+	mt := func() *models.MultiTenancyConfig {
+		return &models.MultiTenancyConfig{Enabled: true, AutoTenantCreation: false}
+	}
+	return []*models.Class{
+		{
+			Class:              DocumentClass,
+			Description:        "The current state of one file on one branch: its latest version, status and statistics.",
+			Vectorizer:         "none",
+			MultiTenancyConfig: mt(),
+			Properties: []*models.Property{
+				field("file_id"), field("file_path"), text("name", "word"), field("folder"), field("branch"),
+				field("object_key"), field("etag"), field("version_id"), field("sequencer"),
+				field("file_version_id"), field("checksum"), field("format"), text("title", "word"),
+				field("status"), text("error", "word"), boolean("deleted"), integer("size"),
+				integer("text_length"), integer("token_count"), integer("chunk_count"), integer("section_count"),
+				field("content_type"), date("updated_at"), date("ingested_at"),
+			},
+		},
+		{
+			Class:              SectionClass,
+			Description:        "A heading-delimited section of a file version, with statistics for adaptive reads.",
+			Vectorizer:         "none",
+			MultiTenancyConfig: mt(),
+			Properties: []*models.Property{
+				field("file_id"), field("file_version_id"), field("file_path"), field("branch"),
+				integer("ordinal"), text("title", "word"), textArray("heading_path"), integer("level"),
+				integer("start_offset"), integer("end_offset"), integer("token_count"), integer("chunk_count"),
+			},
+		},
+		{
+			Class:              ChunkClass,
+			Description:        "A retrievable chunk of a file version (Veryfront chunk fields plus structure).",
+			Vectorizer:         "none",
+			MultiTenancyConfig: mt(),
+			InvertedIndexConfig: &models.InvertedIndexConfig{
+				Bm25: &models.BM25Config{K1: 1.2, B: 0.75},
+			},
+			Properties: []*models.Property{
+				text("content", "word"),
+				field("file_id"), field("file_version_id"), field("file_path"), field("branch"),
+				integer("index"), integer("start_offset"), integer("end_offset"), integer("token_count"),
+				field("source_checksum"), date("created_at"), field("section_id"), textArray("heading_path"),
+				field("embedding_status"), field("embedding_model"),
+			},
+		},
+	}
+}
+
+// Ensure creates every missing collection. Existing ones are left as they are.
+func Ensure(ctx context.Context, c *weaviate.Client) error {
+	for _, class := range Definitions() {
+		exists, err := c.Schema().ClassExistenceChecker().WithClassName(class.Class).Do(ctx)
+		if err != nil {
+			return fmt.Errorf("check collection %s: %w", class.Class, err)
+		}
+		if exists {
+			continue
+		}
+		if err := c.Schema().ClassCreator().WithClass(class).Do(ctx); err != nil {
+			if strings.Contains(err.Error(), "already exists") { // a concurrent creator won
+				continue
+			}
+			return fmt.Errorf("create collection %s: %w", class.Class, err)
+		}
+	}
+	return nil
+}
+
+// EnsureTenant creates the project's tenant in every collection.
+func EnsureTenant(ctx context.Context, c *weaviate.Client, project string) error {
+	for _, class := range Classes {
+		ts, err := c.Schema().TenantsGetter().WithClassName(class).Do(ctx)
+		if err != nil {
+			return fmt.Errorf("list tenants of %s: %w", class, err)
+		}
+		found := false
+		for _, t := range ts {
+			if t.Name == project {
+				found = true
+				break
+			}
+		}
+		if found {
+			continue
+		}
+		err = c.Schema().TenantsCreator().WithClassName(class).WithTenants(models.Tenant{Name: project}).Do(ctx)
+		if err != nil && !strings.Contains(err.Error(), "already exists") {
+			return fmt.Errorf("create tenant %s in %s: %w", project, class, err)
+		}
+	}
+	return nil
+}
+
+// NewClient returns a Weaviate client for host (host:port, http) with an API key.
+func NewClient(host, grpcHost, apiKey string) (*weaviate.Client, error) {
+	cfg := weaviate.Config{Host: host, Scheme: "http", StartupTimeout: 30 * time.Second}
+	if apiKey != "" {
+		cfg.AuthConfig = auth.ApiKey{Value: apiKey}
+	}
+	if grpcHost != "" {
+		cfg.GrpcConfig = &grpc.Config{Host: grpcHost, Secured: false}
+	}
+	c, err := weaviate.NewClient(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("weaviate client for %s: %w", host, err)
+	}
+	return c, nil
+}

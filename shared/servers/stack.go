@@ -1,0 +1,196 @@
+package servers
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// Local credentials: for the loopback stack only, never for a deployment.
+const (
+	LocalS3AccessKey    = "strata"
+	LocalS3SecretKey    = "strata-local-secret"
+	LocalWeaviateWriter = "strata-writer-local-key"
+	LocalWeaviateReader = "strata-reader-local-key"
+	// MinIONotifyID names MinIO's NATS notification target: ARN arn:minio:sqs::strata:nats.
+	MinIONotifyID = "strata"
+)
+
+// Ports are the loopback ports of one stack.
+type Ports struct {
+	NATS, NATSMonitor                                                   int
+	MinIO, MinIOConsole                                                 int
+	Weaviate, WeaviateGRPC, WeaviateGossip, WeaviateData, Raft, RaftRPC int
+}
+
+// FreeStackPorts picks free loopback ports for a whole stack.
+func FreeStackPorts() (Ports, error) {
+	p, err := FreePorts(10)
+	if err != nil {
+		return Ports{}, err
+	}
+	return Ports{p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9]}, nil
+}
+
+// Stack is a running nats-server, minio and weaviate-server.
+type Stack struct {
+	Ports            Ports
+	DataDir          string
+	NATS             *Process
+	MinIO            *Process
+	Weaviate         *Process
+	NATSURL          string
+	S3Endpoint       string // host:port
+	WeaviateHost     string // host:port
+	WeaviateGRPCHost string
+}
+
+// StackOptions configure StartStack.
+type StackOptions struct {
+	Bins    map[string]string // server name -> binary path (from InstallAll)
+	DataDir string            // nats/, minio/, weaviate/ and logs/ live here
+	Ports   Ports
+	Detach  bool
+	// BeforeMinIO runs once NATS is ready and before MinIO starts: MinIO's
+	// notification target needs the stream to exist.
+	BeforeMinIO func(ctx context.Context, natsURL string) error
+	Progress    io.Writer
+}
+
+// StartStack starts the three servers and waits until each is ready. On error,
+// whatever was started is stopped.
+func StartStack(ctx context.Context, o StackOptions) (_ *Stack, err error) {
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	p := o.Ports
+	s := &Stack{
+		Ports:            p,
+		DataDir:          o.DataDir,
+		NATSURL:          "nats://127.0.0.1:" + strconv.Itoa(p.NATS),
+		S3Endpoint:       "127.0.0.1:" + strconv.Itoa(p.MinIO),
+		WeaviateHost:     "127.0.0.1:" + strconv.Itoa(p.Weaviate),
+		WeaviateGRPCHost: "127.0.0.1:" + strconv.Itoa(p.WeaviateGRPC),
+	}
+	defer func() {
+		if err != nil {
+			s.Stop(10 * time.Second)
+		}
+	}()
+	logs := filepath.Join(o.DataDir, "logs")
+	readyCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+
+	fmt.Fprintf(o.Progress, "starting nats-server on %s\n", s.NATSURL)
+	natsDir := filepath.Join(o.DataDir, "nats")
+	if err := os.MkdirAll(natsDir, 0o755); err != nil {
+		return nil, err
+	}
+	conf := filepath.Join(natsDir, "nats.conf")
+	confText := fmt.Sprintf("listen: 127.0.0.1:%d\nhttp: 127.0.0.1:%d\nserver_name: strata-local\nmax_payload: 8MB\njetstream {\n  store_dir: %q\n}\n",
+		p.NATS, p.NATSMonitor, filepath.Join(natsDir, "jetstream"))
+	if err := os.WriteFile(conf, []byte(confText), 0o644); err != nil {
+		return nil, err
+	}
+	s.NATS, err = Start(Spec{Name: "nats-server", Path: o.Bins[NATSServer.Name], Args: []string{"-c", conf}, LogFile: filepath.Join(logs, "nats-server.log"), Detach: o.Detach})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.NATS.WaitReady(readyCtx, HTTPReady(fmt.Sprintf("http://127.0.0.1:%d/healthz?js-enabled-only=true", p.NATSMonitor))); err != nil {
+		return nil, err
+	}
+	if o.BeforeMinIO != nil {
+		if err := o.BeforeMinIO(ctx, s.NATSURL); err != nil {
+			return nil, err
+		}
+	}
+
+	fmt.Fprintf(o.Progress, "starting minio on %s\n", s.S3Endpoint)
+	minioDir := filepath.Join(o.DataDir, "minio")
+	queueDir := filepath.Join(o.DataDir, "minio-events")
+	for _, d := range []string{minioDir, queueDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	id := "_" + MinIONotifyID
+	s.MinIO, err = Start(Spec{
+		Name: "minio", Path: o.Bins[MinIO.Name],
+		Args: []string{"server", minioDir, "--address", s.S3Endpoint, "--console-address", "127.0.0.1:" + strconv.Itoa(p.MinIOConsole), "--quiet"},
+		Env: []string{
+			"MINIO_ROOT_USER=" + LocalS3AccessKey,
+			"MINIO_ROOT_PASSWORD=" + LocalS3SecretKey,
+			"MINIO_BROWSER=off",
+			"MINIO_UPDATE=off",
+			"MINIO_NOTIFY_NATS_ENABLE" + id + "=on",
+			"MINIO_NOTIFY_NATS_ADDRESS" + id + "=127.0.0.1:" + strconv.Itoa(p.NATS),
+			"MINIO_NOTIFY_NATS_SUBJECT" + id + "=strata.objects.events",
+			"MINIO_NOTIFY_NATS_JETSTREAM" + id + "=on",
+			// Events wait on disk while NATS is unreachable instead of being lost.
+			"MINIO_NOTIFY_NATS_QUEUE_DIR" + id + "=" + queueDir,
+		},
+		LogFile: filepath.Join(logs, "minio.log"), Detach: o.Detach,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.MinIO.WaitReady(readyCtx, HTTPReady("http://"+s.S3Endpoint+"/minio/health/ready")); err != nil {
+		return nil, err
+	}
+
+	fmt.Fprintf(o.Progress, "starting weaviate-server on %s (takes 10-20 s)\n", s.WeaviateHost)
+	wvDir := filepath.Join(o.DataDir, "weaviate")
+	if err := os.MkdirAll(wvDir, 0o755); err != nil {
+		return nil, err
+	}
+	s.Weaviate, err = Start(Spec{
+		Name: "weaviate-server", Path: o.Bins[Weaviate.Name],
+		Args: []string{"--host", "127.0.0.1", "--port", strconv.Itoa(p.Weaviate), "--scheme", "http"},
+		Env: []string{
+			"PERSISTENCE_DATA_PATH=" + wvDir,
+			"CLUSTER_HOSTNAME=node1",
+			"CLUSTER_ADVERTISE_ADDR=127.0.0.1",
+			"CLUSTER_GOSSIP_BIND_PORT=" + strconv.Itoa(p.WeaviateGossip),
+			"CLUSTER_DATA_BIND_PORT=" + strconv.Itoa(p.WeaviateData),
+			"RAFT_PORT=" + strconv.Itoa(p.Raft),
+			"RAFT_INTERNAL_RPC_PORT=" + strconv.Itoa(p.RaftRPC),
+			"RAFT_JOIN=node1",
+			"RAFT_BOOTSTRAP_EXPECT=1",
+			"GRPC_PORT=" + strconv.Itoa(p.WeaviateGRPC),
+			"DISABLE_TELEMETRY=true",
+			"DEFAULT_VECTORIZER_MODULE=none",
+			"ENABLE_MODULES=",
+			"QUERY_DEFAULTS_LIMIT=100",
+			"LOG_LEVEL=warning",
+			// Two API keys: the indexer writes, queryd can only read.
+			"AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED=false",
+			"AUTHENTICATION_APIKEY_ENABLED=true",
+			"AUTHENTICATION_APIKEY_ALLOWED_KEYS=" + LocalWeaviateWriter + "," + LocalWeaviateReader,
+			"AUTHENTICATION_APIKEY_USERS=strata-writer,strata-reader",
+			"AUTHORIZATION_ADMINLIST_ENABLED=true",
+			"AUTHORIZATION_ADMINLIST_USERS=strata-writer",
+			"AUTHORIZATION_ADMINLIST_READONLY_USERS=strata-reader",
+		},
+		LogFile: filepath.Join(logs, "weaviate-server.log"), Detach: o.Detach,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Weaviate.WaitReady(readyCtx, HTTPReady("http://"+s.WeaviateHost+"/v1/.well-known/ready")); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Stop stops the servers in reverse order of start.
+func (s *Stack) Stop(timeout time.Duration) {
+	for _, p := range []*Process{s.Weaviate, s.MinIO, s.NATS} {
+		if p != nil {
+			_ = p.Stop(timeout)
+		}
+	}
+}

@@ -1,0 +1,231 @@
+// Package worker is the receive loop every stage runs: bounded concurrency
+// over a durable JetStream pull consumer, the ack decision made once by
+// whoever finishes the work, InProgress while work runs long, redelivery with
+// backoff for transient errors, and a dead letter (message and reason kept)
+// for poison messages.
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/strata-kb/strata/shared/pipeline"
+)
+
+// Dead-letter headers: what failed, where and why. The body is the original message.
+const (
+	HeaderStage            = "Strata-Stage"
+	HeaderError            = "Strata-Error"
+	HeaderDelivered        = "Strata-Delivered"
+	HeaderOriginalSubject  = "Strata-Original-Subject"
+	HeaderOriginalStream   = "Strata-Original-Stream"
+	HeaderOriginalSequence = "Strata-Original-Sequence"
+	HeaderOriginalMsgID    = "Strata-Original-Msg-Id"
+	HeaderFailedAt         = "Strata-Failed-At"
+)
+
+// permanentError marks work that will never succeed on retry.
+type permanentError struct{ err error }
+
+func (e permanentError) Error() string { return e.err.Error() }
+func (e permanentError) Unwrap() error { return e.err }
+
+// Permanent marks err as poison: the message is dead-lettered at once.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return permanentError{err}
+}
+
+// IsPermanent reports whether err was marked Permanent.
+func IsPermanent(err error) bool {
+	var p permanentError
+	return errors.As(err, &p)
+}
+
+// Handler processes one message. It returns nil when the work is done,
+// a Permanent error for poison input, and any other error to retry later.
+type Handler func(ctx context.Context, msg jetstream.Msg) error
+
+// Config bounds a receive loop.
+type Config struct {
+	Stage       string
+	Concurrency int
+	// MaxDeliver must match the consumer's; the last failed attempt is dead-lettered.
+	MaxDeliver int
+	// ProgressEvery is how often a running handler extends its ack deadline.
+	ProgressEvery time.Duration
+	// RetryDelays are the NakWithDelay delays by attempt; the last one repeats.
+	RetryDelays []time.Duration
+}
+
+// Loop runs a Handler over a consumer.
+type Loop struct {
+	cfg      Config
+	js       jetstream.JetStream
+	consumer jetstream.Consumer
+	handle   Handler
+	log      *slog.Logger
+}
+
+// New returns a receive loop; Run starts it.
+func New(cfg Config, js jetstream.JetStream, consumer jetstream.Consumer, handle Handler, log *slog.Logger) *Loop {
+	if cfg.Concurrency < 1 {
+		cfg.Concurrency = 1
+	}
+	if cfg.ProgressEvery <= 0 {
+		cfg.ProgressEvery = 10 * time.Second
+	}
+	if len(cfg.RetryDelays) == 0 {
+		cfg.RetryDelays = []time.Duration{time.Second, 5 * time.Second, 30 * time.Second}
+	}
+	return &Loop{cfg: cfg, js: js, consumer: consumer, handle: handle, log: log.With("stage", cfg.Stage)}
+}
+
+// Run receives until ctx is cancelled, then stops pulling, finishes the
+// messages already received and returns. Handlers run with a context that is
+// not cancelled by shutdown, so in-flight work completes.
+func (l *Loop) Run(ctx context.Context) error {
+	it, err := l.consumer.Messages(jetstream.PullMaxMessages(l.cfg.Concurrency))
+	if err != nil {
+		return fmt.Errorf("%s: open message iterator: %w", l.cfg.Stage, err)
+	}
+	stopped := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			it.Drain()
+		case <-stopped:
+		}
+	}()
+	defer close(stopped)
+
+	workCtx := context.WithoutCancel(ctx)
+	sem := make(chan struct{}, l.cfg.Concurrency)
+	var runErr error
+	for {
+		msg, err := it.Next()
+		if err != nil {
+			if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+				break
+			}
+			// Transient pull errors (server restarts, leadership changes) are reported by
+			// the iterator and it keeps going; give up only on shutdown.
+			l.log.Warn("receive", "err", err)
+			if ctx.Err() != nil {
+				break
+			}
+			continue
+		}
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			l.process(workCtx, msg)
+		}()
+	}
+	for range l.cfg.Concurrency { // wait for in-flight work
+		sem <- struct{}{}
+	}
+	return runErr
+}
+
+func (l *Loop) process(ctx context.Context, msg jetstream.Msg) {
+	meta, err := msg.Metadata()
+	if err != nil {
+		l.log.Error("message without metadata", "subject", msg.Subject(), "err", err)
+		_ = msg.Term()
+		return
+	}
+	log := l.log.With("subject", msg.Subject(), "stream_seq", meta.Sequence.Stream, "delivered", meta.NumDelivered)
+
+	done := make(chan struct{})
+	go func() { // keep the message while long work runs
+		t := time.NewTicker(l.cfg.ProgressEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				_ = msg.InProgress()
+			}
+		}
+	}()
+	start := time.Now()
+	err = l.handle(ctx, msg)
+	close(done)
+
+	switch {
+	case err == nil:
+		if err := msg.DoubleAck(ctx); err != nil {
+			log.Warn("ack", "err", err)
+		}
+		log.Debug("done", "took", time.Since(start))
+	case IsPermanent(err) || (l.cfg.MaxDeliver > 0 && int(meta.NumDelivered) >= l.cfg.MaxDeliver):
+		log.Error("dead-lettering", "err", err)
+		if dlErr := l.deadLetter(ctx, msg, meta, err); dlErr != nil {
+			// Without a dead letter the message must not be lost: retry it.
+			log.Error("dead-letter publish failed; will retry the message", "err", dlErr)
+			_ = msg.NakWithDelay(l.delay(meta.NumDelivered))
+			return
+		}
+		_ = msg.TermWithReason(truncate(err.Error(), 256))
+	default:
+		delay := l.delay(meta.NumDelivered)
+		log.Warn("retrying", "err", err, "delay", delay)
+		_ = msg.NakWithDelay(delay)
+	}
+}
+
+func (l *Loop) delay(delivered uint64) time.Duration {
+	i := int(delivered) - 1
+	if i >= len(l.cfg.RetryDelays) {
+		i = len(l.cfg.RetryDelays) - 1
+	}
+	if i < 0 {
+		i = 0
+	}
+	return l.cfg.RetryDelays[i]
+}
+
+func (l *Loop) deadLetter(ctx context.Context, msg jetstream.Msg, meta *jetstream.MsgMetadata, cause error) error {
+	dl := nats.NewMsg(pipeline.DeadLetterSubjectFor(l.cfg.Stage))
+	dl.Data = msg.Data()
+	for k, vs := range msg.Headers() {
+		if k == nats.MsgIdHdr {
+			dl.Header.Set(HeaderOriginalMsgID, vs[0])
+			continue
+		}
+		for _, v := range vs {
+			dl.Header.Add(k, v)
+		}
+	}
+	dl.Header.Set(HeaderStage, l.cfg.Stage)
+	dl.Header.Set(HeaderError, truncate(cause.Error(), 2048))
+	dl.Header.Set(HeaderDelivered, strconv.FormatUint(meta.NumDelivered, 10))
+	dl.Header.Set(HeaderOriginalSubject, msg.Subject())
+	dl.Header.Set(HeaderOriginalStream, meta.Stream)
+	dl.Header.Set(HeaderOriginalSequence, strconv.FormatUint(meta.Sequence.Stream, 10))
+	dl.Header.Set(HeaderFailedAt, time.Now().UTC().Format(time.RFC3339Nano))
+	// Dedupe on the original position so a retried dead-lettering is stored once.
+	dl.Header.Set(nats.MsgIdHdr, fmt.Sprintf("dl-%s-%s-%d", l.cfg.Stage, meta.Stream, meta.Sequence.Stream))
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err := l.js.PublishMsg(pctx, dl)
+	return err
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
