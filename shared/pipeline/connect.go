@@ -13,6 +13,9 @@ import (
 // Connect connects to NATS with endless reconnects (a restarted server must
 // not end a worker) and returns the JetStream context.
 func Connect(url, name string, log *slog.Logger) (*nats.Conn, jetstream.JetStream, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	nc, err := nats.Connect(url,
 		nats.Name(name),
 		nats.MaxReconnects(-1),

@@ -1,0 +1,163 @@
+// Command strata-local runs Strata's local stack: `install` builds the pinned
+// servers, `up` starts everything in the background and prints how to reach
+// it, `down` stops it keeping the data, `status` says what runs.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/strata-kb/strata/deploy/localstack"
+	"github.com/strata-kb/strata/shared/servers"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "strata-local:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	if len(args) != 1 {
+		return errors.New("usage: strata-local install|up|down|status")
+	}
+	root, err := workspaceRoot()
+	if err != nil {
+		return err
+	}
+	state := filepath.Join(root, ".strata")
+	switch args[0] {
+	case "install":
+		dir, err := servers.CacheDir()
+		if err != nil {
+			return err
+		}
+		paths, err := servers.InstallAll(ctx, dir, os.Stdout)
+		if err != nil {
+			return err
+		}
+		for _, b := range servers.All {
+			fmt.Printf("%s %s: %s\n", b.Name, b.Version, paths[b.Name])
+		}
+		return nil
+	case "up":
+		return up(ctx, root, state)
+	case "down":
+		if err := localstack.Down(state, 30*time.Second, os.Stdout); err != nil {
+			return err
+		}
+		fmt.Println("stopped; data kept in", filepath.Join(state, "data"))
+		return nil
+	case "status":
+		running := localstack.Running(state)
+		if len(running) == 0 {
+			fmt.Println("not running")
+			return nil
+		}
+		for name, pid := range running {
+			fmt.Printf("%-16s pid %d\n", name, pid)
+		}
+		return nil
+	default:
+		return fmt.Errorf("unknown command %q: want install, up, down or status", args[0])
+	}
+}
+
+func up(ctx context.Context, root, state string) error {
+	ports, err := localstack.DefaultPorts()
+	if err != nil {
+		return err
+	}
+	running := localstack.Running(state)
+	if len(running) == 7 {
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := localstack.Ready(rctx, ports); err == nil {
+			fmt.Println("Strata is already running.")
+			return printEnv(state)
+		}
+	}
+	if len(running) > 0 {
+		fmt.Println("a previous stack is partly running; stopping it first")
+		if err := localstack.Down(state, 30*time.Second, os.Stdout); err != nil {
+			return err
+		}
+	}
+	var busy []string
+	for _, p := range []struct {
+		name string
+		port int
+	}{{"nats", ports.NATS}, {"nats_monitor", ports.NATSMonitor}, {"minio", ports.MinIO}, {"minio_console", ports.MinIOConsole},
+		{"weaviate", ports.Weaviate}, {"weaviate_grpc", ports.WeaviateGRPC}, {"weaviate_gossip", ports.WeaviateGossip},
+		{"weaviate_data", ports.WeaviateData}, {"raft", ports.Raft}, {"raft_rpc", ports.RaftRPC}, {"ingestor", ports.Ingestor},
+		{"embedder", ports.Embedder}, {"indexer", ports.Indexer}, {"queryd", ports.Queryd}} {
+		if !servers.PortFree(p.port) {
+			busy = append(busy, fmt.Sprintf("port %d (%s) is in use: free it or set STRATA_PORT_%s", p.port, p.name, strings.ToUpper(p.name)))
+		}
+	}
+	if len(busy) > 0 {
+		return errors.New(strings.Join(busy, "\n"))
+	}
+	start := time.Now()
+	_, err = localstack.Up(ctx, localstack.Options{Root: root, StateDir: state, Ports: ports, Detach: true, Progress: os.Stdout})
+	if err != nil {
+		return fmt.Errorf("%w\nlogs are in %s", err, filepath.Join(state, "data", "logs"))
+	}
+	fmt.Printf("Strata is up (%s).\n", time.Since(start).Round(time.Second))
+	return printEnv(state)
+}
+
+func printEnv(state string) error {
+	b, err := os.ReadFile(filepath.Join(state, "local.env"))
+	if err != nil {
+		return err
+	}
+	env := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if k, v, ok := strings.Cut(l, "="); ok {
+			env[k] = v
+		}
+	}
+	fmt.Printf(`
+  MCP endpoint:  %s
+  API key:       %s   (send as Authorization: Bearer <key>)
+  S3 endpoint:   http://%s   bucket %q
+  S3 access key: %s
+  S3 secret key: %s
+  NATS:          %s
+
+These are also in %s (KEY=VALUE lines).
+Upload a file:  mc cp guide.md local/%s/acme/docs/guide.md   (project "acme")
+Stop:           go tool task down   (data is kept)
+`, env["STRATA_MCP_URL"], env["STRATA_API_KEY"], env["STRATA_S3_ENDPOINT"], env["STRATA_BUCKET"], env["STRATA_S3_ACCESS_KEY"],
+		env["STRATA_S3_SECRET_KEY"], env["NATS_URL"], filepath.Join(state, "local.env"), env["STRATA_BUCKET"])
+	return nil
+}
+
+// workspaceRoot finds the directory holding go.work, from the working directory up.
+func workspaceRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.work found: run from inside the Strata repository")
+		}
+		dir = parent
+	}
+}

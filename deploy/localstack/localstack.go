@@ -1,0 +1,397 @@
+// Package localstack runs the whole of Strata on one machine: the pinned
+// nats-server, minio and weaviate-server, the streams, bucket, notification
+// and schema, and the four services. `go tool task up` uses it detached with
+// data under .strata/; the end-to-end tests use it on free ports in a temp dir.
+package localstack
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/strata-kb/strata/shared/bucket"
+	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/schema"
+	"github.com/strata-kb/strata/shared/servers"
+)
+
+// Bucket is the watched bucket of the local stack.
+const Bucket = "strata"
+
+// Services are Strata's own programs, in start order.
+var Services = []string{"indexer", "embedder", "ingestor", "queryd"}
+
+// Ports are every loopback port the local stack uses.
+type Ports struct {
+	servers.Ports
+	Ingestor, Embedder, Indexer, Queryd int
+}
+
+// DefaultPorts are the ports of `task up`; each can be overridden with
+// STRATA_PORT_<NAME> (e.g. STRATA_PORT_WEAVIATE=18080).
+func DefaultPorts() (Ports, error) {
+	p := Ports{Ports: servers.Ports{NATS: 4222, NATSMonitor: 8222, MinIO: 9000, MinIOConsole: 9001, Weaviate: 8080,
+		WeaviateGRPC: 50051, WeaviateGossip: 7946, WeaviateData: 7947, Raft: 8300, RaftRPC: 8301},
+		Ingestor: 8081, Embedder: 8082, Indexer: 8083, Queryd: 8090}
+	for name, ptr := range p.byName() {
+		env := "STRATA_PORT_" + strings.ToUpper(name)
+		if v, ok := os.LookupEnv(env); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 65535 {
+				return p, fmt.Errorf("%s=%q: want a port number", env, v)
+			}
+			*ptr = n
+		}
+	}
+	return p, nil
+}
+
+// FreePorts picks free loopback ports for everything.
+func FreePorts() (Ports, error) {
+	sp, err := servers.FreeStackPorts()
+	if err != nil {
+		return Ports{}, err
+	}
+	q, err := servers.FreePorts(4)
+	if err != nil {
+		return Ports{}, err
+	}
+	return Ports{Ports: sp, Ingestor: q[0], Embedder: q[1], Indexer: q[2], Queryd: q[3]}, nil
+}
+
+func (p *Ports) byName() map[string]*int {
+	return map[string]*int{
+		"nats": &p.NATS, "nats_monitor": &p.NATSMonitor, "minio": &p.MinIO, "minio_console": &p.MinIOConsole,
+		"weaviate": &p.Weaviate, "weaviate_grpc": &p.WeaviateGRPC, "weaviate_gossip": &p.WeaviateGossip,
+		"weaviate_data": &p.WeaviateData, "raft": &p.Raft, "raft_rpc": &p.RaftRPC,
+		"ingestor": &p.Ingestor, "embedder": &p.Embedder, "indexer": &p.Indexer, "queryd": &p.Queryd,
+	}
+}
+
+// Options configure Up.
+type Options struct {
+	Root     string // repository root (the go.work directory)
+	StateDir string // bin/, data/, run/, local.env live here
+	Ports    Ports
+	Detach   bool // leave everything running after Up returns
+	Progress io.Writer
+}
+
+// Env is what a user or test needs to talk to a running stack.
+type Env struct {
+	MCPURL, APIKey                      string
+	S3Endpoint, S3AccessKey, S3SecretKey string
+	Bucket, NATSURL                     string
+	WeaviateHost, WeaviateWriterKey     string
+}
+
+// Lines renders the env as KEY=VALUE lines, sorted.
+func (e Env) Lines() []string {
+	m := map[string]string{
+		"STRATA_MCP_URL": e.MCPURL, "STRATA_API_KEY": e.APIKey, "STRATA_S3_ENDPOINT": e.S3Endpoint,
+		"STRATA_S3_ACCESS_KEY": e.S3AccessKey, "STRATA_S3_SECRET_KEY": e.S3SecretKey, "STRATA_BUCKET": e.Bucket,
+		"NATS_URL": e.NATSURL,
+	}
+	var out []string
+	for k, v := range m {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Stack is a running local stack.
+type Stack struct {
+	Env      Env
+	Servers  *servers.Stack
+	Services map[string]*servers.Process
+	opts     Options
+	bins     map[string]string
+}
+
+// Up installs what is missing, starts everything and waits until it is ready.
+func Up(ctx context.Context, o Options) (_ *Stack, err error) {
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	for _, d := range []string{"bin", "data", "run"} {
+		if err := os.MkdirAll(filepath.Join(o.StateDir, d), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	cache, err := servers.CacheDir()
+	if err != nil {
+		return nil, err
+	}
+	bins, err := servers.InstallAll(ctx, cache, o.Progress)
+	if err != nil {
+		return nil, err
+	}
+	for name, path := range bins { // project-local links to the cached builds
+		link := filepath.Join(o.StateDir, "bin", name)
+		_ = os.Remove(link)
+		if err := os.Symlink(path, link); err != nil {
+			return nil, fmt.Errorf("link %s: %w", link, err)
+		}
+	}
+	if err := buildServices(ctx, o.Root, filepath.Join(o.StateDir, "bin"), bins, o.Progress); err != nil {
+		return nil, err
+	}
+	secrets, err := loadSecrets(filepath.Join(o.StateDir, "secrets.env"))
+	if err != nil {
+		return nil, err
+	}
+
+	s := &Stack{opts: o, bins: bins, Services: map[string]*servers.Process{}}
+	defer func() {
+		if err != nil {
+			s.Stop(10 * time.Second)
+		}
+	}()
+	s.Servers, err = servers.StartStack(ctx, servers.StackOptions{
+		Bins: bins, DataDir: filepath.Join(o.StateDir, "data"), Ports: o.Ports.Ports, Detach: o.Detach, Progress: o.Progress,
+		BeforeMinIO: func(ctx context.Context, natsURL string) error {
+			fmt.Fprintln(o.Progress, "creating JetStream streams")
+			nc, js, err := pipeline.Connect(natsURL, "strata-local", nil)
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			return pipeline.EnsureStreams(ctx, js, 1)
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.Env = Env{
+		MCPURL: fmt.Sprintf("http://127.0.0.1:%d/mcp", o.Ports.Queryd), APIKey: secrets["STRATA_API_KEY"],
+		S3Endpoint: s.Servers.S3Endpoint, S3AccessKey: servers.LocalS3AccessKey, S3SecretKey: servers.LocalS3SecretKey,
+		Bucket: Bucket, NATSURL: s.Servers.NATSURL, WeaviateHost: s.Servers.WeaviateHost, WeaviateWriterKey: servers.LocalWeaviateWriter,
+	}
+	fmt.Fprintln(o.Progress, "creating bucket, bucket notification and Weaviate schema")
+	mc, err := bucket.Client(s.Env.S3Endpoint, s.Env.S3AccessKey, s.Env.S3SecretKey, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := bucket.Ensure(ctx, mc, Bucket, bucket.NATSTargetARN(servers.MinIONotifyID, "")); err != nil {
+		return nil, err
+	}
+	wv, err := schema.NewClient(s.Servers.WeaviateHost, s.Servers.WeaviateGRPCHost, servers.LocalWeaviateWriter)
+	if err != nil {
+		return nil, err
+	}
+	if err := schema.Ensure(ctx, wv); err != nil {
+		return nil, err
+	}
+
+	common := []string{"STRATA_NATS_URL=" + s.Env.NATSURL, "STRATA_LOG_FORMAT=json", "STRATA_LOG_LEVEL=info"}
+	envs := map[string][]string{
+		"ingestor": append(common, "STRATA_HTTP_ADDR="+addr(o.Ports.Ingestor), "STRATA_S3_ENDPOINT="+s.Env.S3Endpoint,
+			"STRATA_S3_ACCESS_KEY="+s.Env.S3AccessKey, "STRATA_S3_SECRET_KEY="+s.Env.S3SecretKey),
+		"embedder": append(common, "STRATA_HTTP_ADDR="+addr(o.Ports.Embedder)),
+		"indexer": append(common, "STRATA_HTTP_ADDR="+addr(o.Ports.Indexer), "STRATA_WEAVIATE_HOST="+s.Servers.WeaviateHost,
+			"STRATA_WEAVIATE_GRPC="+s.Servers.WeaviateGRPCHost, "STRATA_WEAVIATE_API_KEY="+servers.LocalWeaviateWriter),
+		"queryd": {"STRATA_ADDR=" + addr(o.Ports.Queryd), "STRATA_LOG_FORMAT=json", "STRATA_WEAVIATE_HOST=" + s.Servers.WeaviateHost,
+			"STRATA_WEAVIATE_GRPC=" + s.Servers.WeaviateGRPCHost, "STRATA_WEAVIATE_API_KEY=" + servers.LocalWeaviateReader,
+			"STRATA_API_KEYS=" + secrets["STRATA_API_KEY"] + "=*", "STRATA_CURSOR_SECRET=" + secrets["STRATA_CURSOR_SECRET"]},
+	}
+	ports := map[string]int{"ingestor": o.Ports.Ingestor, "embedder": o.Ports.Embedder, "indexer": o.Ports.Indexer, "queryd": o.Ports.Queryd}
+	readyCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for _, name := range Services {
+		fmt.Fprintf(o.Progress, "starting %s\n", name)
+		p, err := servers.Start(servers.Spec{Name: name, Path: filepath.Join(o.StateDir, "bin", name), Env: envs[name],
+			LogFile: filepath.Join(o.StateDir, "data", "logs", name+".log"), Detach: o.Detach})
+		if err != nil {
+			return nil, err
+		}
+		s.Services[name] = p
+		if err := p.WaitReady(readyCtx, servers.HTTPReady(fmt.Sprintf("http://%s/readyz", addr(ports[name])))); err != nil {
+			return nil, err
+		}
+	}
+	if o.Detach {
+		if err := s.writePIDs(); err != nil {
+			return nil, err
+		}
+	}
+	if err := writeEnvFile(filepath.Join(o.StateDir, "local.env"), s.Env); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func addr(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
+
+// Process returns a running service by name.
+func (s *Stack) Process(name string) *servers.Process { return s.Services[name] }
+
+// Stop stops the services, then the servers.
+func (s *Stack) Stop(timeout time.Duration) {
+	for i := len(Services) - 1; i >= 0; i-- {
+		if p := s.Services[Services[i]]; p != nil {
+			_ = p.Stop(timeout)
+		}
+	}
+	if s.Servers != nil {
+		s.Servers.Stop(timeout)
+	}
+}
+
+// buildServices builds the four services from the workspace at root.
+func buildServices(ctx context.Context, root, binDir string, _ map[string]string, progress io.Writer) error {
+	fmt.Fprintln(progress, "building Strata services")
+	for _, name := range Services {
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(binDir, name), "./"+name+"/cmd/"+name)
+		cmd.Dir = root
+		cmd.Stdout, cmd.Stderr = progress, progress
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("build %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// loadSecrets reads the stack's generated secrets, creating them on first use.
+func loadSecrets(path string) (map[string]string, error) {
+	m := map[string]string{}
+	if f, err := os.Open(path); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), "="); ok {
+				m[k] = v
+			}
+		}
+		f.Close()
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	changed := false
+	for _, k := range []string{"STRATA_API_KEY", "STRATA_CURSOR_SECRET"} {
+		if m[k] == "" {
+			b := make([]byte, 24)
+			if _, err := rand.Read(b); err != nil {
+				return nil, err
+			}
+			prefix := "sk-local-"
+			if k == "STRATA_CURSOR_SECRET" {
+				prefix = ""
+			}
+			m[k] = prefix + hex.EncodeToString(b)
+			changed = true
+		}
+	}
+	if changed {
+		body := fmt.Sprintf("STRATA_API_KEY=%s\nSTRATA_CURSOR_SECRET=%s\n", m["STRATA_API_KEY"], m["STRATA_CURSOR_SECRET"])
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func writeEnvFile(path string, e Env) error {
+	return os.WriteFile(path, []byte(strings.Join(e.Lines(), "\n")+"\n"), 0o600)
+}
+
+func (s *Stack) writePIDs() error {
+	procs := map[string]*servers.Process{"nats-server": s.Servers.NATS, "minio": s.Servers.MinIO, "weaviate-server": s.Servers.Weaviate}
+	for k, v := range s.Services {
+		procs[k] = v
+	}
+	for name, p := range procs {
+		if err := os.WriteFile(filepath.Join(s.opts.StateDir, "run", name+".pid"), []byte(strconv.Itoa(p.Pid())), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stopOrder is the order Down stops things: services first, NATS last.
+var stopOrder = []string{"queryd", "ingestor", "embedder", "indexer", "weaviate-server", "minio", "nats-server"}
+
+// Running returns the names of the stack's processes that are alive.
+func Running(stateDir string) map[string]int {
+	out := map[string]int{}
+	for _, name := range stopOrder {
+		b, err := os.ReadFile(filepath.Join(stateDir, "run", name+".pid"))
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || !alive(pid, name) {
+			continue
+		}
+		out[name] = pid
+	}
+	return out
+}
+
+// alive reports whether pid runs the named program (pids get reused).
+func alive(pid int, name string) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return true // no /proc: trust the signal check
+	}
+	return strings.Contains(string(cmdline), name)
+}
+
+// Down stops a detached stack gracefully (SIGTERM, then SIGKILL after timeout).
+// Data stays in the state directory for the next Up.
+func Down(stateDir string, timeout time.Duration, progress io.Writer) error {
+	running := Running(stateDir)
+	for _, name := range stopOrder {
+		pid, ok := running[name]
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(progress, "stopping %s (pid %d)\n", name, pid)
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+		deadline := time.Now().Add(timeout)
+		for alive(pid, name) && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if alive(pid, name) {
+			fmt.Fprintf(progress, "%s did not stop within %s; killing it\n", name, timeout)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		_ = os.Remove(filepath.Join(stateDir, "run", name+".pid"))
+	}
+	return nil
+}
+
+// Ready checks that a detached stack answers on its readiness endpoints.
+func Ready(ctx context.Context, p Ports) error {
+	checks := map[string]string{
+		"nats-server": fmt.Sprintf("http://127.0.0.1:%d/healthz", p.NATSMonitor),
+		"minio":       fmt.Sprintf("http://127.0.0.1:%d/minio/health/ready", p.MinIO),
+		"weaviate":    fmt.Sprintf("http://127.0.0.1:%d/v1/.well-known/ready", p.Weaviate),
+		"ingestor":    fmt.Sprintf("http://127.0.0.1:%d/readyz", p.Ingestor),
+		"embedder":    fmt.Sprintf("http://127.0.0.1:%d/readyz", p.Embedder),
+		"indexer":     fmt.Sprintf("http://127.0.0.1:%d/readyz", p.Indexer),
+		"queryd":      fmt.Sprintf("http://127.0.0.1:%d/readyz", p.Queryd),
+	}
+	var errs []error
+	for name, url := range checks {
+		if err := servers.HTTPReady(url)(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+

@@ -1,0 +1,152 @@
+// Command queryd serves Strata's read-only MCP tools over streamable HTTP,
+// with bearer API keys mapped to the projects they may read.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/strata-kb/strata/queryd/auth"
+	"github.com/strata-kb/strata/queryd/cursor"
+	"github.com/strata-kb/strata/queryd/store"
+	"github.com/strata-kb/strata/queryd/tools"
+	"github.com/strata-kb/strata/shared/config"
+	"github.com/strata-kb/strata/shared/logging"
+	"github.com/strata-kb/strata/shared/schema"
+)
+
+// version is set at build time.
+var version = "dev"
+
+// Config is queryd's configuration.
+type Config struct {
+	LogLevel       string
+	LogFormat      string
+	Addr           string
+	WeaviateHost   string
+	WeaviateGRPC   string
+	WeaviateAPIKey string
+	APIKeys        string
+	CursorSecret   string
+}
+
+// RegisterFlags registers queryd's flags.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&c.LogFormat, "log-format", "json", "json or text")
+	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8090", "HTTP listen address: MCP at /mcp, /healthz, /readyz")
+	fs.StringVar(&c.WeaviateHost, "weaviate-host", "127.0.0.1:8080", "Weaviate HTTP host:port")
+	fs.StringVar(&c.WeaviateGRPC, "weaviate-grpc", "", "Weaviate gRPC host:port (optional)")
+	fs.StringVar(&c.WeaviateAPIKey, "weaviate-api-key", "", "Weaviate API key of a read-only user")
+	fs.StringVar(&c.APIKeys, "api-keys", "", "API keys and their projects: key1=acme,beta;key2=*")
+	fs.StringVar(&c.CursorSecret, "cursor-secret", "", "secret that signs pagination cursors (shared by all replicas)")
+}
+
+// Validate reports every problem at once.
+func (c *Config) Validate() error {
+	var p config.Problems
+	if _, err := auth.ParseKeys(c.APIKeys); err != nil {
+		p.Addf("api-keys", "%v", err)
+	}
+	if _, err := cursor.NewSigner(c.CursorSecret); err != nil {
+		p.Addf("cursor-secret", "%v", err)
+	}
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		p.Addf("addr", "must be host:port: %v", err)
+	}
+	if c.WeaviateHost == "" {
+		p.Addf("weaviate-host", "required")
+	}
+	return p.Err()
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "queryd:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	var cfg Config
+	fs := flag.NewFlagSet("queryd", flag.ContinueOnError)
+	cfg.RegisterFlags(fs)
+	if err := config.Parse(fs, args); err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	log, err := logging.New("queryd", cfg.LogLevel, cfg.LogFormat)
+	if err != nil {
+		return err
+	}
+	keys, _ := auth.ParseKeys(cfg.APIKeys)
+	signer, _ := cursor.NewSigner(cfg.CursorSecret)
+	wv, err := schema.NewClient(cfg.WeaviateHost, cfg.WeaviateGRPC, cfg.WeaviateAPIKey)
+	if err != nil {
+		return err
+	}
+
+	mcpServer := server.NewMCPServer("strata", version,
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+		server.WithInputSchemaValidation(),
+		server.WithInstructions("Strata: search and read the files of the projects your API key can read. All tools are read-only."),
+	)
+	tools.New(store.New(wv), signer, log).Register(mcpServer)
+	// Stateless: any replica can answer any request of a session.
+	mcpHTTP := server.NewStreamableHTTPServer(mcpServer,
+		server.WithStateLess(true),
+		server.WithEndpointPath("/mcp"),
+		server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
+			if p, ok := auth.FromContext(r.Context()); ok {
+				return auth.WithPrincipal(ctx, p)
+			}
+			return ctx
+		}),
+	)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", keys.Middleware(mcpHTTP))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ok, err := wv.Misc().ReadyChecker().Do(r.Context())
+		if err != nil || !ok {
+			http.Error(w, fmt.Sprintf("weaviate not ready: %v", err), http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ready")
+	})
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", cfg.Addr, err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	log.Info("queryd serving MCP", "url", "http://"+ln.Addr().String()+"/mcp", "weaviate", cfg.WeaviateHost)
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	log.Info("queryd stopped")
+	return nil
+}

@@ -1,0 +1,304 @@
+// Package store answers queryd's questions from the Weaviate index. It only
+// reads: queryd connects with a key whose role cannot write.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/weaviate/weaviate-go-client/v4/weaviate"
+	"github.com/weaviate/weaviate-go-client/v4/weaviate/fault"
+	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
+	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
+
+	"github.com/strata-kb/strata/shared/schema"
+)
+
+// Where is a filter over indexed objects.
+type Where = filters.WhereBuilder
+
+// Chunk is an indexed chunk as stored.
+type Chunk struct {
+	ID              string
+	Project         string
+	FileID          string
+	FileVersionID   string
+	FilePath        string
+	Branch          string
+	Index           int
+	Content         string
+	StartOffset     int
+	EndOffset       int
+	TokenCount      int
+	SourceChecksum  string
+	CreatedAt       string
+	SectionID       string
+	HeadingPath     []string
+	EmbeddingStatus string
+	EmbeddingModel  string
+	Score           float64 // search hits only
+}
+
+// Document is a file's current state.
+type Document struct {
+	FileID        string
+	FilePath      string
+	Name          string
+	Folder        string
+	Branch        string
+	FileVersionID string
+	Title         string
+	Status        string
+	Error         string
+	Deleted       bool
+	ChunkCount    int
+}
+
+// Store reads the index.
+type Store struct{ wv *weaviate.Client }
+
+// New returns a Store.
+func New(wv *weaviate.Client) *Store { return &Store{wv: wv} }
+
+var chunkFields = []graphql.Field{
+	{Name: "content"}, {Name: "file_id"}, {Name: "file_version_id"}, {Name: "file_path"}, {Name: "branch"},
+	{Name: "index"}, {Name: "start_offset"}, {Name: "end_offset"}, {Name: "token_count"}, {Name: "source_checksum"},
+	{Name: "created_at"}, {Name: "section_id"}, {Name: "heading_path"}, {Name: "embedding_status"}, {Name: "embedding_model"},
+	{Name: "_additional", Fields: []graphql.Field{{Name: "id"}, {Name: "score"}}},
+}
+
+var documentFields = []graphql.Field{
+	{Name: "file_id"}, {Name: "file_path"}, {Name: "name"}, {Name: "folder"}, {Name: "branch"}, {Name: "file_version_id"},
+	{Name: "title"}, {Name: "status"}, {Name: "error"}, {Name: "deleted"}, {Name: "chunk_count"},
+}
+
+// Projects lists the projects (tenants) that have an index.
+func (s *Store) Projects(ctx context.Context) ([]string, error) {
+	ts, err := s.wv.Schema().TenantsGetter().WithClassName(schema.ChunkClass).Do(ctx)
+	if err != nil {
+		if isNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("list projects: %w", err)
+	}
+	out := make([]string, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, t.Name)
+	}
+	return out, nil
+}
+
+// HasProject reports whether project has an index.
+func (s *Store) HasProject(ctx context.Context, project string) (bool, error) {
+	ps, err := s.Projects(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, p := range ps {
+		if p == project {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func eq(path, value string) *filters.WhereBuilder {
+	return filters.Where().WithPath([]string{path}).WithOperator(filters.Equal).WithValueText(value)
+}
+
+func and(ws ...*filters.WhereBuilder) *filters.WhereBuilder {
+	if len(ws) == 1 {
+		return ws[0]
+	}
+	return filters.Where().WithOperator(filters.And).WithOperands(ws)
+}
+
+// Or combines filters with OR.
+func Or(ws ...*filters.WhereBuilder) *filters.WhereBuilder {
+	if len(ws) == 1 {
+		return ws[0]
+	}
+	return filters.Where().WithOperator(filters.Or).WithOperands(ws)
+}
+
+// FileFilter matches a file's chunks.
+func FileFilter(fileID string) *filters.WhereBuilder { return eq("file_id", fileID) }
+
+// SectionFilter matches a section's chunks.
+func SectionFilter(sectionID string) *filters.WhereBuilder { return eq("section_id", sectionID) }
+
+// ChunkFilter matches one chunk.
+func ChunkFilter(id string) *filters.WhereBuilder {
+	return filters.Where().WithPath([]string{"id"}).WithOperator(filters.Equal).WithValueText(id)
+}
+
+// FolderFilter matches chunks of files under folder on branch.
+func FolderFilter(branch, folder string) *filters.WhereBuilder {
+	return and(eq("branch", branch), filters.Where().WithPath([]string{"file_path"}).WithOperator(filters.Like).WithValueText(escapeLike(folder)+"/*"))
+}
+
+// escapeLike neutralises Weaviate's Like wildcards in a literal path.
+func escapeLike(s string) string {
+	return strings.NewReplacer("*", "?", "?", "?").Replace(s)
+}
+
+// FindDocument returns the document of path on branch ("" = main), tombstones included.
+func (s *Store) FindDocument(ctx context.Context, project, branch, path string) (*Document, error) {
+	docs, err := s.documents(ctx, project, and(eq("file_path", path), eq("branch", branch)), 1)
+	if err != nil || len(docs) == 0 {
+		return nil, err
+	}
+	return &docs[0], nil
+}
+
+// Documents lists the live documents of a project (all branches).
+func (s *Store) Documents(ctx context.Context, project string, limit int) ([]Document, error) {
+	return s.documents(ctx, project, filters.Where().WithPath([]string{"deleted"}).WithOperator(filters.Equal).WithValueBoolean(false), limit)
+}
+
+func (s *Store) documents(ctx context.Context, project string, where *filters.WhereBuilder, limit int) ([]Document, error) {
+	rows, err := s.get(ctx, schema.DocumentClass, project, documentFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.WithWhere(where).WithLimit(limit)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Document, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, Document{
+			FileID: str(r, "file_id"), FilePath: str(r, "file_path"), Name: str(r, "name"), Folder: str(r, "folder"),
+			Branch: str(r, "branch"), FileVersionID: str(r, "file_version_id"), Title: str(r, "title"),
+			Status: str(r, "status"), Error: str(r, "error"), Deleted: r["deleted"] == true, ChunkCount: num(r, "chunk_count"),
+		})
+	}
+	return out, nil
+}
+
+// ListChunks returns a file version's chunks in order.
+func (s *Store) ListChunks(ctx context.Context, project, fileVersionID string, offset, limit int) ([]Chunk, error) {
+	rows, err := s.get(ctx, schema.ChunkClass, project, chunkFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.WithWhere(eq("file_version_id", fileVersionID)).
+			WithSort(graphql.Sort{Path: []string{"index"}, Order: graphql.Asc}).WithOffset(offset).WithLimit(limit)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return chunks(project, rows), nil
+}
+
+// GetChunk returns one chunk, or nil when it does not exist.
+func (s *Store) GetChunk(ctx context.Context, project, id string) (*Chunk, error) {
+	rows, err := s.get(ctx, schema.ChunkClass, project, chunkFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.WithWhere(ChunkFilter(id)).WithLimit(1)
+	})
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	return &chunks(project, rows)[0], nil
+}
+
+// SearchKeyword runs BM25 over chunk content within where (nil = everything).
+func (s *Store) SearchKeyword(ctx context.Context, project, query string, limit int, where *filters.WhereBuilder) ([]Chunk, error) {
+	rows, err := s.get(ctx, schema.ChunkClass, project, chunkFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		g = g.WithBM25((&graphql.BM25ArgumentBuilder{}).WithQuery(Sanitize(query)).WithProperties("content")).WithLimit(limit)
+		if where != nil {
+			g = g.WithWhere(where)
+		}
+		return g
+	})
+	if err != nil {
+		return nil, err
+	}
+	return chunks(project, rows), nil
+}
+
+// Sanitize makes user text safe to hand to the query builder: valid UTF-8, no
+// control characters. The builder quotes it; this keeps quoting unambiguous.
+func Sanitize(s string) string {
+	s = strings.ToValidUTF8(s, " ")
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+func (s *Store) get(ctx context.Context, class, project string, fields []graphql.Field, build func(*graphql.GetBuilder) *graphql.GetBuilder) ([]map[string]any, error) {
+	g := s.wv.GraphQL().Get().WithClassName(class).WithTenant(project).WithFields(fields...)
+	resp, err := build(g).Do(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("query %s of %s: %w", class, project, err)
+	}
+	if len(resp.Errors) > 0 {
+		msgs := make([]string, 0, len(resp.Errors))
+		for _, e := range resp.Errors {
+			msgs = append(msgs, e.Message)
+		}
+		joined := strings.Join(msgs, "; ")
+		if strings.Contains(joined, "tenant not found") || strings.Contains(joined, "has multi-tenancy enabled") {
+			return nil, nil // no index for this project yet
+		}
+		return nil, fmt.Errorf("query %s of %s: %s", class, project, joined)
+	}
+	get, _ := resp.Data["Get"].(map[string]any)
+	list, _ := get[class].([]any)
+	out := make([]map[string]any, 0, len(list))
+	for _, item := range list {
+		if m, ok := item.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+func chunks(project string, rows []map[string]any) []Chunk {
+	out := make([]Chunk, 0, len(rows))
+	for _, r := range rows {
+		add, _ := r["_additional"].(map[string]any)
+		score, _ := strconv.ParseFloat(str(add, "score"), 64)
+		var hp []string
+		if l, ok := r["heading_path"].([]any); ok {
+			for _, h := range l {
+				if s, ok := h.(string); ok {
+					hp = append(hp, s)
+				}
+			}
+		}
+		out = append(out, Chunk{
+			ID: str(add, "id"), Project: project, FileID: str(r, "file_id"), FileVersionID: str(r, "file_version_id"),
+			FilePath: str(r, "file_path"), Branch: str(r, "branch"), Index: num(r, "index"), Content: str(r, "content"),
+			StartOffset: num(r, "start_offset"), EndOffset: num(r, "end_offset"), TokenCount: num(r, "token_count"),
+			SourceChecksum: str(r, "source_checksum"), CreatedAt: str(r, "created_at"), SectionID: str(r, "section_id"),
+			HeadingPath: hp, EmbeddingStatus: str(r, "embedding_status"), EmbeddingModel: str(r, "embedding_model"), Score: score,
+		})
+	}
+	return out
+}
+
+func str(m map[string]any, k string) string {
+	s, _ := m[k].(string)
+	return s
+}
+
+func num(m map[string]any, k string) int {
+	f, _ := m[k].(float64)
+	return int(f)
+}
+
+func isNotFound(err error) bool {
+	var ce *fault.WeaviateClientError
+	return errors.As(err, &ce) && ce.StatusCode == 404
+}
+
+
+// SectionExists reports whether any chunk belongs to section id.
+func (s *Store) SectionExists(ctx context.Context, project, id string) (bool, error) {
+	rows, err := s.get(ctx, schema.ChunkClass, project, []graphql.Field{{Name: "_additional", Fields: []graphql.Field{{Name: "id"}}}},
+		func(g *graphql.GetBuilder) *graphql.GetBuilder { return g.WithWhere(SectionFilter(id)).WithLimit(1) })
+	return len(rows) > 0, err
+}

@@ -1,0 +1,193 @@
+package tools
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/strata-kb/strata/queryd/auth"
+	"github.com/strata-kb/strata/queryd/store"
+	"github.com/strata-kb/strata/shared/ids"
+)
+
+// MaxQueryBytes bounds search text.
+const MaxQueryBytes = 4096
+
+type searchArgs struct {
+	Query             string   `json:"query"`
+	TopK              *float64 `json:"top_k"`
+	ParentPathPartIDs []string `json:"parent_path_part_ids"`
+}
+
+// Hit is one search result: Knowledge Stack's hit (content, score, chunk
+// type, location path) with the ids to read further.
+type Hit struct {
+	PathPartID   string   `json:"path_part_id"`
+	ChunkID      string   `json:"chunk_id"`
+	Project      string   `json:"project"`
+	DocumentID   string   `json:"document_id"`
+	DocumentPath string   `json:"document_path"`
+	SectionID    string   `json:"section_id"`
+	ChunkType    string   `json:"chunk_type"`
+	Content      string   `json:"content"`
+	Score        float64  `json:"score"`
+	Location     string   `json:"location"`
+	HeadingPath  []string `json:"heading_path"`
+	Index        int      `json:"index"`
+	StartOffset  int      `json:"start_offset"`
+	EndOffset    int      `json:"end_offset"`
+}
+
+type searchOut struct {
+	Query   string `json:"query"`
+	Results []Hit  `json:"results"`
+}
+
+func (t *Tools) searchKeyword(ctx context.Context, p auth.Principal, a searchArgs) (any, error) {
+	q := strings.TrimSpace(a.Query)
+	if q == "" || len(q) > MaxQueryBytes || !utf8.ValidString(q) {
+		return nil, userErrorf("query must be 1 to %d bytes of UTF-8 text", MaxQueryBytes)
+	}
+	topK, err := intArg("top_k", a.TopK, 5, 1, 20)
+	if err != nil {
+		return nil, err
+	}
+	if len(a.ParentPathPartIDs) > 50 {
+		return nil, userErrorf("parent_path_part_ids takes at most 50 ids, got %d", len(a.ParentPathPartIDs))
+	}
+	for _, id := range a.ParentPathPartIDs {
+		if !ids.Valid(id) {
+			return nil, userErrorf("parent_path_part_ids must be UUIDs, got %q", clip(id))
+		}
+	}
+	projects, err := t.projectsOf(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	out := searchOut{Query: q, Results: []Hit{}}
+	resolved := map[string]bool{}
+	for _, project := range projects {
+		where, scoped, err := t.scope(ctx, project, a.ParentPathPartIDs, resolved)
+		if err != nil {
+			return nil, err
+		}
+		if !scoped {
+			continue
+		}
+		rows, err := t.read.SearchKeyword(ctx, project, q, topK, where)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range rows {
+			out.Results = append(out.Results, hit(project, c))
+		}
+	}
+	for _, id := range a.ParentPathPartIDs {
+		if !resolved[id] {
+			return nil, userErrorf("path_part_id not found: %s", id)
+		}
+	}
+	slices.SortStableFunc(out.Results, func(x, y Hit) int {
+		switch {
+		case x.Score > y.Score:
+			return -1
+		case x.Score < y.Score:
+			return 1
+		}
+		return strings.Compare(x.ChunkID, y.ChunkID)
+	})
+	out.Results = out.Results[:min(len(out.Results), topK)]
+	return out, nil
+}
+
+// scope turns parent path_part_ids into a filter for one project. It reports
+// scoped=false when none of the ids is in this project (skip it), and marks
+// the ids it recognised in resolved.
+func (t *Tools) scope(ctx context.Context, project string, parents []string, resolved map[string]bool) (*store.Where, bool, error) {
+	if len(parents) == 0 {
+		return nil, true, nil
+	}
+	var ors []*store.Where
+	var docs []store.Document
+	loaded := false
+	for _, id := range parents {
+		if id == ids.Project(project) {
+			resolved[id] = true
+			return nil, true, nil // the whole project
+		}
+		if !loaded {
+			var err error
+			if docs, err = t.read.Documents(ctx, project, 10000); err != nil {
+				return nil, false, err
+			}
+			loaded = true
+		}
+		if w := matchTree(project, docs, id); w != nil {
+			resolved[id] = true
+			ors = append(ors, w)
+			continue
+		}
+		c, err := t.read.GetChunk(ctx, project, id)
+		if err != nil {
+			return nil, false, err
+		}
+		if c != nil {
+			resolved[id] = true
+			ors = append(ors, store.ChunkFilter(id))
+			continue
+		}
+		// Sections: accept the id if any chunk carries it.
+		hits, err := t.read.SectionExists(ctx, project, id)
+		if err != nil {
+			return nil, false, err
+		}
+		if hits {
+			resolved[id] = true
+			ors = append(ors, store.SectionFilter(id))
+		}
+	}
+	if len(ors) == 0 {
+		return nil, false, nil
+	}
+	return store.Or(ors...), true, nil
+}
+
+// matchTree finds id among the project's documents and folders.
+func matchTree(project string, docs []store.Document, id string) *store.Where {
+	for _, d := range docs {
+		if d.FileID == id {
+			return store.FileFilter(id)
+		}
+		folder := d.Folder
+		for folder != "" {
+			if ids.Folder(project, d.Branch, folder) == id {
+				return store.FolderFilter(d.Branch, folder)
+			}
+			i := strings.LastIndexByte(folder, '/')
+			if i < 0 {
+				break
+			}
+			folder = folder[:i]
+		}
+	}
+	return nil
+}
+
+func hit(project string, c store.Chunk) Hit {
+	loc := append([]string{project}, strings.Split(c.FilePath, "/")...)
+	loc = append(loc, c.HeadingPath...)
+	return Hit{
+		PathPartID: c.ID, ChunkID: c.ID, Project: project, DocumentID: c.FileID, DocumentPath: c.FilePath,
+		SectionID: c.SectionID, ChunkType: "TEXT", Content: c.Content, Score: c.Score,
+		Location: strings.Join(loc, " > "), HeadingPath: nonNilStrings(c.HeadingPath), Index: c.Index,
+		StartOffset: c.StartOffset, EndOffset: c.EndOffset,
+	}
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

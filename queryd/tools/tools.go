@@ -1,0 +1,169 @@
+// Package tools serves Strata's MCP tools. Input schemas are the reference
+// systems' own (embedded from schemas/), so agents that know those tools call
+// ours unchanged; every tool is read-only.
+package tools
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/strata-kb/strata/queryd/auth"
+	"github.com/strata-kb/strata/queryd/cursor"
+	"github.com/strata-kb/strata/queryd/store"
+	"github.com/strata-kb/strata/shared/ids"
+)
+
+//go:embed schemas/*.json
+var schemaFS embed.FS
+
+// Schema returns an embedded schema by file name (e.g. "get_file_chunk.input.json").
+func Schema(name string) json.RawMessage {
+	b, err := schemaFS.ReadFile("schemas/" + name)
+	if err != nil {
+		panic(fmt.Sprintf("missing embedded schema %s: %v", name, err))
+	}
+	return b
+}
+
+// Reader is what the tools read from.
+type Reader interface {
+	Projects(ctx context.Context) ([]string, error)
+	HasProject(ctx context.Context, project string) (bool, error)
+	FindDocument(ctx context.Context, project, branch, path string) (*store.Document, error)
+	Documents(ctx context.Context, project string, limit int) ([]store.Document, error)
+	ListChunks(ctx context.Context, project, fileVersionID string, offset, limit int) ([]store.Chunk, error)
+	GetChunk(ctx context.Context, project, id string) (*store.Chunk, error)
+	SearchKeyword(ctx context.Context, project, query string, limit int, where *store.Where) ([]store.Chunk, error)
+	SectionExists(ctx context.Context, project, sectionID string) (bool, error)
+}
+
+// Tools holds what the handlers need.
+type Tools struct {
+	read   Reader
+	cursor *cursor.Signer
+	log    *slog.Logger
+}
+
+// New returns the tool set.
+func New(read Reader, signer *cursor.Signer, log *slog.Logger) *Tools {
+	return &Tools{read: read, cursor: signer, log: log}
+}
+
+// userError is a problem with the call itself; its text goes back to the agent.
+type userError struct{ msg string }
+
+func (e userError) Error() string { return e.msg }
+
+func userErrorf(format string, args ...any) error { return userError{fmt.Sprintf(format, args...)} }
+
+var readOnly = mcp.ToolAnnotation{
+	ReadOnlyHint: ptr(true), DestructiveHint: ptr(false), IdempotentHint: ptr(true), OpenWorldHint: ptr(false),
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// handler adapts a typed tool function: arguments are decoded into A, the
+// result is returned as structured content with its JSON as text, and user
+// errors become tool errors the agent can read.
+func handler[A any](t *Tools, name string, fn func(ctx context.Context, p auth.Principal, args A) (any, error)) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		p, ok := auth.FromContext(ctx)
+		if !ok {
+			return mcp.NewToolResultError("not authenticated"), nil
+		}
+		var args A
+		raw, err := json.Marshal(req.GetRawArguments())
+		if err == nil {
+			err = json.Unmarshal(raw, &args)
+		}
+		if err != nil {
+			return mcp.NewToolResultError(fmt.Sprintf("invalid arguments for %s: %v", name, err)), nil
+		}
+		out, err := fn(ctx, p, args)
+		if err != nil {
+			var ue userError
+			if errors.As(err, &ue) {
+				return mcp.NewToolResultError(ue.msg), nil
+			}
+			t.log.Error("tool failed", "tool", name, "key", p.KeyName, "err", err)
+			return mcp.NewToolResultError(fmt.Sprintf("%s failed: internal error; try again later", name)), nil
+		}
+		text, _ := json.Marshal(out)
+		return mcp.NewToolResultStructured(out, string(text)), nil
+	}
+}
+
+// Register adds the tools to s.
+func (t *Tools) Register(s *server.MCPServer) {
+	add := func(name, description string, h server.ToolHandlerFunc, outputSchema string) {
+		tool := mcp.NewToolWithRawSchema(name, description, Schema(name+".input.json"))
+		if outputSchema != "" {
+			tool.RawOutputSchema = Schema(outputSchema)
+		}
+		tool.Annotations = readOnly
+		s.AddTool(tool, h)
+	}
+	add("list_file_chunks", "List the indexed chunks of one file in order, with offsets, token counts and checksums. Paginated with opaque cursors.",
+		handler(t, "list_file_chunks", t.listFileChunks), "list_file_chunks.output.json")
+	add("get_file_chunk", "Get one indexed chunk by id, with its content, offsets and source checksum.",
+		handler(t, "get_file_chunk", t.getFileChunk), "get_file_chunk.output.json")
+	add("search_keyword", "Search your knowledge base for exact terms using BM25 full-text search. Best for specific identifiers, error codes, filenames, and configuration values.",
+		handler(t, "search_keyword", t.searchKeyword), "")
+}
+
+// projectsOf lists the projects p may read that have an index.
+func (t *Tools) projectsOf(ctx context.Context, p auth.Principal) ([]string, error) {
+	all, err := t.read.Projects(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(all, func(s string) bool { return !p.CanRead(s) }), nil
+}
+
+// resolveProject maps a project_reference (name or project id) to a project
+// the caller may read. A project the key may not read is reported exactly
+// like one that does not exist.
+func (t *Tools) resolveProject(ctx context.Context, p auth.Principal, ref string) (string, error) {
+	notFound := userErrorf("project not found: %q", clip(ref))
+	if ref == "" {
+		return "", userErrorf("project_reference is required")
+	}
+	if ids.Valid(ref) {
+		projects, err := t.projectsOf(ctx, p)
+		if err != nil {
+			return "", err
+		}
+		for _, name := range projects {
+			if ids.Project(name) == ref {
+				return name, nil
+			}
+		}
+		return "", notFound
+	}
+	if !p.CanRead(ref) {
+		return "", notFound
+	}
+	ok, err := t.read.HasProject(ctx, ref)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", notFound
+	}
+	return ref, nil
+}
+
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}

@@ -1,0 +1,52 @@
+// Package serverstest starts the real servers for a test: installed if
+// missing, on free loopback ports, with data in the test's temp dir, stopped
+// when the test ends.
+package serverstest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/servers"
+)
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
+
+// Start starts nats-server (with Strata's streams), minio and weaviate-server.
+func Start(t testing.TB) *servers.Stack {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	dir, err := servers.CacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bins, err := servers.InstallAll(ctx, dir, testWriter{t})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports, err := servers.FreeStackPorts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := servers.StartStack(ctx, servers.StackOptions{
+		Bins: bins, DataDir: t.TempDir(), Ports: ports,
+		BeforeMinIO: func(ctx context.Context, natsURL string) error {
+			nc, js, err := pipeline.Connect(natsURL, "test", nil)
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			return pipeline.EnsureStreams(ctx, js, 1)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Stop(10 * time.Second) })
+	return s
+}
