@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -29,7 +30,10 @@ import (
 
 type logWriter struct{ t *testing.T }
 
-func (w logWriter) Write(p []byte) (int, error) { w.t.Log(strings.TrimRight(string(p), "\n")); return len(p), nil }
+func (w logWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
 
 type harness struct {
 	t     *testing.T
@@ -44,31 +48,50 @@ type harness struct {
 
 func start(t *testing.T) *harness {
 	t.Helper()
+	st := up(t, t.TempDir(), nil, false)
+	t.Cleanup(func() {
+		st.Stop(15 * time.Second)
+		dumpLogsOnFailure(t, st)
+	})
+	return harnessFor(t, st)
+}
+
+// up starts a stack in state (on free ports unless ports is given).
+func up(t *testing.T, state string, ports *localstack.Ports, detach bool) *localstack.Stack {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("end-to-end test starts the whole stack; skipped with -short")
 	}
-	ctx := context.Background()
-	ports, err := localstack.FreePorts()
-	if err != nil {
-		t.Fatal(err)
+	if ports == nil {
+		p, err := localstack.FreePorts()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ports = &p
 	}
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := localstack.Up(ctx, localstack.Options{Root: root, StateDir: t.TempDir(), Ports: ports, Progress: logWriter{t}})
+	st, err := localstack.Up(context.Background(), localstack.Options{Root: root, StateDir: state, Ports: *ports, Detach: detach, Progress: logWriter{t}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		st.Stop(15 * time.Second)
-		if t.Failed() { // the services' logs usually say why
-			for _, name := range localstack.Services {
-				b, _ := os.ReadFile(st.Process(name).LogFile)
-				t.Logf("--- %s log (last 3000 bytes):\n%s", name, b[max(0, len(b)-3000):])
-			}
-		}
-	})
+	return st
+}
+
+func dumpLogsOnFailure(t *testing.T, st *localstack.Stack) {
+	if !t.Failed() { // the services' logs usually say why
+		return
+	}
+	for _, name := range localstack.Services {
+		b, _ := os.ReadFile(st.Process(name).LogFile)
+		t.Logf("--- %s log (last 3000 bytes):\n%s", name, b[max(0, len(b)-3000):])
+	}
+}
+
+func harnessFor(t *testing.T, st *localstack.Stack) *harness {
+	t.Helper()
 	s3, err := bucket.Client(st.Env.S3Endpoint, st.Env.S3AccessKey, st.Env.S3SecretKey, false)
 	if err != nil {
 		t.Fatal(err)
@@ -471,3 +494,42 @@ func TestBadInputIsRecordedAndDoesNotBlock(t *testing.T) {
 	}
 }
 
+// TestDownKeepsDataAndUpResumes runs the stack detached as `task up` does:
+// down stops every process, and up again serves the same data with the same key.
+func TestDownKeepsDataAndUpResumes(t *testing.T) {
+	state := t.TempDir()
+	ports, err := localstack.FreePorts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := up(t, state, &ports, true)
+	t.Cleanup(func() { _ = localstack.Down(state, 15*time.Second, io.Discard) })
+	h := harnessFor(t, st)
+	h.put("acme/keep.md", "# Keep\n\npersistent marmalade\n")
+	list := map[string]any{"project_reference": "acme", "file_path": "keep.md"}
+	before := h.waitFor("indexed", "list_file_chunks", list, func(out map[string]any, _ string) bool { return len(chunksOf(out)) == 1 })
+	h.mcp.Close()
+	if n := len(localstack.Running(state)); n != 7 {
+		t.Fatalf("%d processes recorded as running, want 7", n)
+	}
+	if err := localstack.Down(state, 15*time.Second, logWriter{t}); err != nil {
+		t.Fatal(err)
+	}
+	if running := localstack.Running(state); len(running) != 0 {
+		t.Fatalf("still running after down: %v", running)
+	}
+
+	st2 := up(t, state, &ports, true)
+	if st2.Env.APIKey != st.Env.APIKey {
+		t.Fatal("the API key must survive down/up")
+	}
+	env, err := os.ReadFile(filepath.Join(state, "local.env"))
+	if err != nil || !strings.Contains(string(env), "STRATA_MCP_URL="+st2.Env.MCPURL) || !strings.Contains(string(env), "NATS_URL=") {
+		t.Fatalf("local.env: %s %v", env, err)
+	}
+	h2 := harnessFor(t, st2)
+	after, errText := h2.call("list_file_chunks", list)
+	if errText != "" || chunksOf(after)[0]["id"] != chunksOf(before)[0]["id"] {
+		t.Fatalf("data not kept across down/up: %v %s", after, errText)
+	}
+}

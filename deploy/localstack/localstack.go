@@ -91,10 +91,10 @@ type Options struct {
 
 // Env is what a user or test needs to talk to a running stack.
 type Env struct {
-	MCPURL, APIKey                      string
+	MCPURL, APIKey                       string
 	S3Endpoint, S3AccessKey, S3SecretKey string
-	Bucket, NATSURL                     string
-	WeaviateHost, WeaviateWriterKey     string
+	Bucket, NATSURL                      string
+	WeaviateHost, WeaviateWriterKey      string
 }
 
 // Lines renders the env as KEY=VALUE lines, sorted.
@@ -394,4 +394,3 @@ func Ready(ctx context.Context, p Ports) error {
 	}
 	return errors.Join(errs...)
 }
-

@@ -295,7 +295,6 @@ func isNotFound(err error) bool {
 	return errors.As(err, &ce) && ce.StatusCode == 404
 }
 
-
 // SectionExists reports whether any chunk belongs to section id.
 func (s *Store) SectionExists(ctx context.Context, project, id string) (bool, error) {
 	rows, err := s.get(ctx, schema.ChunkClass, project, []graphql.Field{{Name: "_additional", Fields: []graphql.Field{{Name: "id"}}}},

@@ -39,7 +39,9 @@ func textArray(name string) *models.Property {
 func integer(name string) *models.Property {
 	return &models.Property{Name: name, DataType: []string{"int"}}
 }
-func date(name string) *models.Property { return &models.Property{Name: name, DataType: []string{"date"}} }
+func date(name string) *models.Property {
+	return &models.Property{Name: name, DataType: []string{"date"}}
+}
 func boolean(name string) *models.Property {
 	return &models.Property{Name: name, DataType: []string{"boolean"}}
 }
