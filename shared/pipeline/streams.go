@@ -78,18 +78,24 @@ func EnsureStreams(ctx context.Context, js jetstream.JetStream, replicas int) er
 	return nil
 }
 
+// RetryDelays is the backoff between attempts after a transient failure,
+// applied by the worker with NakWithDelay. (The consumer's own BackOff is not
+// used: nats-server adds it to NakWithDelay's delay from the second retry on.)
+var RetryDelays = []time.Duration{time.Second, 5 * time.Second, 30 * time.Second, 2 * time.Minute}
+
+// MaxDeliver is how often a message is tried before it is dead-lettered.
+const MaxDeliver = 5
+
 // ConsumerConfig returns the durable pull consumer of a stage: explicit acks,
-// bounded redelivery with backoff, and a bound on unacknowledged work.
+// bounded redelivery, and a bound on unacknowledged work. A worker that dies
+// mid-message gets it redelivered after AckWait; live workers extend it with
+// InProgress while they work.
 func ConsumerConfig(name string, maxAckPending int) jetstream.ConsumerConfig {
-	// With BackOff set, its first value is the ack wait of the first delivery:
-	// long work keeps the message with InProgress.
-	backoff := []time.Duration{30 * time.Second, time.Minute, 5 * time.Minute, 10 * time.Minute}
 	return jetstream.ConsumerConfig{
 		Durable:       name,
 		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       backoff[0],
-		MaxDeliver:    len(backoff) + 1,
-		BackOff:       backoff,
+		AckWait:       time.Minute,
+		MaxDeliver:    MaxDeliver,
 		MaxAckPending: maxAckPending,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 	}

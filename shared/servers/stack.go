@@ -86,21 +86,7 @@ func StartStack(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 	defer cancel()
 
 	fmt.Fprintf(o.Progress, "starting nats-server on %s\n", s.NATSURL)
-	natsDir := filepath.Join(o.DataDir, "nats")
-	if err := os.MkdirAll(natsDir, 0o755); err != nil {
-		return nil, err
-	}
-	conf := filepath.Join(natsDir, "nats.conf")
-	confText := fmt.Sprintf("listen: 127.0.0.1:%d\nhttp: 127.0.0.1:%d\nserver_name: strata-local\nmax_payload: 8MB\njetstream {\n  store_dir: %q\n}\n",
-		p.NATS, p.NATSMonitor, filepath.Join(natsDir, "jetstream"))
-	if err := os.WriteFile(conf, []byte(confText), 0o644); err != nil {
-		return nil, err
-	}
-	s.NATS, err = Start(Spec{Name: "nats-server", Path: o.Bins[NATSServer.Name], Args: []string{"-c", conf}, LogFile: filepath.Join(logs, "nats-server.log"), Detach: o.Detach})
-	if err != nil {
-		return nil, err
-	}
-	if err := s.NATS.WaitReady(readyCtx, HTTPReady(fmt.Sprintf("http://127.0.0.1:%d/healthz?js-enabled-only=true", p.NATSMonitor))); err != nil {
+	if s.NATS, err = StartNATS(readyCtx, o.Bins[NATSServer.Name], filepath.Join(o.DataDir, "nats"), p.NATS, p.NATSMonitor, logs, o.Detach); err != nil {
 		return nil, err
 	}
 	if o.BeforeMinIO != nil {
@@ -193,4 +179,27 @@ func (s *Stack) Stop(timeout time.Duration) {
 			_ = p.Stop(timeout)
 		}
 	}
+}
+
+// StartNATS starts a JetStream-enabled nats-server with its store in dir and
+// waits until JetStream answers.
+func StartNATS(ctx context.Context, bin, dir string, port, monitorPort int, logDir string, detach bool) (*Process, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	conf := filepath.Join(dir, "nats.conf")
+	confText := fmt.Sprintf("listen: 127.0.0.1:%d\nhttp: 127.0.0.1:%d\nserver_name: strata-local\nmax_payload: 8MB\njetstream {\n  store_dir: %q\n}\n",
+		port, monitorPort, filepath.Join(dir, "jetstream"))
+	if err := os.WriteFile(conf, []byte(confText), 0o644); err != nil {
+		return nil, err
+	}
+	p, err := Start(Spec{Name: "nats-server", Path: bin, Args: []string{"-c", conf}, LogFile: filepath.Join(logDir, "nats-server.log"), Detach: detach})
+	if err != nil {
+		return nil, err
+	}
+	if err := p.WaitReady(ctx, HTTPReady(fmt.Sprintf("http://127.0.0.1:%d/healthz?js-enabled-only=true", monitorPort))); err != nil {
+		_ = p.Stop(5 * time.Second)
+		return nil, err
+	}
+	return p, nil
 }

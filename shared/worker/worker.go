@@ -85,7 +85,7 @@ func New(cfg Config, js jetstream.JetStream, consumer jetstream.Consumer, handle
 		cfg.ProgressEvery = 10 * time.Second
 	}
 	if len(cfg.RetryDelays) == 0 {
-		cfg.RetryDelays = []time.Duration{time.Second, 5 * time.Second, 30 * time.Second}
+		cfg.RetryDelays = pipeline.RetryDelays
 	}
 	return &Loop{cfg: cfg, js: js, consumer: consumer, handle: handle, log: log.With("stage", cfg.Stage)}
 }

@@ -97,7 +97,7 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	emb := embedding.New(provider, pipeline.Publisher{JS: js}, cfg.BatchSize, log)
-	loop := worker.New(worker.Config{Stage: "embedder", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.ConsumerConfig("", 1).MaxDeliver},
+	loop := worker.New(worker.Config{Stage: "embedder", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver},
 		js, cons, emb.Handle, log)
 	hs, err := health.Listen(cfg.HTTPAddr, func() error {
 		if !nc.IsConnected() {

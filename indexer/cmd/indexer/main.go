@@ -97,7 +97,7 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	writer := index.New(wv, log)
-	loop := worker.New(worker.Config{Stage: "indexer", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.ConsumerConfig("", 1).MaxDeliver},
+	loop := worker.New(worker.Config{Stage: "indexer", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver},
 		js, cons, writer.HandleChunks, log)
 	hs, err := health.Listen(cfg.HTTPAddr, func() error {
 		if !nc.IsConnected() {

@@ -121,7 +121,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	ing := ingest.New(ingest.Config{MaxObjectBytes: cfg.MaxObjectBytes, MaxMessageBytes: cfg.MaxMessageBytes, TargetTokens: cfg.TargetTokens},
 		objectstore.Store{Client: s3}, pipeline.Publisher{JS: js}, counter, log)
-	loop := worker.New(worker.Config{Stage: "ingestor", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.ConsumerConfig("", 1).MaxDeliver},
+	loop := worker.New(worker.Config{Stage: "ingestor", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver},
 		js, cons, func(ctx context.Context, msg jetstream.Msg) error { return ing.HandleEvent(ctx, msg.Data()) }, log)
 
 	hs, err := health.Listen(cfg.HTTPAddr, func() error {

@@ -5,6 +5,7 @@ package serverstest
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -49,4 +50,39 @@ func Start(t testing.TB) *servers.Stack {
 	}
 	t.Cleanup(func() { s.Stop(10 * time.Second) })
 	return s
+}
+
+// NATS starts only a JetStream nats-server with Strata's streams and returns its URL.
+func NATS(t testing.TB) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	dir, err := servers.CacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := servers.Install(ctx, dir, servers.NATSServer, testWriter{t})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports, err := servers.FreePorts(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	p, err := servers.StartNATS(ctx, bin, data, ports[0], ports[1], data, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Stop(5 * time.Second) })
+	url := fmt.Sprintf("nats://127.0.0.1:%d", ports[0])
+	nc, js, err := pipeline.Connect(url, "test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if err := pipeline.EnsureStreams(ctx, js, 1); err != nil {
+		t.Fatal(err)
+	}
+	return url
 }

@@ -1,0 +1,153 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/servers/serverstest"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func setup(t *testing.T, durable string) (jetstream.JetStream, jetstream.Consumer) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs a real nats-server; skipped with -short")
+	}
+	url := serverstest.NATS(t)
+	nc, js, err := pipeline.Connect(url, "worker-test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	cfg := pipeline.ConsumerConfig(durable, 16)
+	cfg.FilterSubject = "strata.chunks.test"
+	cons, err := pipeline.EnsureConsumer(context.Background(), js, pipeline.ChunksStream, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js, cons
+}
+
+func publish(t *testing.T, js jetstream.JetStream, bodies ...string) {
+	t.Helper()
+	for _, b := range bodies {
+		if _, err := js.Publish(context.Background(), "strata.chunks.test", []byte(b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestAckRetryAndDeadLetter(t *testing.T) {
+	js, cons := setup(t, "w1")
+	var mu sync.Mutex
+	attempts := map[string]int{}
+	done := make(chan struct{})
+	handle := func(_ context.Context, msg jetstream.Msg) error {
+		mu.Lock()
+		defer mu.Unlock()
+		body := string(msg.Data())
+		attempts[body]++
+		switch body {
+		case "poison":
+			return Permanent(errors.New("cannot parse poison"))
+		case "flaky":
+			if attempts[body] < 3 {
+				return errors.New("temporarily down")
+			}
+		case "always-failing":
+			if attempts[body] == 5 {
+				defer close(done)
+			}
+			return errors.New("still down")
+		}
+		return nil
+	}
+	maxDeliver := pipeline.MaxDeliver
+	loop := New(Config{Stage: "test", Concurrency: 2, MaxDeliver: maxDeliver, RetryDelays: []time.Duration{20 * time.Millisecond}}, js, cons, handle, quiet)
+	ctx, cancel := context.WithCancel(context.Background())
+	runErr := make(chan error, 1)
+	go func() { runErr <- loop.Run(ctx) }()
+	publish(t, js, "ok", "poison", "flaky", "always-failing")
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("always-failing was not retried %d times: %v", maxDeliver, attempts)
+	}
+	time.Sleep(300 * time.Millisecond) // let the last dead-lettering finish
+	cancel()
+	if err := <-runErr; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	if attempts["ok"] != 1 || attempts["poison"] != 1 || attempts["flaky"] != 3 || attempts["always-failing"] != maxDeliver {
+		t.Fatalf("attempts %v", attempts)
+	}
+	mu.Unlock()
+
+	dl, err := js.Stream(context.Background(), pipeline.DeadLetterStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := dl.Info(context.Background())
+	if info.State.Msgs != 2 {
+		t.Fatalf("%d dead letters, want 2 (poison, always-failing)", info.State.Msgs)
+	}
+	want := map[string]string{"poison": "1", "always-failing": "5"}
+	for seq := uint64(1); seq <= 2; seq++ {
+		m, err := dl.GetMsg(context.Background(), seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := string(m.Data)
+		if m.Header.Get(HeaderDelivered) != want[body] || m.Header.Get(HeaderStage) != "test" ||
+			m.Header.Get(HeaderOriginalSubject) != "strata.chunks.test" || m.Header.Get(HeaderError) == "" {
+			t.Fatalf("dead letter %q headers %v", body, m.Header)
+		}
+	}
+	ci, _ := cons.Info(context.Background())
+	if ci.NumAckPending != 0 || ci.NumPending != 0 {
+		t.Fatalf("consumer still holds work: pending %d, ack pending %d", ci.NumPending, ci.NumAckPending)
+	}
+}
+
+func TestShutdownFinishesInFlightWork(t *testing.T) {
+	js, cons := setup(t, "w2")
+	started := make(chan struct{})
+	var finished bool
+	handle := func(ctx context.Context, _ jetstream.Msg) error {
+		close(started)
+		select {
+		case <-time.After(time.Second): // long work; shutdown must wait for it
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		finished = true
+		return nil
+	}
+	loop := New(Config{Stage: "test", Concurrency: 1, MaxDeliver: 5}, js, cons, handle, quiet)
+	ctx, cancel := context.WithCancel(context.Background())
+	runErr := make(chan error, 1)
+	go func() { runErr <- loop.Run(ctx) }()
+	publish(t, js, "slow")
+	<-started
+	cancel()
+	if err := <-runErr; err != nil {
+		t.Fatal(err)
+	}
+	if !finished {
+		t.Fatal("Run returned before the in-flight handler finished")
+	}
+	ci, _ := cons.Info(context.Background())
+	if ci.NumAckPending != 0 || ci.AckFloor.Stream != 1 {
+		t.Fatalf("in-flight message not acked on shutdown: ack pending %d, ack floor %d", ci.NumAckPending, ci.AckFloor.Stream)
+	}
+}
