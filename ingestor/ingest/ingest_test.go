@@ -1,0 +1,176 @@
+package ingest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/strata-kb/strata/shared/ids"
+	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/tokens"
+	"github.com/strata-kb/strata/shared/worker"
+)
+
+type fakeStore struct {
+	objects map[string][]byte
+	err     error
+}
+
+func (f fakeStore) Get(_ context.Context, _, key, _ string, maxBytes int64) ([]byte, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	b, ok := f.objects[key]
+	if !ok {
+		return nil, ErrGone
+	}
+	if int64(len(b)) > maxBytes {
+		return nil, ErrTooLarge
+	}
+	return b, nil
+}
+
+type published struct {
+	subject, msgID string
+	headers        map[string]string
+	data           []byte
+}
+
+type fakePub struct{ msgs []published }
+
+func (f *fakePub) Publish(_ context.Context, subject, msgID string, headers map[string]string, data []byte) error {
+	f.msgs = append(f.msgs, published{subject, msgID, headers, data})
+	return nil
+}
+
+func eventJSON(name, key string, size int) []byte {
+	return fmt.Appendf(nil, `{"EventName":%q,"Records":[{"eventName":%q,"eventTime":"2026-11-22T00:00:00Z","s3":{"bucket":{"name":"strata"},"object":{"key":%q,"size":%d,"eTag":"etag1","sequencer":"0A"}}}]}`,
+		name, name, url.QueryEscape(key), size)
+}
+
+func newIngestor(t *testing.T, objects map[string][]byte) (*Ingestor, *fakePub) {
+	t.Helper()
+	c, err := tokens.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := &fakePub{}
+	return New(Config{MaxObjectBytes: 1 << 10, MaxMessageBytes: 1 << 20, TargetTokens: 64}, fakeStore{objects: objects}, pub, c,
+		slog.New(slog.NewTextHandler(io.Discard, nil))), pub
+}
+
+func decode(t *testing.T, p published) pipeline.FileVersion {
+	t.Helper()
+	var fv pipeline.FileVersion
+	if err := json.Unmarshal(p.data, &fv); err != nil {
+		t.Fatal(err)
+	}
+	return fv
+}
+
+func TestFileVersions(t *testing.T) {
+	tests := []struct {
+		key, content string
+		status       string
+		format       string
+		errContains  string
+		chunks       int
+	}{
+		{key: "acme/docs/guide.md", content: "# Title\n\nBody text.\n\n## Two\n\nMore.", status: pipeline.StatusIndexed, format: "markdown", chunks: 2},
+		{key: "acme/notes.txt", content: "plain words\n\nsecond paragraph", status: pipeline.StatusIndexed, format: "text", chunks: 1},
+		{key: "acme/README", content: "no extension, still text", status: pipeline.StatusIndexed, format: "text", chunks: 1},
+		{key: "acme/empty.md", content: "", status: pipeline.StatusIndexed, format: "markdown", chunks: 0},
+		{key: "acme/fake.md", content: "\x00\x01binary", status: pipeline.StatusFailed, format: "text", errContains: "binary or invalid UTF-8"},
+		{key: "acme/latin1.txt", content: "caf\xe9", status: pipeline.StatusFailed, format: "text", errContains: "invalid UTF-8"},
+		{key: "acme/photo.png", content: "\x89PNG\r\n\x1a\n\x00\x00", status: pipeline.StatusUnsupported, format: "binary", errContains: "unsupported file type"},
+		{key: "acme/huge.md", content: strings.Repeat("a", 2000), status: pipeline.StatusFailed, errContains: "over the 1024 byte limit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.key, func(t *testing.T) {
+			in, pub := newIngestor(t, map[string][]byte{tt.key: []byte(tt.content)})
+			if err := in.HandleEvent(context.Background(), eventJSON("s3:ObjectCreated:Put", tt.key, len(tt.content))); err != nil {
+				t.Fatal(err)
+			}
+			if len(pub.msgs) != 1 {
+				t.Fatalf("%d messages", len(pub.msgs))
+			}
+			m := pub.msgs[0]
+			fv := decode(t, m)
+			if m.subject != "strata.chunks.acme" || m.headers[pipeline.HeaderKind] != pipeline.KindFileVersion || m.msgID != fv.FileVersionID {
+				t.Fatalf("published on %s kind %s id %s", m.subject, m.headers[pipeline.HeaderKind], m.msgID)
+			}
+			if fv.Status != tt.status || fv.Format != tt.format || len(fv.Chunks) != tt.chunks || !strings.Contains(fv.Error, tt.errContains) {
+				t.Fatalf("status %q format %q chunks %d error %q", fv.Status, fv.Format, len(fv.Chunks), fv.Error)
+			}
+			path := strings.TrimPrefix(tt.key, "acme/")
+			if fv.FileID != ids.File("acme", "", path) || fv.Object.Path != path || !ids.Valid(fv.FileVersionID) {
+				t.Fatalf("ids: %+v", fv)
+			}
+			for i, c := range fv.Chunks {
+				if c.ID != ids.Chunk(fv.FileVersionID, i) || c.Index != i || c.SectionID == "" {
+					t.Fatalf("chunk %d: %+v", i, c)
+				}
+			}
+		})
+	}
+}
+
+func TestSameContentSameIDs(t *testing.T) {
+	objects := map[string][]byte{"acme/a.md": []byte("# A\n\ntext")}
+	in, pub := newIngestor(t, objects)
+	ev := eventJSON("s3:ObjectCreated:Put", "acme/a.md", 9)
+	for range 2 {
+		if err := in.HandleEvent(context.Background(), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b := decode(t, pub.msgs[0]), decode(t, pub.msgs[1])
+	if a.FileVersionID != b.FileVersionID || a.Chunks[0].ID != b.Chunks[0].ID || pub.msgs[0].msgID != pub.msgs[1].msgID {
+		t.Fatal("a replayed event must produce the same ids and message id")
+	}
+}
+
+func TestDeleteAndSuperseded(t *testing.T) {
+	in, pub := newIngestor(t, map[string][]byte{})
+	if err := in.HandleEvent(context.Background(), eventJSON("s3:ObjectRemoved:Delete", "acme@feature-1/x.md", 0)); err != nil {
+		t.Fatal(err)
+	}
+	var d pipeline.FileDeleted
+	if len(pub.msgs) != 1 || pub.msgs[0].headers[pipeline.HeaderKind] != pipeline.KindFileDeleted {
+		t.Fatalf("%+v", pub.msgs)
+	}
+	_ = json.Unmarshal(pub.msgs[0].data, &d)
+	if d.FileID != ids.File("acme", "feature-1", "x.md") || d.Object.Branch != "feature-1" || d.Object.Sequencer != "0A" {
+		t.Fatalf("%+v", d)
+	}
+	// The object changed or vanished since the event: skip it, a newer event follows.
+	if err := in.HandleEvent(context.Background(), eventJSON("s3:ObjectCreated:Put", "acme/gone.md", 3)); err != nil || len(pub.msgs) != 1 {
+		t.Fatalf("superseded event: err %v, %d messages", err, len(pub.msgs))
+	}
+}
+
+func TestErrorsArePermanentOrRetried(t *testing.T) {
+	in, _ := newIngestor(t, nil)
+	for name, ev := range map[string][]byte{
+		"malformed":     []byte("{not json"),
+		"traversal key": eventJSON("s3:ObjectCreated:Put", "acme/../beta/x.md", 1),
+		"bidi key":      eventJSON("s3:ObjectCreated:Put", "acme/evil\u202egnp.md", 1),
+		"bad project":   eventJSON("s3:ObjectCreated:Put", "not a project/x.md", 1),
+	} {
+		if err := in.HandleEvent(context.Background(), ev); !worker.IsPermanent(err) {
+			t.Errorf("%s: err = %v, want a permanent error", name, err)
+		}
+	}
+	c, _ := tokens.New()
+	flaky := New(Config{MaxObjectBytes: 1 << 10}, fakeStore{err: errors.New("connection refused")}, &fakePub{}, c, slog.New(slog.DiscardHandler))
+	err := flaky.HandleEvent(context.Background(), eventJSON("s3:ObjectCreated:Put", "acme/a.md", 1))
+	if err == nil || worker.IsPermanent(err) || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("a store outage must be retried, got %v", err)
+	}
+}
