@@ -42,6 +42,7 @@ require (
 	github.com/rs/xid v1.6.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/spf13/cast v1.7.1 // indirect
+	github.com/strata-kb/strata/ingestor v0.0.0
 	github.com/tinylib/msgp v1.6.4 // indirect
 	github.com/weaviate/weaviate v1.27.0 // indirect
 	github.com/weaviate/weaviate-go-client/v4 v4.16.1 // indirect
@@ -60,3 +61,5 @@ require (
 	gopkg.in/ini.v1 v1.67.3 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
+
+replace github.com/strata-kb/strata/ingestor => ../ingestor

@@ -27,8 +27,12 @@ import (
 	"github.com/strata-kb/strata/shared/servers"
 )
 
-// Bucket is the watched bucket of the local stack.
-const Bucket = "strata"
+// Bucket is the watched bucket of the local stack; AssetsBucket holds images
+// extracted from documents.
+const (
+	Bucket       = "strata"
+	AssetsBucket = "strata-assets"
+)
 
 // Services are Strata's own programs, in start order.
 var Services = []string{"indexer", "embedder", "ingestor", "queryd"}
@@ -188,6 +192,9 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 	if err := bucket.Ensure(ctx, mc, Bucket, bucket.NATSTargetARN(servers.MinIONotifyID, "")); err != nil {
 		return nil, err
 	}
+	if err := bucket.EnsurePlain(ctx, mc, AssetsBucket); err != nil {
+		return nil, err
+	}
 	wv, err := schema.NewClient(s.Servers.WeaviateHost, s.Servers.WeaviateGRPCHost, servers.LocalWeaviateWriter)
 	if err != nil {
 		return nil, err
@@ -199,7 +206,7 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 	common := []string{"STRATA_NATS_URL=" + s.Env.NATSURL, "STRATA_LOG_FORMAT=json", "STRATA_LOG_LEVEL=info"}
 	envs := map[string][]string{
 		"ingestor": append(common, "STRATA_HTTP_ADDR="+addr(o.Ports.Ingestor), "STRATA_S3_ENDPOINT="+s.Env.S3Endpoint,
-			"STRATA_S3_ACCESS_KEY="+s.Env.S3AccessKey, "STRATA_S3_SECRET_KEY="+s.Env.S3SecretKey),
+			"STRATA_S3_ACCESS_KEY="+s.Env.S3AccessKey, "STRATA_S3_SECRET_KEY="+s.Env.S3SecretKey, "STRATA_ASSETS_BUCKET="+AssetsBucket),
 		"embedder": append(common, "STRATA_HTTP_ADDR="+addr(o.Ports.Embedder)),
 		"indexer": append(common, "STRATA_HTTP_ADDR="+addr(o.Ports.Indexer), "STRATA_WEAVIATE_HOST="+s.Servers.WeaviateHost,
 			"STRATA_WEAVIATE_GRPC="+s.Servers.WeaviateGRPCHost, "STRATA_WEAVIATE_API_KEY="+servers.LocalWeaviateWriter),

@@ -106,6 +106,7 @@ func (w *Writer) ApplyFileVersion(ctx context.Context, fv pipeline.FileVersion) 
 			"file_id": fv.FileID, "file_version_id": fv.FileVersionID, "file_path": o.Path, "branch": o.Branch,
 			"ordinal": s.Ordinal, "title": s.Title, "heading_path": nonNil(s.HeadingPath), "level": s.Level,
 			"start_offset": s.StartOffset, "end_offset": s.EndOffset, "token_count": s.TokenCount, "chunk_count": s.ChunkCount,
+			"page_start": s.PageStart, "page_end": s.PageEnd,
 		}})
 	}
 	for _, c := range fv.Chunks {
@@ -115,6 +116,7 @@ func (w *Writer) ApplyFileVersion(ctx context.Context, fv pipeline.FileVersion) 
 			"token_count": c.TokenCount, "source_checksum": c.SourceChecksum, "created_at": now,
 			"section_id": c.SectionID, "heading_path": nonNil(c.HeadingPath),
 			"embedding_status": pipeline.EmbeddingMissing, "embedding_model": "",
+			"kind": kindOr(c.Kind), "page_start": c.PageStart, "page_end": c.PageEnd, "image_ref": c.ImageRef, "image_mime": c.ImageMIME,
 		}})
 	}
 	if err := w.batch(ctx, objs); err != nil {
@@ -124,6 +126,7 @@ func (w *Writer) ApplyFileVersion(ctx context.Context, fv pipeline.FileVersion) 
 		"file_id": fv.FileID, "file_path": o.Path, "name": baseName(o.Path), "folder": folderOf(o.Path), "branch": o.Branch,
 		"object_key": o.Key, "etag": o.ETag, "version_id": o.VersionID, "sequencer": o.Sequencer,
 		"file_version_id": fv.FileVersionID, "checksum": fv.Checksum, "format": fv.Format, "title": fv.Title,
+		"language": fv.Language, "pages": fv.Pages, "warnings": nonNil(fv.Warnings),
 		"status": fv.Status, "error": fv.Error, "deleted": false, "size": o.Size, "text_length": fv.TextLength,
 		"token_count": fv.TokenCount, "chunk_count": len(fv.Chunks), "section_count": len(fv.Sections),
 		"content_type": o.ContentType, "updated_at": now, "ingested_at": fv.IngestedAt.Format(time.RFC3339Nano),
@@ -210,6 +213,13 @@ func (w *Writer) deleteOtherVersions(ctx context.Context, project, fileID, keep 
 		}
 	}
 	return nil
+}
+
+func kindOr(k string) string {
+	if k == "" {
+		return "text"
+	}
+	return k
 }
 
 func nonNil(s []string) []string {

@@ -1,6 +1,10 @@
-// Package chunk splits extracted text into sections and token-bounded chunks.
-// Markdown headings become sections; chunks never cross a section boundary;
-// every chunk is an exact slice of the text, with character (rune) offsets.
+// Package chunk splits an extracted document into sections and token-bounded
+// chunks. Headings start sections; chunks never cross a section boundary
+// (a heading with no text of its own joins the next section); whole blocks
+// are packed up to the target size, with an optional overlap of trailing
+// blocks; tables and code stay whole when they fit twice the target; images
+// are chunks of their own. Every chunk is an exact slice of the document
+// text, with character (rune) offsets.
 package chunk
 
 import (
@@ -8,6 +12,8 @@ import (
 	"encoding/hex"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/strata-kb/strata/ingestor/extract"
 )
 
 // Counter counts tokens.
@@ -15,92 +21,93 @@ type Counter interface{ Count(s string) int }
 
 // Options bound chunk sizes.
 type Options struct {
-	TargetTokens int // chunks grow up to this many tokens
+	TargetTokens  int // chunks grow up to this many tokens (default 512)
+	OverlapTokens int // a chunk repeats up to this many tokens of trailing blocks of the previous one
 }
 
-// Section is a heading-delimited span of the text.
+// Chunk kinds.
+const (
+	KindText  = "text"
+	KindCode  = "code"
+	KindTable = "table"
+	KindImage = "image"
+)
+
+// Section is a heading-delimited span of the document.
 type Section struct {
 	Ordinal     int
 	Title       string
-	Level       int // heading level, 0 for text before the first heading
+	Level       int
 	HeadingPath []string
 	Start, End  int // rune offsets, end exclusive
 	Tokens      int
+	PageStart   int
+	PageEnd     int
 	Chunks      []Chunk
 }
 
 // Chunk is a piece of one section.
 type Chunk struct {
-	Index      int // position in the whole file
+	Index      int
+	Kind       string
 	Content    string
 	Start, End int // rune offsets, end exclusive
 	Tokens     int
 	Checksum   string // sha256 of Content
+	PageStart  int
+	PageEnd    int
+	Image      int // index into the document's images, -1 for none
 }
 
-// Markdown splits Markdown text: ATX headings (# .. ######) outside fenced
-// code blocks start sections.
-func Markdown(text string, c Counter, o Options) []Section {
-	return split(text, c, o, true)
+// unit is a packable span of bytes: a block or a piece of a cut block.
+type unit struct {
+	start, end int
+	tokens     int
+	kind       extract.Kind
+	page       int
+	image      int
 }
 
-// Text splits plain text: one section, chunks along paragraphs.
-func Text(text string, c Counter, o Options) []Section {
-	return split(text, c, o, false)
-}
-
-// span is a byte range of the text.
-type span struct{ start, end int }
-
-type heading struct {
-	level int
-	title string
-	span  span // the whole section, in bytes
-}
-
-func split(text string, c Counter, o Options, markdown bool) []Section {
+// Split splits doc. A document without headings is one section.
+func Split(doc *extract.Document, c Counter, o Options) []Section {
 	if o.TargetTokens <= 0 {
 		o.TargetTokens = 512
 	}
-	var heads []heading
-	if markdown {
-		heads = headings(text)
+	if o.OverlapTokens < 0 || o.OverlapTokens >= o.TargetTokens {
+		o.OverlapTokens = 0
 	}
-	if len(heads) == 0 || heads[0].span.start > 0 {
-		end := len(text)
-		if len(heads) > 0 {
-			end = heads[0].span.start
-		}
-		if strings.TrimSpace(text[:end]) != "" || len(heads) == 0 {
-			heads = append([]heading{{span: span{0, end}}}, heads...)
-		}
-	}
-	runes := newRuneIndex(text)
+	runes := newRuneIndex(doc.Text)
 	var sections []Section
-	var path []heading
+	var path []string
+	var levels []int
 	index := 0
-	for _, h := range heads {
-		for len(path) > 0 && path[len(path)-1].level >= h.level && h.level > 0 {
-			path = path[:len(path)-1]
-		}
-		var hp []string
-		if h.level > 0 {
-			path = append(path, h)
-			for _, p := range path {
-				hp = append(hp, p.title)
+	groups := group(doc)
+	for _, g := range groups {
+		for _, h := range g.headings {
+			for len(levels) > 0 && levels[len(levels)-1] >= h.level {
+				levels, path = levels[:len(levels)-1], path[:len(path)-1]
 			}
+			levels, path = append(levels, h.level), append(path, h.title)
 		}
-		s := Section{
-			Ordinal: len(sections), Title: h.title, Level: h.level, HeadingPath: hp,
-			Start: runes.at(h.span.start), End: runes.at(h.span.end),
+		s := Section{Ordinal: len(sections), HeadingPath: append([]string(nil), path...)}
+		if n := len(g.headings); n > 0 {
+			s.Title, s.Level = g.headings[n-1].title, g.headings[n-1].level
 		}
-		for _, b := range pack(text, blocks(text, h.span), c, o.TargetTokens) {
-			content := text[b.start:b.end]
+		if len(g.blocks) > 0 {
+			s.Start = runes.at(g.blocks[0].Start)
+			s.End = runes.at(g.blocks[len(g.blocks)-1].End)
+		}
+		for _, u := range pack(doc.Text, g.blocks, c, o) {
+			content := doc.Text[u.start:u.end]
 			sum := sha256.Sum256([]byte(content))
-			ch := Chunk{Index: index, Content: content, Start: runes.at(b.start), End: runes.at(b.end),
-				Tokens: c.Count(content), Checksum: hex.EncodeToString(sum[:])}
+			ch := Chunk{Index: index, Kind: u.kindName(doc), Content: content, Start: runes.at(u.start), End: runes.at(u.end),
+				Tokens: c.Count(content), Checksum: hex.EncodeToString(sum[:]), PageStart: u.pageStart, PageEnd: u.pageEnd, Image: u.image}
 			s.Tokens += ch.Tokens
 			s.Chunks = append(s.Chunks, ch)
+			if ch.PageStart > 0 && (s.PageStart == 0 || ch.PageStart < s.PageStart) {
+				s.PageStart = ch.PageStart
+			}
+			s.PageEnd = max(s.PageEnd, ch.PageEnd)
 			index++
 		}
 		sections = append(sections, s)
@@ -108,180 +115,219 @@ func split(text string, c Counter, o Options, markdown bool) []Section {
 	return sections
 }
 
-// headings finds ATX headings outside fenced code and returns the sections
-// they start, each running to the next heading.
-func headings(text string) []heading {
-	var hs []heading
-	fence := ""
-	for off := 0; off < len(text); {
-		nl := strings.IndexByte(text[off:], '\n')
-		lineEnd := len(text)
-		if nl >= 0 {
-			lineEnd = off + nl
-		}
-		line := strings.TrimRight(text[off:lineEnd], "\r")
-		trimmed := strings.TrimLeft(line, " ")
-		indent := len(line) - len(trimmed)
-		switch {
-		case fence != "":
-			if indent < 4 && strings.HasPrefix(trimmed, fence) && strings.Trim(trimmed, fence[:1]) == "" {
-				fence = ""
-			}
-		case indent < 4 && (strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~")):
-			ch := trimmed[:1]
-			n := len(trimmed) - len(strings.TrimLeft(trimmed, ch))
-			fence = strings.Repeat(ch, n)
-		case indent < 4 && strings.HasPrefix(trimmed, "#"):
-			level := len(trimmed) - len(strings.TrimLeft(trimmed, "#"))
-			rest := trimmed[level:]
-			if level <= 6 && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
-				title := strings.TrimSpace(strings.TrimRight(strings.TrimSpace(rest), "#"))
-				if len(hs) > 0 {
-					hs[len(hs)-1].span.end = off
-				}
-				hs = append(hs, heading{level: level, title: title, span: span{off, len(text)}})
-			}
-		}
-		if nl < 0 {
-			break
-		}
-		off = lineEnd + 1
-	}
-	return hs
+type heading struct {
+	title string
+	level int
 }
 
-// blocks splits a section into paragraphs (runs of non-blank lines); a fenced
-// code block stays one block even with blank lines inside.
-func blocks(text string, s span) []span {
-	var out []span
-	start := -1
-	fence := false
-	off := s.start
-	for off < s.end {
-		nl := strings.IndexByte(text[off:s.end], '\n')
-		lineEnd := s.end
-		if nl >= 0 {
-			lineEnd = off + nl
+type sectionBlocks struct {
+	headings []heading // usually one; several when headings had no text between them
+	blocks   []extract.Block
+}
+
+// group splits the blocks into sections at headings; a section that would
+// hold nothing but its heading is merged into the next one.
+func group(doc *extract.Document) []sectionBlocks {
+	var out []sectionBlocks
+	cur := sectionBlocks{}
+	onlyHeadings := func(s sectionBlocks) bool {
+		for _, b := range s.blocks {
+			if b.Kind != extract.Heading {
+				return false
+			}
 		}
-		line := strings.TrimSpace(text[off:lineEnd])
-		if strings.HasPrefix(line, "```") || strings.HasPrefix(line, "~~~") {
-			fence = !fence
-		}
-		blank := line == "" && !fence
-		switch {
-		case blank && start >= 0:
-			out = append(out, span{start, trimEnd(text, start, off)})
-			start = -1
-		case !blank && start < 0:
-			start = off
-		}
-		if nl < 0 {
-			break
-		}
-		off = lineEnd + 1
+		return true
 	}
-	if start >= 0 {
-		out = append(out, span{start, trimEnd(text, start, s.end)})
+	for _, b := range doc.Blocks {
+		if b.End <= b.Start || b.End > len(doc.Text) {
+			continue
+		}
+		if b.Kind == extract.Heading {
+			if len(cur.blocks) > 0 && !onlyHeadings(cur) {
+				out = append(out, cur)
+				cur = sectionBlocks{}
+			}
+			level := min(max(b.Level, 1), 6)
+			cur.headings = append(cur.headings, heading{title: headingTitle(doc.Text[b.Start:b.End]), level: level})
+		}
+		cur.blocks = append(cur.blocks, b)
+	}
+	if len(cur.blocks) > 0 || len(out) == 0 {
+		out = append(out, cur)
 	}
 	return out
 }
 
-func trimEnd(text string, start, end int) int {
-	for end > start && (text[end-1] == '\n' || text[end-1] == '\r' || text[end-1] == ' ' || text[end-1] == '\t') {
-		end--
+func headingTitle(s string) string {
+	t := strings.TrimSpace(s)
+	if strings.HasPrefix(t, "#") { // Markdown ATX markers
+		t = strings.TrimSpace(strings.TrimRight(strings.TrimSpace(strings.TrimLeft(t, "#")), "#"))
 	}
-	return end
+	return strings.Join(strings.Fields(t), " ")
 }
 
-// pack joins consecutive blocks into chunks of at most target tokens; a block
-// over target is cut at line, then word, then character boundaries.
-func pack(text string, bs []span, c Counter, target int) []span {
-	var out []span
-	cur := span{-1, -1}
-	curTokens := 0
-	flush := func() {
-		if cur.start >= 0 {
-			out = append(out, cur)
-		}
-		cur, curTokens = span{-1, -1}, 0
+// packed is a chunk's span before it becomes a Chunk.
+type packed struct {
+	start, end         int
+	pageStart, pageEnd int
+	image              int
+	kinds              map[extract.Kind]bool
+}
+
+func (p packed) kindName(doc *extract.Document) string {
+	switch {
+	case p.image >= 0:
+		return KindImage
+	case len(p.kinds) == 1 && p.kinds[extract.Table]:
+		return KindTable
+	case doc.Format == "code" || (len(p.kinds) == 1 && p.kinds[extract.Code]):
+		return KindCode
 	}
-	for _, b := range bs {
-		t := c.Count(text[b.start:b.end])
-		if t > target {
-			flush()
-			out = append(out, cut(text, b, c, target)...)
+	return KindText
+}
+
+// pack turns a section's blocks into chunk spans.
+func pack(text string, blocks []extract.Block, c Counter, o Options) []packed {
+	var units []unit
+	for _, b := range blocks {
+		t := c.Count(text[b.Start:b.End])
+		whole := o.TargetTokens
+		if b.Kind == extract.Table || b.Kind == extract.Code {
+			whole = 2 * o.TargetTokens // keep tables and code whole where possible
+		}
+		if b.Kind == extract.Figure || t <= whole {
+			img := -1
+			if b.Kind == extract.Figure {
+				img = b.Image
+			}
+			units = append(units, unit{b.Start, b.End, t, b.Kind, b.Page, img})
 			continue
 		}
-		if cur.start >= 0 && curTokens+t > target {
+		for _, piece := range cut(text, b.Start, b.End, c, o.TargetTokens) {
+			units = append(units, unit{piece[0], piece[1], c.Count(text[piece[0]:piece[1]]), b.Kind, b.Page, -1})
+		}
+	}
+	var out []packed
+	var cur []unit
+	curTokens := 0
+	flush := func() {
+		if len(cur) == 0 {
+			return
+		}
+		p := packed{start: cur[0].start, end: cur[len(cur)-1].end, image: -1, kinds: map[extract.Kind]bool{}}
+		for _, u := range cur {
+			p.kinds[u.kind] = true
+			if u.page > 0 && (p.pageStart == 0 || u.page < p.pageStart) {
+				p.pageStart = u.page
+			}
+			p.pageEnd = max(p.pageEnd, u.page)
+		}
+		out = append(out, p)
+	}
+	for _, u := range units {
+		if u.kind == extract.Figure {
 			flush()
+			cur, curTokens = nil, 0
+			out = append(out, packed{start: u.start, end: u.end, pageStart: u.page, pageEnd: u.page, image: u.image,
+				kinds: map[extract.Kind]bool{extract.Figure: true}})
+			continue
 		}
-		if cur.start < 0 {
-			cur.start = b.start
+		if len(cur) > 0 && curTokens+u.tokens > o.TargetTokens {
+			flush()
+			// Carry trailing units of the previous chunk as overlap.
+			var keep []unit
+			kept := 0
+			// Never the whole previous chunk: the new one must start later.
+			for i := len(cur) - 1; i >= 1 && kept+cur[i].tokens <= o.OverlapTokens && kept+cur[i].tokens+u.tokens <= o.TargetTokens; i-- {
+				keep = append([]unit{cur[i]}, keep...)
+				kept += cur[i].tokens
+			}
+			cur, curTokens = keep, kept
 		}
-		cur.end = b.end
-		curTokens += t + 1 // the joining blank line
+		cur = append(cur, u)
+		curTokens += u.tokens + 1 // the separator between blocks
 	}
 	flush()
 	return out
 }
 
-// cut splits one oversized block into pieces of at most target tokens,
-// preferring newlines, then spaces, then any character boundary.
-func cut(text string, b span, c Counter, target int) []span {
-	var out []span
-	for b.start < b.end {
-		// Find the longest prefix within target by binary search over byte length.
-		lo, hi := 1, b.end-b.start
-		for lo < hi {
+// cut splits an oversized span into pieces of at most target tokens,
+// preferring line breaks, then spaces, then any character boundary.
+func cut(text string, start, end int, c Counter, target int) [][2]int {
+	var out [][2]int
+	for start < end {
+		lo, hi := 1, end-start
+		for lo < hi { // longest prefix within target
 			mid := (lo + hi + 1) / 2
-			if c.Count(text[b.start:b.start+mid]) <= target {
+			if c.Count(text[start:start+mid]) <= target {
 				lo = mid
 			} else {
 				hi = mid - 1
 			}
 		}
-		end := b.start + lo
-		if end < b.end {
-			piece := text[b.start:end]
+		stop := start + lo
+		if stop < end {
+			piece := text[start:stop]
 			if i := strings.LastIndexByte(piece, '\n'); i > len(piece)/2 {
-				end = b.start + i + 1
+				stop = start + i + 1
 			} else if i := strings.LastIndexByte(piece, ' '); i > len(piece)/2 {
-				end = b.start + i + 1
+				stop = start + i + 1
 			}
-			for end > b.start && !utf8.RuneStart(text[end]) {
-				end--
+			for stop > start && !utf8.RuneStart(text[stop]) {
+				stop--
 			}
-			if end == b.start { // a single rune over target: take it whole
-				_, size := utf8.DecodeRuneInString(text[b.start:])
-				end = b.start + size
+			if stop == start { // a single rune over target: take it whole
+				_, size := utf8.DecodeRuneInString(text[start:])
+				stop = start + size
 			}
 		}
-		e := trimEnd(text, b.start, end)
-		if e > b.start {
-			out = append(out, span{b.start, e})
+		e := stop
+		for e > start && strings.ContainsRune(" \t\r\n", rune(text[e-1])) {
+			e--
 		}
-		b.start = end
-		for b.start < b.end && (text[b.start] == ' ' || text[b.start] == '\n' || text[b.start] == '\r' || text[b.start] == '\t') {
-			b.start++
+		if e > start {
+			out = append(out, [2]int{start, e})
+		}
+		start = stop
+		for start < end && strings.ContainsRune(" \t\r\n", rune(text[start])) {
+			start++
 		}
 	}
 	return out
 }
 
-// runeIndex converts increasing byte offsets to rune offsets in O(total).
+// runeIndex converts byte offsets to rune offsets with a checkpoint about
+// every 4 KiB (at a rune boundary), so lookups in any order scan little.
 type runeIndex struct {
-	text    string
-	byteOff int
-	runeOff int
+	text  string
+	bytes []int // checkpoint byte offsets, increasing, each at a rune start
+	runes []int // rune count before each checkpoint
 }
 
-func newRuneIndex(text string) *runeIndex { return &runeIndex{text: text} }
+const step = 4096
+
+func newRuneIndex(text string) *runeIndex {
+	r := &runeIndex{text: text}
+	b, n := 0, 0
+	for b <= len(text) {
+		r.bytes, r.runes = append(r.bytes, b), append(r.runes, n)
+		next := min(b+step, len(text))
+		for next < len(text) && !utf8.RuneStart(text[next]) {
+			next++
+		}
+		if next == b {
+			break
+		}
+		n += utf8.RuneCountInString(text[b:next])
+		b = next
+	}
+	return r
+}
 
 func (r *runeIndex) at(b int) int {
-	if b < r.byteOff {
-		r.byteOff, r.runeOff = 0, 0
+	k := min(b/step, len(r.bytes)-1)
+	for k > 0 && r.bytes[k] > b {
+		k--
 	}
-	r.runeOff += utf8.RuneCountInString(r.text[r.byteOff:b])
-	r.byteOff = b
-	return r.runeOff
+	return r.runes[k] + utf8.RuneCountInString(r.text[r.bytes[k]:b])
 }

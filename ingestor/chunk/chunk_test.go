@@ -5,6 +5,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/strata-kb/strata/ingestor/extract"
+	"github.com/strata-kb/strata/ingestor/extract/markdown"
+	"github.com/strata-kb/strata/ingestor/extract/plaintext"
 	"github.com/strata-kb/strata/shared/tokens"
 )
 
@@ -16,109 +19,181 @@ func counter(t testing.TB) Counter {
 	return c
 }
 
+func md(text string) *extract.Document {
+	return &extract.Document{Format: "markdown", Text: text, Blocks: markdown.Blocks(text)}
+}
+
+func txt(text string) *extract.Document {
+	return &extract.Document{Format: "text", Text: text, Blocks: plaintext.Paragraphs(text)}
+}
+
 // checkInvariants verifies what every caller relies on: each chunk is the exact
 // rune slice [Start, End) of the text, inside its section, in order, within
-// the token target unless it is a single rune.
-func checkInvariants(t *testing.T, text string, secs []Section, c Counter, target int) {
+// the token target unless it is one oversized rune or a whole table/code block.
+func checkInvariants(t *testing.T, doc *extract.Document, secs []Section, c Counter, o Options) {
 	t.Helper()
-	runes := []rune(text)
+	runes := []rune(doc.Text)
 	next := 0
-	prevEnd := 0
+	prevSectionEnd := 0
 	for si, s := range secs {
 		if s.Ordinal != si {
 			t.Fatalf("section %d has ordinal %d", si, s.Ordinal)
 		}
-		if s.Start < prevEnd || s.End < s.Start || s.End > len(runes) {
-			t.Fatalf("section %d span [%d,%d) out of order (prev end %d, len %d)", si, s.Start, s.End, prevEnd, len(runes))
+		if s.Start < prevSectionEnd || s.End < s.Start || s.End > len(runes) {
+			t.Fatalf("section %d span [%d,%d) out of order (prev end %d, len %d)", si, s.Start, s.End, prevSectionEnd, len(runes))
 		}
-		prevEnd = s.End
+		prevSectionEnd = s.End
+		prevChunkStart := s.Start - 1
 		for _, ch := range s.Chunks {
 			if ch.Index != next {
 				t.Fatalf("chunk index %d, want %d", ch.Index, next)
 			}
 			next++
-			if ch.Start < s.Start || ch.End > s.End || ch.Start >= ch.End {
-				t.Fatalf("chunk %d [%d,%d) outside section %d [%d,%d)", ch.Index, ch.Start, ch.End, si, s.Start, s.End)
+			if ch.Start < s.Start || ch.End > s.End || ch.Start >= ch.End || ch.Start <= prevChunkStart {
+				t.Fatalf("chunk %d [%d,%d) outside section %d [%d,%d) or not after the previous chunk", ch.Index, ch.Start, ch.End, si, s.Start, s.End)
 			}
+			prevChunkStart = ch.Start
 			if got := string(runes[ch.Start:ch.End]); got != ch.Content {
 				t.Fatalf("chunk %d content differs from text[%d:%d]:\n%q\n%q", ch.Index, ch.Start, ch.End, ch.Content, got)
 			}
-			if ch.Tokens != c.Count(ch.Content) {
-				t.Fatalf("chunk %d token count %d, want %d", ch.Index, ch.Tokens, c.Count(ch.Content))
+			if ch.Tokens != c.Count(ch.Content) || len(ch.Checksum) != 64 {
+				t.Fatalf("chunk %d token count %d (want %d) or checksum %q", ch.Index, ch.Tokens, c.Count(ch.Content), ch.Checksum)
 			}
-			if ch.Tokens > target && utf8.RuneCountInString(ch.Content) > 1 {
-				t.Fatalf("chunk %d has %d tokens, target %d", ch.Index, ch.Tokens, target)
+			limit := o.TargetTokens
+			if ch.Kind == KindTable || ch.Kind == KindCode {
+				limit *= 2
 			}
-			if len(ch.Checksum) != 64 {
-				t.Fatalf("chunk %d checksum %q", ch.Index, ch.Checksum)
+			if ch.Tokens > limit+1 && utf8.RuneCountInString(ch.Content) > 1 && ch.Kind != KindImage {
+				t.Fatalf("chunk %d (%s) has %d tokens, target %d", ch.Index, ch.Kind, ch.Tokens, o.TargetTokens)
 			}
 		}
 	}
 }
 
 func TestMarkdownSections(t *testing.T) {
-	text := "Intro line.\n\n# Guide\n\nWelcome to the guide.\n\n## Install\n\nRun `go install`.\n\n```sh\n# not a heading\n\necho hi\n```\n\n## Use ##\n\nCall it.\n\n# Appendix\nLast words — ünïcode.\n"
+	text := "Intro line.\n\n# Guide\n\nWelcome to the guide.\n\n## Install\n\nRun `go install`.\n\n```sh\n# not a heading\n\necho hi\n```\n\n## Use ##\n\nCall it.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n# Appendix\n## Empty heading joins the next\nLast words — ünïcode.\n"
 	c := counter(t)
-	secs := Markdown(text, c, Options{TargetTokens: 512})
-	checkInvariants(t, text, secs, c, 512)
+	o := Options{TargetTokens: 512}
+	doc := md(text)
+	secs := Split(doc, c, o)
+	checkInvariants(t, doc, secs, c, o)
 	var got []string
 	for _, s := range secs {
 		got = append(got, strings.Join(s.HeadingPath, " > "))
 	}
-	want := []string{"", "Guide", "Guide > Install", "Guide > Use", "Appendix"}
+	want := []string{"", "Guide", "Guide > Install", "Guide > Use", "Appendix > Empty heading joins the next"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("heading paths %q, want %q", got, want)
 	}
-	install := secs[2]
-	if len(install.Chunks) != 1 || !strings.Contains(install.Chunks[0].Content, "# not a heading\n\necho hi") {
-		t.Fatalf("fenced code must stay in its section as one piece: %+v", install.Chunks)
+	if c := secs[2].Chunks; len(c) != 1 || !strings.Contains(c[0].Content, "# not a heading\n\necho hi") {
+		t.Fatalf("fenced code must stay in its section: %+v", c)
 	}
-	if secs[0].Start != 0 || secs[1].Start != strings.Index(text, "# Guide") {
-		t.Fatalf("section offsets %d %d", secs[0].Start, secs[1].Start)
+	if secs[1].Start != strings.Index(text, "# Guide") || !strings.HasPrefix(secs[4].Chunks[0].Content, "# Appendix") {
+		t.Fatalf("section offsets or merged heading wrong: %d %q", secs[1].Start, secs[4].Chunks[0].Content)
 	}
 }
 
-func TestTextPacksParagraphsUnderTarget(t *testing.T) {
+func TestTablesCodeAndImagesKeepTheirKind(t *testing.T) {
+	b := extract.NewBuilder("pdf")
+	b.Add(extract.Heading, 1, 1, "Report")
+	b.Add(extract.Paragraph, 0, 1, "Intro on page one.")
+	b.Add(extract.Table, 0, 2, "a | b\n1 | 2")
+	b.AddImage(extract.Image{Name: "x.png", Page: 2}, "Image 1 on page 2 (PNG, 64x64)")
+	b.Add(extract.Paragraph, 0, 3, "After the image, page three.")
+	doc := b.Doc()
+	c := counter(t)
+	o := Options{TargetTokens: 8}
+	secs := Split(doc, c, o)
+	checkInvariants(t, doc, secs, c, o)
+	var kinds []string
+	for _, ch := range secs[0].Chunks {
+		kinds = append(kinds, ch.Kind)
+		if ch.Kind == KindImage && (ch.Image != 0 || ch.PageStart != 2) {
+			t.Fatalf("image chunk %+v", ch)
+		}
+		if ch.Kind != KindImage && ch.Image != -1 {
+			t.Fatalf("text chunk with an image: %+v", ch)
+		}
+	}
+	if strings.Join(kinds, ",") != "text,table,image,text" || secs[0].PageStart != 1 || secs[0].PageEnd != 3 {
+		t.Fatalf("kinds %v pages %d-%d", kinds, secs[0].PageStart, secs[0].PageEnd)
+	}
+}
+
+func TestTextPacksParagraphsUnderTargetWithOverlap(t *testing.T) {
 	var b strings.Builder
 	for i := range 200 {
 		b.WriteString(strings.Repeat("word ", 10+i%7))
 		b.WriteString("end.\n\n")
 	}
-	text := b.String()
+	doc := txt(b.String())
 	c := counter(t)
-	secs := Text(text, c, Options{TargetTokens: 100})
-	checkInvariants(t, text, secs, c, 100)
-	if len(secs) != 1 || len(secs[0].Chunks) < 20 {
-		t.Fatalf("want one section with many chunks, got %d sections, %d chunks", len(secs), len(secs[0].Chunks))
+	o := Options{TargetTokens: 100, OverlapTokens: 20}
+	secs := Split(doc, c, o)
+	checkInvariants(t, doc, secs, c, o)
+	chunks := secs[0].Chunks
+	if len(secs) != 1 || len(chunks) < 20 {
+		t.Fatalf("want one section with many chunks, got %d sections, %d chunks", len(secs), len(chunks))
+	}
+	overlaps := 0
+	for i := 1; i < len(chunks); i++ {
+		if chunks[i].Start < chunks[i-1].End {
+			overlaps++
+		}
+	}
+	if overlaps < len(chunks)/2 {
+		t.Fatalf("only %d of %d chunks overlap their predecessor", overlaps, len(chunks))
+	}
+	noOverlap := Split(doc, c, Options{TargetTokens: 100})
+	for i := 1; i < len(noOverlap[0].Chunks); i++ {
+		if noOverlap[0].Chunks[i].Start < noOverlap[0].Chunks[i-1].End {
+			t.Fatal("chunks overlap without OverlapTokens")
+		}
 	}
 }
 
 func TestOversizedBlockIsCut(t *testing.T) {
-	text := strings.Repeat("é", 3000) + " " + strings.Repeat("longword ", 2000)
+	doc := txt(strings.Repeat("é", 3000) + " " + strings.Repeat("longword ", 2000))
 	c := counter(t)
-	secs := Text(text, c, Options{TargetTokens: 64})
-	checkInvariants(t, text, secs, c, 64)
+	o := Options{TargetTokens: 64}
+	checkInvariants(t, doc, Split(doc, c, o), c, o)
+}
+
+func TestRuneIndex(t *testing.T) {
+	text := strings.Repeat("aé€😀", 5000)
+	r := newRuneIndex(text)
+	for _, b := range []int{0, 1, 3, 4096, 4097, 9000, len(text)} {
+		for b < len(text) && !utf8.RuneStart(text[b]) {
+			b++
+		}
+		if got, want := r.at(b), utf8.RuneCountInString(text[:b]); got != want {
+			t.Fatalf("at(%d) = %d, want %d", b, got, want)
+		}
+	}
 }
 
 func TestEmptyAndBlank(t *testing.T) {
 	c := counter(t)
 	for _, text := range []string{"", "\n\n  \n", "# Only heading"} {
-		secs := Markdown(text, c, Options{})
-		checkInvariants(t, text, secs, c, 512)
+		doc := md(text)
+		checkInvariants(t, doc, Split(doc, c, Options{TargetTokens: 512}), c, Options{TargetTokens: 512})
 	}
 }
 
-func FuzzMarkdown(f *testing.F) {
-	for _, s := range []string{"# a\nb\n## c\nd", "```\n# x\n```\n# y", "\xff\xfe# z", "a\n\n\n\nb", "#\n#\n#"} {
-		f.Add(s, 16)
+func FuzzSplit(f *testing.F) {
+	for _, s := range []string{"# a\nb\n## c\nd", "```\n# x\n```\n# y", "\xff\xfe# z", "a\n\n\n\nb", "#\n#\n#", "| a |\n| b |\ntext"} {
+		f.Add(s, 16, 4)
 	}
 	c := counter(f)
-	f.Fuzz(func(t *testing.T, text string, target int) {
-		if !utf8.ValidString(text) {
-			text = strings.ToValidUTF8(text, "\uFFFD")
+	f.Fuzz(func(t *testing.T, text string, target, overlap int) {
+		text = strings.ToValidUTF8(text, "\uFFFD")
+		o := Options{TargetTokens: 1 + abs(target)%600, OverlapTokens: abs(overlap) % 100}
+		if o.OverlapTokens >= o.TargetTokens {
+			o.OverlapTokens = 0
 		}
-		target = 1 + abs(target)%600
-		checkInvariants(t, text, Markdown(text, c, Options{TargetTokens: target}), c, target)
+		for _, doc := range []*extract.Document{md(text), txt(text)} {
+			checkInvariants(t, doc, Split(doc, c, o), c, o)
+		}
 	})
 }
 

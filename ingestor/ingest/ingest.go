@@ -4,7 +4,6 @@
 package ingest
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -12,13 +11,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/strata-kb/strata/ingestor/chunk"
 	"github.com/strata-kb/strata/ingestor/event"
+	"github.com/strata-kb/strata/ingestor/extract"
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/objkey"
 	"github.com/strata-kb/strata/shared/pipeline"
@@ -44,26 +43,41 @@ type Publisher interface {
 	Publish(ctx context.Context, subject, msgID string, headers map[string]string, data []byte) error
 }
 
+// Extractor reads a file's text and structure (detect.Registry).
+type Extractor interface {
+	Extract(ctx context.Context, data []byte, name string, lim extract.Limits) (*extract.Document, error)
+}
+
+// AssetStore keeps images that image chunks show.
+type AssetStore interface {
+	// PutAsset stores data under key and returns its reference "<bucket>/<key>".
+	PutAsset(ctx context.Context, key string, data []byte, mime string) (string, error)
+}
+
 // Config bounds ingestion.
 type Config struct {
 	MaxObjectBytes  int64
 	MaxMessageBytes int // a file version must fit one message on the chunks stream
 	TargetTokens    int
+	OverlapTokens   int
+	Limits          extract.Limits
 }
 
 // Ingestor handles bucket events.
 type Ingestor struct {
-	cfg     Config
-	store   ObjectStore
-	pub     Publisher
-	counter chunk.Counter
-	log     *slog.Logger
-	now     func() time.Time
+	cfg       Config
+	store     ObjectStore
+	assets    AssetStore
+	extractor Extractor
+	pub       Publisher
+	counter   chunk.Counter
+	log       *slog.Logger
+	now       func() time.Time
 }
 
 // New returns an Ingestor.
-func New(cfg Config, store ObjectStore, pub Publisher, counter chunk.Counter, log *slog.Logger) *Ingestor {
-	return &Ingestor{cfg: cfg, store: store, pub: pub, counter: counter, log: log, now: time.Now}
+func New(cfg Config, store ObjectStore, assets AssetStore, extractor Extractor, pub Publisher, counter chunk.Counter, log *slog.Logger) *Ingestor {
+	return &Ingestor{cfg: cfg, store: store, assets: assets, extractor: extractor, pub: pub, counter: counter, log: log, now: time.Now}
 }
 
 // HandleEvent processes one notification message. Malformed events and
@@ -122,7 +136,9 @@ func (in *Ingestor) handleRecord(ctx context.Context, r event.Record) error {
 		sum := sha256.Sum256(data)
 		fv.Checksum = hex.EncodeToString(sum[:])
 		fv.FileVersionID = ids.FileVersion(fileID, versionOf(obj), fv.Checksum)
-		in.extract(&fv, key, data)
+		if err := in.extract(ctx, &fv, key, data); err != nil {
+			return err
+		}
 	}
 	body, err := json.Marshal(fv)
 	if err != nil {
@@ -158,63 +174,70 @@ func versionOf(o pipeline.Object) string {
 	return o.Sequencer
 }
 
-// Formats recognised by extension; anything else is sniffed.
-var (
-	markdownExt = map[string]bool{".md": true, ".markdown": true, ".mdx": true}
-	textExt     = map[string]bool{".txt": true, ".text": true, ".log": true, ".csv": true, ".tsv": true, ".json": true,
-		".yaml": true, ".yml": true, ".toml": true, ".ini": true, ".rst": true, ".go": true, ".py": true, ".js": true,
-		".ts": true, ".java": true, ".rs": true, ".c": true, ".h": true, ".cpp": true, ".hpp": true, ".sh": true, ".sql": true}
-)
-
-// extract fills fv's format, text statistics, sections and chunks.
-func (in *Ingestor) extract(fv *pipeline.FileVersion, key objkey.Key, data []byte) {
-	ext := strings.ToLower(path.Ext(key.Path))
-	textual := len(data) == 0 || (bytes.IndexByte(data, 0) < 0 && utf8.Valid(data))
+// extract fills fv's format, text statistics, sections and chunks, or its
+// failure. Only a failure to store images is returned, to be retried.
+func (in *Ingestor) extract(ctx context.Context, fv *pipeline.FileVersion, key objkey.Key, data []byte) error {
+	doc, err := in.extractor.Extract(ctx, data, key.Path, in.cfg.Limits)
 	switch {
-	case markdownExt[ext] && textual:
-		fv.Format = "markdown"
-	case (textExt[ext] || ext == "") && textual:
-		fv.Format = "text"
-	case markdownExt[ext] || textExt[ext]:
-		fv.Format = "text"
-		fv.Status, fv.Error = pipeline.StatusFailed, "binary or invalid UTF-8 content in a file named as text"
-		return
-	case textual && utf8.Valid(data):
-		fv.Format = "text"
-	default:
-		fv.Format = "binary"
-		fv.Status, fv.Error = pipeline.StatusUnsupported, fmt.Sprintf("unsupported file type %q (supported so far: Markdown and plain text)", ext)
-		return
+	case errors.Is(err, extract.ErrUnsupported):
+		fv.Format, fv.Status, fv.Error = "binary", pipeline.StatusUnsupported, err.Error()
+		return nil
+	case err != nil:
+		fv.Status, fv.Error = pipeline.StatusFailed, err.Error()
+		return nil
 	}
-	text := string(data)
-	var secs []chunk.Section
-	if fv.Format == "markdown" {
-		secs = chunk.Markdown(text, in.counter, chunk.Options{TargetTokens: in.cfg.TargetTokens})
-	} else {
-		secs = chunk.Text(text, in.counter, chunk.Options{TargetTokens: in.cfg.TargetTokens})
+	fv.Format, fv.Language, fv.Pages, fv.Warnings = doc.Format, doc.Language, doc.Pages, doc.Warnings
+	if doc.Title != "" {
+		fv.Title = doc.Title
 	}
+	if len(doc.Blocks) == 0 {
+		reason := "no text found"
+		if doc.Format == "pdf" {
+			reason += " (a scanned or empty PDF: OCR is not supported)"
+		}
+		if len(doc.Warnings) > 0 {
+			reason += "; " + strings.Join(doc.Warnings, "; ")
+		}
+		fv.Status, fv.Error = pipeline.StatusFailed, reason
+		return nil
+	}
+	secs := chunk.Split(doc, in.counter, chunk.Options{TargetTokens: in.cfg.TargetTokens, OverlapTokens: in.cfg.OverlapTokens})
+	refs := map[int]string{}
 	fv.Status = pipeline.StatusIndexed
-	fv.TextLength = utf8.RuneCountInString(text)
+	fv.TextLength = utf8.RuneCountInString(doc.Text)
 	for _, s := range secs {
 		sec := pipeline.Section{
 			ID: ids.Section(fv.FileVersionID, s.Ordinal), Ordinal: s.Ordinal, Title: s.Title,
 			HeadingPath: s.HeadingPath, Level: s.Level, StartOffset: s.Start, EndOffset: s.End,
-			TokenCount: s.Tokens, ChunkCount: len(s.Chunks),
+			TokenCount: s.Tokens, ChunkCount: len(s.Chunks), PageStart: s.PageStart, PageEnd: s.PageEnd,
 		}
 		if sec.Title == "" && s.Ordinal == 0 {
-			sec.Title = key.Name()
+			sec.Title = fv.Title
 		}
-		if s.Level == 1 && fv.Title == key.Name() {
+		if fv.Title == key.Name() && s.Level == 1 && s.Title != "" && doc.Format != "code" {
 			fv.Title = s.Title
 		}
 		fv.Sections = append(fv.Sections, sec)
 		fv.TokenCount += s.Tokens
 		for _, c := range s.Chunks {
-			fv.Chunks = append(fv.Chunks, pipeline.Chunk{
+			pc := pipeline.Chunk{
 				ID: ids.Chunk(fv.FileVersionID, c.Index), Index: c.Index, SectionID: sec.ID, Content: c.Content,
 				StartOffset: c.Start, EndOffset: c.End, TokenCount: c.Tokens, SourceChecksum: c.Checksum,
-				HeadingPath: s.HeadingPath,
-			})
+				HeadingPath: s.HeadingPath, Kind: c.Kind, PageStart: c.PageStart, PageEnd: c.PageEnd,
+			}
+			if c.Image >= 0 && c.Image < len(doc.Images) {
+				img := doc.Images[c.Image]
+				ref, ok := refs[c.Image]
+				if !ok {
+					if ref, err = in.assets.PutAsset(ctx, key.Project+"/"+fv.FileVersionID+"/"+img.Name, img.Data, img.MIME); err != nil {
+						return fmt.Errorf("store image %s of %s: %w", img.Name, key.Raw, err)
+					}
+					refs[c.Image] = ref
+				}
+				pc.ImageRef, pc.ImageMIME = ref, img.MIME
+			}
+			fv.Chunks = append(fv.Chunks, pc)
 		}
 	}
+	return nil
 }

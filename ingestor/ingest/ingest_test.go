@@ -10,7 +10,11 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/strata-kb/strata/ingestor/extract"
+	"github.com/strata-kb/strata/ingestor/extract/detect"
+	"github.com/strata-kb/strata/ingestor/extract/pdf"
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/tokens"
@@ -44,6 +48,21 @@ type published struct {
 
 type fakePub struct{ msgs []published }
 
+type fakeAssets struct{ keys []string }
+
+func (f *fakeAssets) PutAsset(_ context.Context, key string, _ []byte, _ string) (string, error) {
+	f.keys = append(f.keys, key)
+	return "assets/" + key, nil
+}
+
+func registry() Extractor { return detect.NewRegistry(pdf.Poppler{}) }
+
+func limits() extract.Limits {
+	lim := extract.DefaultLimits()
+	lim.Timeout = 20 * time.Second
+	return lim
+}
+
 func (f *fakePub) Publish(_ context.Context, subject, msgID string, headers map[string]string, data []byte) error {
 	f.msgs = append(f.msgs, published{subject, msgID, headers, data})
 	return nil
@@ -61,8 +80,8 @@ func newIngestor(t *testing.T, objects map[string][]byte) (*Ingestor, *fakePub) 
 		t.Fatal(err)
 	}
 	pub := &fakePub{}
-	return New(Config{MaxObjectBytes: 1 << 10, MaxMessageBytes: 1 << 20, TargetTokens: 64}, fakeStore{objects: objects}, pub, c,
-		slog.New(slog.NewTextHandler(io.Discard, nil))), pub
+	return New(Config{MaxObjectBytes: 1 << 10, MaxMessageBytes: 1 << 20, TargetTokens: 64, Limits: limits()}, fakeStore{objects: objects},
+		&fakeAssets{}, registry(), pub, c, slog.New(slog.NewTextHandler(io.Discard, nil))), pub
 }
 
 func decode(t *testing.T, p published) pipeline.FileVersion {
@@ -85,10 +104,13 @@ func TestFileVersions(t *testing.T) {
 		{key: "acme/docs/guide.md", content: "# Title\n\nBody text.\n\n## Two\n\nMore.", status: pipeline.StatusIndexed, format: "markdown", chunks: 2},
 		{key: "acme/notes.txt", content: "plain words\n\nsecond paragraph", status: pipeline.StatusIndexed, format: "text", chunks: 1},
 		{key: "acme/README", content: "no extension, still text", status: pipeline.StatusIndexed, format: "text", chunks: 1},
-		{key: "acme/empty.md", content: "", status: pipeline.StatusIndexed, format: "markdown", chunks: 0},
-		{key: "acme/fake.md", content: "\x00\x01binary", status: pipeline.StatusFailed, format: "text", errContains: "binary or invalid UTF-8"},
-		{key: "acme/latin1.txt", content: "caf\xe9", status: pipeline.StatusFailed, format: "text", errContains: "invalid UTF-8"},
-		{key: "acme/photo.png", content: "\x89PNG\r\n\x1a\n\x00\x00", status: pipeline.StatusUnsupported, format: "binary", errContains: "unsupported file type"},
+		{key: "acme/empty.md", content: "", status: pipeline.StatusFailed, errContains: "empty file"},
+		{key: "acme/fake.md", content: "\x00\x01binary", status: pipeline.StatusFailed, errContains: "binary or invalid UTF-8"},
+		{key: "acme/latin1.txt", content: "caf\xe9", status: pipeline.StatusFailed, errContains: "invalid UTF-8"},
+		{key: "acme/photo.png", content: "\x89PNG\r\n\x1a\n\x00\x00", status: pipeline.StatusFailed, errContains: "corrupt"},
+		{key: "acme/archive.bin", content: "\x7fELF\x02\x01\x00\x00binary", status: pipeline.StatusUnsupported, format: "binary", errContains: "unsupported file type"},
+		{key: "acme/legacy.doc", content: "\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1rest", status: pipeline.StatusUnsupported, format: "binary", errContains: "legacy Office"},
+		{key: "acme/page.html", content: "<html><body><h1>Hi</h1><p>there</p></body></html>", status: pipeline.StatusIndexed, format: "html", chunks: 1},
 		{key: "acme/huge.md", content: strings.Repeat("a", 2000), status: pipeline.StatusFailed, errContains: "over the 1024 byte limit"},
 	}
 	for _, tt := range tests {
@@ -168,7 +190,7 @@ func TestErrorsArePermanentOrRetried(t *testing.T) {
 		}
 	}
 	c, _ := tokens.New()
-	flaky := New(Config{MaxObjectBytes: 1 << 10}, fakeStore{err: errors.New("connection refused")}, &fakePub{}, c, slog.New(slog.DiscardHandler))
+	flaky := New(Config{MaxObjectBytes: 1 << 10, Limits: limits()}, fakeStore{err: errors.New("connection refused")}, &fakeAssets{}, registry(), &fakePub{}, c, slog.New(slog.DiscardHandler))
 	err := flaky.HandleEvent(context.Background(), eventJSON("s3:ObjectCreated:Put", "acme/a.md", 1))
 	if err == nil || worker.IsPermanent(err) || !strings.Contains(err.Error(), "connection refused") {
 		t.Fatalf("a store outage must be retried, got %v", err)

@@ -2,6 +2,7 @@
 package objectstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -56,4 +57,21 @@ func classify(key string, err error) error {
 		}
 	}
 	return fmt.Errorf("get %s: %w", key, err)
+}
+
+// Assets stores extracted images in their own bucket (no notifications on
+// it, so storing them never triggers ingestion).
+type Assets struct {
+	Client *minio.Client
+	Bucket string
+}
+
+// PutAsset stores data under key; the key is derived from the file version,
+// so a retry overwrites the same object.
+func (a Assets) PutAsset(ctx context.Context, key string, data []byte, mime string) (string, error) {
+	_, err := a.Client.PutObject(ctx, a.Bucket, key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{ContentType: mime})
+	if err != nil {
+		return "", fmt.Errorf("put asset %s/%s: %w", a.Bucket, key, err)
+	}
+	return a.Bucket + "/" + key, nil
 }

@@ -46,3 +46,17 @@ func Ensure(ctx context.Context, c *minio.Client, name string, target notificati
 	}
 	return nil
 }
+
+// EnsurePlain creates a bucket without notifications if needed.
+func EnsurePlain(ctx context.Context, c *minio.Client, name string) error {
+	exists, err := c.BucketExists(ctx, name)
+	if err != nil {
+		return fmt.Errorf("bucket %s: %w", name, err)
+	}
+	if !exists {
+		if err := c.MakeBucket(ctx, name, minio.MakeBucketOptions{}); err != nil {
+			return fmt.Errorf("create bucket %s: %w", name, err)
+		}
+	}
+	return nil
+}

@@ -52,8 +52,11 @@ type FileVersion struct {
 	Object        Object    `json:"object"`
 	FileID        string    `json:"file_id"`
 	FileVersionID string    `json:"file_version_id"`
-	Checksum      string    `json:"checksum"` // sha256 of the object bytes
-	Format        string    `json:"format"`   // e.g. "markdown", "text"
+	Checksum      string    `json:"checksum"`           // sha256 of the object bytes
+	Format        string    `json:"format"`             // pdf, docx, html, markdown, text, code, image, binary
+	Language      string    `json:"language,omitempty"` // source language of code
+	Pages         int       `json:"pages,omitempty"`
+	Warnings      []string  `json:"warnings,omitempty"` // recoverable problems met while extracting
 	Title         string    `json:"title"`
 	Status        string    `json:"status"` // StatusIndexed, StatusFailed or StatusUnsupported
 	Error         string    `json:"error,omitempty"`
@@ -75,6 +78,8 @@ type Section struct {
 	EndOffset   int      `json:"end_offset"`
 	TokenCount  int      `json:"token_count"`
 	ChunkCount  int      `json:"chunk_count"`
+	PageStart   int      `json:"page_start,omitempty"`
+	PageEnd     int      `json:"page_end,omitempty"`
 }
 
 // Chunk is one retrievable piece of a file version. Offsets are character
@@ -89,6 +94,12 @@ type Chunk struct {
 	TokenCount     int      `json:"token_count"`
 	SourceChecksum string   `json:"source_checksum"` // sha256 of Content
 	HeadingPath    []string `json:"heading_path"`
+	Kind           string   `json:"kind"` // text, code, table or image
+	PageStart      int      `json:"page_start,omitempty"`
+	PageEnd        int      `json:"page_end,omitempty"`
+	// ImageRef locates an image chunk's picture as "<bucket>/<key>".
+	ImageRef  string `json:"image_ref,omitempty"`
+	ImageMIME string `json:"image_mime,omitempty"`
 }
 
 // FileDeleted tells the indexer that an object was removed.

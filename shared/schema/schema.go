@@ -61,7 +61,8 @@ func Definitions() []*models.Class {
 			Properties: []*models.Property{
 				field("file_id"), field("file_path"), text("name", "word"), field("folder"), field("branch"),
 				field("object_key"), field("etag"), field("version_id"), field("sequencer"),
-				field("file_version_id"), field("checksum"), field("format"), text("title", "word"),
+				field("file_version_id"), field("checksum"), field("format"), field("language"), integer("pages"),
+				textArray("warnings"), text("title", "word"),
 				field("status"), text("error", "word"), boolean("deleted"), integer("size"),
 				integer("text_length"), integer("token_count"), integer("chunk_count"), integer("section_count"),
 				field("content_type"), date("updated_at"), date("ingested_at"),
@@ -76,6 +77,7 @@ func Definitions() []*models.Class {
 				field("file_id"), field("file_version_id"), field("file_path"), field("branch"),
 				integer("ordinal"), text("title", "word"), textArray("heading_path"), integer("level"),
 				integer("start_offset"), integer("end_offset"), integer("token_count"), integer("chunk_count"),
+				integer("page_start"), integer("page_end"),
 			},
 		},
 		{
@@ -91,7 +93,8 @@ func Definitions() []*models.Class {
 				field("file_id"), field("file_version_id"), field("file_path"), field("branch"),
 				integer("index"), integer("start_offset"), integer("end_offset"), integer("token_count"),
 				field("source_checksum"), date("created_at"), field("section_id"), textArray("heading_path"),
-				field("embedding_status"), field("embedding_model"),
+				field("embedding_status"), field("embedding_model"), field("kind"), integer("page_start"),
+				integer("page_end"), field("image_ref"), field("image_mime"),
 			},
 		},
 	}
@@ -105,6 +108,9 @@ func Ensure(ctx context.Context, c *weaviate.Client) error {
 			return fmt.Errorf("check collection %s: %w", class.Class, err)
 		}
 		if exists {
+			if err := addMissingProperties(ctx, c, class); err != nil {
+				return err
+			}
 			continue
 		}
 		if err := c.Schema().ClassCreator().WithClass(class).Do(ctx); err != nil {
@@ -112,6 +118,28 @@ func Ensure(ctx context.Context, c *weaviate.Client) error {
 				continue
 			}
 			return fmt.Errorf("create collection %s: %w", class.Class, err)
+		}
+	}
+	return nil
+}
+
+// addMissingProperties brings an existing collection up to the current
+// definition, so an index written by an older version keeps working.
+func addMissingProperties(ctx context.Context, c *weaviate.Client, want *models.Class) error {
+	have, err := c.Schema().ClassGetter().WithClassName(want.Class).Do(ctx)
+	if err != nil {
+		return fmt.Errorf("read collection %s: %w", want.Class, err)
+	}
+	names := map[string]bool{}
+	for _, p := range have.Properties {
+		names[p.Name] = true
+	}
+	for _, p := range want.Properties {
+		if names[p.Name] {
+			continue
+		}
+		if err := c.Schema().PropertyCreator().WithClassName(want.Class).WithProperty(p).Do(ctx); err != nil && !strings.Contains(err.Error(), "already exists") {
+			return fmt.Errorf("add property %s to %s: %w", p.Name, want.Class, err)
 		}
 	}
 	return nil

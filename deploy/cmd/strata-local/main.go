@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/strata-kb/strata/deploy/localstack"
+	"github.com/strata-kb/strata/deploy/syspkg"
 	"github.com/strata-kb/strata/shared/servers"
 )
 
@@ -49,7 +50,7 @@ func run(ctx context.Context, args []string) error {
 		for _, b := range servers.All {
 			fmt.Printf("%s %s: %s\n", b.Name, b.Version, paths[b.Name])
 		}
-		return nil
+		return syspkg.Ensure(ctx, syspkg.Poppler, os.Stdout)
 	case "up":
 		return up(ctx, root, state)
 	case "down":
@@ -107,6 +108,9 @@ func up(ctx context.Context, root, state string) error {
 	}
 	if len(busy) > 0 {
 		return errors.New(strings.Join(busy, "\n"))
+	}
+	if err := syspkg.Ensure(ctx, syspkg.Poppler, os.Stdout); err != nil {
+		return err
 	}
 	start := time.Now()
 	_, err = localstack.Up(ctx, localstack.Options{Root: root, StateDir: state, Ports: ports, Detach: true, Progress: os.Stdout})

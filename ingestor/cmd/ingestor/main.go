@@ -15,6 +15,9 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/strata-kb/strata/ingestor/extract"
+	"github.com/strata-kb/strata/ingestor/extract/detect"
+	"github.com/strata-kb/strata/ingestor/extract/pdf"
 	"github.com/strata-kb/strata/ingestor/ingest"
 	"github.com/strata-kb/strata/ingestor/objectstore"
 	"github.com/strata-kb/strata/shared/bucket"
@@ -38,6 +41,15 @@ type Config struct {
 	MaxObjectBytes  int64
 	MaxMessageBytes int
 	TargetTokens    int
+	OverlapTokens   int
+	AssetsBucket    string
+	ExtractTimeout  time.Duration
+	MaxTextBytes    int
+	MaxPages        int
+	MaxImages       int
+	MaxChildMemory  int64
+	PopplerDir      string
+	UniDoc          pdf.License
 }
 
 // RegisterFlags registers the ingestor's flags.
@@ -52,6 +64,25 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.MaxObjectBytes, "max-object-bytes", 32<<20, "larger objects are recorded as failed, not read")
 	fs.IntVar(&c.MaxMessageBytes, "max-message-bytes", 8<<20, "largest file version message (the NATS server's max_payload)")
 	fs.IntVar(&c.TargetTokens, "chunk-tokens", 512, "target chunk size in tokens")
+	fs.IntVar(&c.OverlapTokens, "chunk-overlap", 0, "tokens of trailing blocks a chunk repeats from the previous one")
+	fs.StringVar(&c.AssetsBucket, "assets-bucket", "strata-assets", "bucket for images extracted from documents (no notifications)")
+	def := extract.DefaultLimits()
+	fs.DurationVar(&c.ExtractTimeout, "extract-timeout", def.Timeout, "time limit to extract one file")
+	fs.IntVar(&c.MaxTextBytes, "max-text-bytes", def.MaxTextBytes, "extracted text over this size is an error")
+	fs.IntVar(&c.MaxPages, "max-pages", def.MaxPages, "pages extracted per PDF")
+	fs.IntVar(&c.MaxImages, "max-images", def.MaxImages, "images kept per document")
+	fs.Int64Var(&c.MaxChildMemory, "extract-memory-bytes", def.MaxMemoryBytes, "address-space limit of each poppler process")
+	fs.StringVar(&c.PopplerDir, "poppler-dir", "", "directory of pdftotext, pdfinfo, pdftohtml, pdfimages (default: PATH)")
+	fs.StringVar(&c.UniDoc.MeteredKey, "unidoc-metered-key", "", "UniDoc metered API key: use UniPDF for PDFs (needs network access to UniDoc)")
+	fs.StringVar(&c.UniDoc.OfflineKey, "unidoc-license-key", "", "UniDoc offline license key contents: use UniPDF for PDFs")
+	fs.StringVar(&c.UniDoc.CustomerName, "unidoc-customer", "", "customer name of the UniDoc offline license")
+}
+
+// Limits returns the extraction limits.
+func (c *Config) Limits() extract.Limits {
+	lim := extract.DefaultLimits()
+	lim.Timeout, lim.MaxTextBytes, lim.MaxPages, lim.MaxImages, lim.MaxMemoryBytes = c.ExtractTimeout, c.MaxTextBytes, c.MaxPages, c.MaxImages, c.MaxChildMemory
+	return lim
 }
 
 // Validate reports every problem at once.
@@ -75,6 +106,24 @@ func (c *Config) Validate() error {
 	}
 	if c.TargetTokens < 16 || c.TargetTokens > 8192 {
 		p.Addf("chunk-tokens", "must be 16..8192, got %d", c.TargetTokens)
+	}
+	if c.OverlapTokens < 0 || c.OverlapTokens >= c.TargetTokens {
+		p.Addf("chunk-overlap", "must be 0 or more and less than -chunk-tokens (%d), got %d", c.TargetTokens, c.OverlapTokens)
+	}
+	if c.AssetsBucket == "" {
+		p.Addf("assets-bucket", "required")
+	}
+	if c.ExtractTimeout < time.Second {
+		p.Addf("extract-timeout", "must be at least 1s, got %v", c.ExtractTimeout)
+	}
+	if c.MaxTextBytes < 1024 || c.MaxPages < 1 || c.MaxImages < 0 || c.MaxChildMemory < 64<<20 {
+		p.Addf("max-text-bytes", "limits must be positive (max-text-bytes >= 1024, max-pages >= 1, max-images >= 0, extract-memory-bytes >= 64 MiB)")
+	}
+	if c.UniDoc.OfflineKey != "" && c.UniDoc.CustomerName == "" {
+		p.Addf("unidoc-customer", "required with -unidoc-license-key")
+	}
+	if err := (pdf.Poppler{BinDir: c.PopplerDir}).Available(); err != nil {
+		p.Addf("poppler-dir", "%v", err)
 	}
 	return p.Err()
 }
@@ -119,8 +168,13 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	ing := ingest.New(ingest.Config{MaxObjectBytes: cfg.MaxObjectBytes, MaxMessageBytes: cfg.MaxMessageBytes, TargetTokens: cfg.TargetTokens},
-		objectstore.Store{Client: s3}, pipeline.Publisher{JS: js}, counter, log)
+	ing := ingest.New(ingest.Config{MaxObjectBytes: cfg.MaxObjectBytes, MaxMessageBytes: cfg.MaxMessageBytes, TargetTokens: cfg.TargetTokens,
+		OverlapTokens: cfg.OverlapTokens, Limits: cfg.Limits()},
+		objectstore.Store{Client: s3}, objectstore.Assets{Client: s3, Bucket: cfg.AssetsBucket},
+		detect.NewRegistry(pdf.New(cfg.UniDoc, pdf.Poppler{BinDir: cfg.PopplerDir})), pipeline.Publisher{JS: js}, counter, log)
+	if exists, err := s3.BucketExists(ctx, cfg.AssetsBucket); err != nil || !exists {
+		return fmt.Errorf("assets bucket %q (-assets-bucket, STRATA_ASSETS_BUCKET) is not reachable or does not exist: %v", cfg.AssetsBucket, err)
+	}
 	loop := worker.New(worker.Config{Stage: "ingestor", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver},
 		js, cons, func(ctx context.Context, msg jetstream.Msg) error { return ing.HandleEvent(ctx, msg.Data()) }, log)
 

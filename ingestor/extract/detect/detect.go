@@ -1,0 +1,125 @@
+// Package detect decides how to read an uploaded file, by its content first
+// and its name second, and dispatches to the format's extractor.
+package detect
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"path"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/strata-kb/strata/ingestor/extract"
+	"github.com/strata-kb/strata/ingestor/extract/code"
+	"github.com/strata-kb/strata/ingestor/extract/docx"
+	"github.com/strata-kb/strata/ingestor/extract/htmltext"
+	"github.com/strata-kb/strata/ingestor/extract/markdown"
+	"github.com/strata-kb/strata/ingestor/extract/picture"
+	"github.com/strata-kb/strata/ingestor/extract/plaintext"
+)
+
+// Formats.
+const (
+	PDF      = "pdf"
+	DOCX     = "docx"
+	HTML     = "html"
+	Markdown = "markdown"
+	Text     = "text"
+	Code     = "code"
+	Image    = "image"
+)
+
+var (
+	markdownExt = map[string]bool{".md": true, ".markdown": true, ".mdx": true}
+	htmlExt     = map[string]bool{".html": true, ".htm": true, ".xhtml": true}
+	// textExt are names that promise text; binary content under them is an error, not "unsupported".
+	textExt = map[string]bool{".txt": true, ".text": true, ".log": true, ".csv": true, ".tsv": true, ".json": true,
+		".jsonl": true, ".ndjson": true, ".yaml": true, ".yml": true, ".toml": true, ".ini": true, ".cfg": true,
+		".conf": true, ".rst": true, ".adoc": true, ".xml": true, ".svg": true, ".tex": true}
+	oleMagic = []byte{0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1}
+)
+
+// Format returns the format to read data as, or an error wrapping
+// extract.ErrUnsupported / extract.ErrCorrupt that says why not.
+func Format(name string, data []byte) (string, error) {
+	ext := strings.ToLower(path.Ext(name))
+	switch {
+	case len(data) == 0:
+		return "", fmt.Errorf("%w: empty file (0 bytes)", extract.ErrCorrupt)
+	case bytes.Contains(data[:min(len(data), 1024)], []byte("%PDF-")):
+		return PDF, nil
+	case picture.Sniff(data):
+		return Image, nil
+	case bytes.HasPrefix(data, []byte("PK\x03\x04")):
+		if docx.Sniff(data) || ext == ".docx" { // a broken DOCX gets the DOCX reader's error
+			return DOCX, nil
+		}
+		return "", fmt.Errorf("%w: zip archive (%s); only DOCX among zip formats is read", extract.ErrUnsupported, kindOf(ext, "zip"))
+	case bytes.HasPrefix(data, oleMagic):
+		if ext == ".docx" { // how a password-protected DOCX is stored
+			return DOCX, nil
+		}
+		return "", fmt.Errorf("%w: legacy Office or OLE file (%s); save it as DOCX or PDF", extract.ErrUnsupported, kindOf(ext, "ole"))
+	}
+	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
+		if textExt[ext] || markdownExt[ext] || htmlExt[ext] || code.Language(name, nil) != "" {
+			return "", fmt.Errorf("%w: binary or invalid UTF-8 content in a file named as text (%s)", extract.ErrCorrupt, ext)
+		}
+		return "", fmt.Errorf("%w: %s (%s)", extract.ErrUnsupported, http.DetectContentType(data), kindOf(ext, "binary"))
+	}
+	switch {
+	case markdownExt[ext]:
+		return Markdown, nil
+	case htmlExt[ext] || (!textExt[ext] && htmltext.Sniff(data)):
+		return HTML, nil
+	case code.Language(name, data) != "":
+		return Code, nil
+	}
+	return Text, nil
+}
+
+func kindOf(ext, fallback string) string {
+	if ext == "" {
+		return fallback
+	}
+	return ext
+}
+
+// Registry holds one extractor per format.
+type Registry map[string]extract.Extractor
+
+// NewRegistry returns the extractors for every format; pdf is the PDF extractor
+// chosen by configuration (poppler, or UniPDF with poppler as fallback).
+func NewRegistry(pdf extract.Extractor) Registry {
+	return Registry{
+		PDF: pdf, DOCX: docx.Extractor{}, HTML: htmltext.Extractor{}, Markdown: markdown.Extractor{},
+		Text: plaintext.Extractor{}, Code: code.Extractor{}, Image: picture.Extractor{},
+	}
+}
+
+// Extract detects the format and extracts, bounded by lim.Timeout.
+func (r Registry) Extract(ctx context.Context, data []byte, name string, lim extract.Limits) (*extract.Document, error) {
+	format, err := Format(name, data)
+	if err != nil {
+		return nil, err
+	}
+	ex, ok := r[format]
+	if !ok {
+		return nil, fmt.Errorf("%w: no extractor for %s", extract.ErrUnsupported, format)
+	}
+	if lim.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, lim.Timeout)
+		defer cancel()
+	}
+	doc, err := ex.Extract(ctx, data, name, lim)
+	if err != nil {
+		return nil, err
+	}
+	if doc.Format == "" {
+		doc.Format = format
+	}
+	return doc, nil
+}

@@ -1,0 +1,57 @@
+package docx
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/strata-kb/strata/ingestor/extract"
+)
+
+// add cleans a block's text and appends it, returning the text added
+// ("" when it was blank and skipped).
+func (x *extraction) add(kind extract.Kind, level int, text string) (string, error) {
+	text = clean(text)
+	if kind != extract.Table { // a table's first cell may be empty: keep its " | "
+		text = strings.TrimSpace(text)
+	}
+	if x.b.Add(kind, level, 0, text) < 0 {
+		return "", nil
+	}
+	return text, x.checkText()
+}
+
+// checkText enforces lim.MaxTextBytes on the assembled text, which
+// includes separators and image descriptions.
+func (x *extraction) checkText() error {
+	if x.b.Len() > x.lim.MaxTextBytes {
+		return x.errorf(extract.ErrTooLarge, "text exceeds %d bytes", x.lim.MaxTextBytes)
+	}
+	return nil
+}
+
+// noteHeading remembers the first Title paragraph and first heading as
+// fallbacks for the document title.
+func (x *extraction) noteHeading(kind extract.Kind, title bool, text string) {
+	if kind != extract.Heading || text == "" {
+		return
+	}
+	if title && x.firstTitle == "" {
+		x.firstTitle = oneLine(text, maxLabelBytes)
+	}
+	if x.firstHeading == "" {
+		x.firstHeading = oneLine(text, maxLabelBytes)
+	}
+}
+
+// finish sets the title and summary warnings and returns the document.
+func (x *extraction) finish() (*extract.Document, error) {
+	x.b.SetTitle(firstNonEmpty(x.title, x.firstTitle, x.firstHeading))
+	x.b.SetPages(0)
+	if x.imagesOverMax > 0 {
+		x.warn("%d images skipped: more than %d images", x.imagesOverMax, x.lim.MaxImages)
+	}
+	if x.suppressed > 0 {
+		x.b.Warn(fmt.Sprintf("%d more warnings not shown", x.suppressed))
+	}
+	return x.b.Doc(), nil
+}

@@ -1,0 +1,180 @@
+// Package extract turns the bytes of an uploaded file into text with its
+// structure: headings, paragraphs, code, tables and images in reading order,
+// with page numbers where the format has pages. Each format has its own
+// subpackage; Detect picks one by content, not only by name.
+package extract
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+	"unicode/utf8"
+)
+
+// Kind is the kind of a block.
+type Kind int
+
+const (
+	Paragraph Kind = iota
+	Heading
+	Code
+	Table
+	Figure // an image; its block text describes it
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Heading:
+		return "heading"
+	case Code:
+		return "code"
+	case Table:
+		return "table"
+	case Figure:
+		return "image"
+	}
+	return "paragraph"
+}
+
+// Block is one structural unit of a document. Text[Start:End] is its text;
+// blocks are in reading order and do not overlap.
+type Block struct {
+	Kind  Kind
+	Level int // heading level, 1 (top) to 6; Heading blocks only
+	Start int // byte offset into Document.Text, inclusive
+	End   int // byte offset into Document.Text, exclusive
+	Page  int // 1-based page number; 0 for formats without pages
+	Image int // index into Document.Images; Figure blocks only (their text is a description)
+}
+
+// Image is an embedded picture, kept so agents can look at it.
+type Image struct {
+	Name   string // e.g. "page-3-image-1.png"
+	MIME   string // image/png or image/jpeg
+	Data   []byte
+	Width  int
+	Height int
+	Page   int
+}
+
+// Document is the extracted content of one file.
+type Document struct {
+	Format   string // "pdf", "docx", "html", "markdown", "text", "code", "image"
+	Language string // source language for code ("go", "python", ...)
+	Text     string // valid UTF-8; chunk offsets refer to this text
+	Blocks   []Block
+	Pages    int    // page count, 0 when the format has no pages
+	Title    string // the document's own title, when it has one
+	Images   []Image
+	Warnings []string // recoverable problems, e.g. pages skipped as junk
+}
+
+// Limits bound the work and memory one file may take.
+type Limits struct {
+	Timeout         time.Duration // whole extraction
+	MaxTextBytes    int           // extracted text beyond this is an error
+	MaxUncompressed int64         // bytes a container (DOCX zip) may expand to
+	MaxImages       int           // embedded images kept per file
+	MaxImageBytes   int64         // an embedded image larger than this is skipped
+	MaxMemoryBytes  int64         // address-space limit of helper processes (poppler)
+	MaxPages        int           // pages extracted per PDF
+}
+
+// DefaultLimits are generous for real documents and stop bombs early.
+func DefaultLimits() Limits {
+	return Limits{
+		Timeout:         2 * time.Minute,
+		MaxTextBytes:    16 << 20,
+		MaxUncompressed: 256 << 20,
+		MaxImages:       64,
+		MaxImageBytes:   8 << 20,
+		MaxMemoryBytes:  1 << 30,
+		MaxPages:        2000,
+	}
+}
+
+// Errors callers can tell apart. Each is wrapped with the reason.
+var (
+	ErrUnsupported = errors.New("unsupported file type")
+	ErrEncrypted   = errors.New("encrypted or password-protected")
+	ErrCorrupt     = errors.New("corrupt or unreadable file")
+	ErrTooLarge    = errors.New("content over the size limit")
+	ErrTimeout     = errors.New("extraction took too long")
+)
+
+// Extractor extracts one format.
+type Extractor interface {
+	Extract(ctx context.Context, data []byte, name string, lim Limits) (*Document, error)
+}
+
+// Builder assembles Text and Blocks together so offsets always agree.
+type Builder struct {
+	doc Document
+	buf []byte
+}
+
+// NewBuilder starts a document of format.
+func NewBuilder(format string) *Builder { return &Builder{doc: Document{Format: format}} }
+
+// Add appends a block with text s, separated from the previous block by a
+// blank line. Empty (all-space) text adds nothing. It returns the block index or -1.
+func (b *Builder) Add(kind Kind, level, page int, s string) int {
+	if isBlank(s) {
+		return -1
+	}
+	if len(b.buf) > 0 {
+		b.buf = append(b.buf, "\n\n"...)
+	}
+	start := len(b.buf)
+	b.buf = append(b.buf, s...)
+	b.doc.Blocks = append(b.doc.Blocks, Block{Kind: kind, Level: level, Start: start, End: len(b.buf), Page: page})
+	return len(b.doc.Blocks) - 1
+}
+
+// AddImage appends an image and a block describing it.
+func (b *Builder) AddImage(img Image, description string) {
+	b.doc.Images = append(b.doc.Images, img)
+	if i := b.Add(Figure, 0, img.Page, description); i >= 0 {
+		b.doc.Blocks[i].Image = len(b.doc.Images) - 1
+	}
+}
+
+// Len is the text length so far in bytes.
+func (b *Builder) Len() int { return len(b.buf) }
+
+// Doc returns the document; the builder must not be used afterwards.
+func (b *Builder) Doc() *Document {
+	b.doc.Text = string(b.buf)
+	return &b.doc
+}
+
+// SetTitle, SetPages and Warn fill the document's metadata.
+func (b *Builder) SetTitle(t string)    { b.doc.Title = t }
+func (b *Builder) SetPages(n int)       { b.doc.Pages = n }
+func (b *Builder) Warn(w string)        { b.doc.Warnings = append(b.doc.Warnings, w) }
+func (b *Builder) SetLanguage(l string) { b.doc.Language = l }
+
+func isBlank(s string) bool {
+	for _, r := range s {
+		switch r {
+		case ' ', '\t', '\n', '\r', '\f', '\v', '\u00a0':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// CheckText verifies that data can be read as text: valid UTF-8, no NUL
+// bytes, within the size limit.
+func CheckText(data []byte, lim Limits) error {
+	if lim.MaxTextBytes > 0 && len(data) > lim.MaxTextBytes {
+		return fmt.Errorf("%w: %d bytes of text, limit %d", ErrTooLarge, len(data), lim.MaxTextBytes)
+	}
+	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
+		return fmt.Errorf("%w: binary or invalid UTF-8 content", ErrCorrupt)
+	}
+	return nil
+}

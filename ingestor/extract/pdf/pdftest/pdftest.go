@@ -1,0 +1,125 @@
+// Package pdftest writes small, valid PDFs for tests: text in Helvetica,
+// optional images and an outline, so no third-party files are needed.
+package pdftest
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+)
+
+// Page is one page of a generated PDF.
+type Page struct {
+	Lines []string
+	Image bool // a 64x64 RGB image under the text
+}
+
+// OutlineItem is a bookmark to a page; Level 2 items nest under the previous level-1 item.
+type OutlineItem struct {
+	Title string
+	Page  int
+	Level int
+}
+
+// Make writes a PDF with the given pages and outline.
+func Make(pages []Page, outline []OutlineItem) []byte {
+	var objs []string // object i+1
+	add := func(s string) int { objs = append(objs, s); return len(objs) }
+	catalog := add("") // filled in below
+	pagesObj := add("")
+	font := add("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
+	var kids []string
+	var pageIDs []int
+	for _, p := range pages {
+		var content strings.Builder
+		content.WriteString("BT /F1 14 Tf 72 720 Td 18 TL\n")
+		for _, l := range p.Lines {
+			fmt.Fprintf(&content, "(%s) Tj T*\n", strings.NewReplacer(`\`, `\\`, "(", `\(`, ")", `\)`).Replace(l))
+		}
+		content.WriteString("ET\n")
+		resources := fmt.Sprintf("/Font << /F1 %d 0 R >>", font)
+		if p.Image {
+			pixels := bytes.Repeat([]byte{200, 30, 30}, 64*64)
+			img := add(fmt.Sprintf("<< /Type /XObject /Subtype /Image /Width 64 /Height 64 /ColorSpace /DeviceRGB /BitsPerComponent 8 /Length %d >>\nstream\n%s\nendstream", len(pixels), pixels))
+			resources += fmt.Sprintf(" /XObject << /Im1 %d 0 R >>", img)
+			content.WriteString("q 128 0 0 128 72 300 cm /Im1 Do Q\n")
+		}
+		stream := add(fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", content.Len(), content.String()))
+		id := add(fmt.Sprintf("<< /Type /Page /Parent %d 0 R /MediaBox [0 0 612 792] /Resources << %s >> /Contents %d 0 R >>", pagesObj, resources, stream))
+		pageIDs = append(pageIDs, id)
+		kids = append(kids, fmt.Sprintf("%d 0 R", id))
+	}
+	objs[pagesObj-1] = fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), len(pages))
+	cat := fmt.Sprintf("<< /Type /Catalog /Pages %d 0 R", pagesObj)
+	if len(outline) > 0 {
+		// A flat list of top-level items; items with Level 2 nest under the previous level-1 item.
+		root := add("")
+		type node struct {
+			id       int
+			item     OutlineItem
+			children []int
+		}
+		var tops []*node
+		all := map[int]*node{}
+		for _, it := range outline {
+			n := &node{id: add(""), item: it}
+			all[n.id] = n
+			if it.Level > 1 && len(tops) > 0 {
+				tops[len(tops)-1].children = append(tops[len(tops)-1].children, n.id)
+			} else {
+				tops = append(tops, n)
+			}
+		}
+		write := func(n *node, parent, prev, next int) {
+			s := fmt.Sprintf("<< /Title (%s) /Parent %d 0 R /Dest [%d 0 R /XYZ 0 792 0]", n.item.Title, parent, pageIDs[n.item.Page-1])
+			if prev > 0 {
+				s += fmt.Sprintf(" /Prev %d 0 R", prev)
+			}
+			if next > 0 {
+				s += fmt.Sprintf(" /Next %d 0 R", next)
+			}
+			if len(n.children) > 0 {
+				s += fmt.Sprintf(" /First %d 0 R /Last %d 0 R /Count %d", n.children[0], n.children[len(n.children)-1], len(n.children))
+			}
+			objs[n.id-1] = s + " >>"
+		}
+		for i, t := range tops {
+			prev, next := 0, 0
+			if i > 0 {
+				prev = tops[i-1].id
+			}
+			if i+1 < len(tops) {
+				next = tops[i+1].id
+			}
+			write(t, root, prev, next)
+			for j, c := range t.children {
+				prev, next = 0, 0
+				if j > 0 {
+					prev = t.children[j-1]
+				}
+				if j+1 < len(t.children) {
+					next = t.children[j+1]
+				}
+				write(all[c], t.id, prev, next)
+			}
+		}
+		objs[root-1] = fmt.Sprintf("<< /Type /Outlines /First %d 0 R /Last %d 0 R /Count %d >>", tops[0].id, tops[len(tops)-1].id, len(tops))
+		cat += fmt.Sprintf(" /Outlines %d 0 R /PageMode /UseOutlines", root)
+	}
+	objs[catalog-1] = cat + " >>"
+
+	var buf bytes.Buffer
+	buf.WriteString("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+	offsets := make([]int, len(objs))
+	for i, o := range objs {
+		offsets[i] = buf.Len()
+		fmt.Fprintf(&buf, "%d 0 obj\n%s\nendobj\n", i+1, o)
+	}
+	xref := buf.Len()
+	fmt.Fprintf(&buf, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
+	for _, off := range offsets {
+		fmt.Fprintf(&buf, "%010d 00000 n \n", off)
+	}
+	fmt.Fprintf(&buf, "trailer\n<< /Size %d /Root %d 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, catalog, xref)
+	return buf.Bytes()
+}

@@ -1,0 +1,305 @@
+// Package pdf extracts PDFs. The default extractor runs poppler's command-line
+// tools as child processes, each under a time and address-space limit, chosen
+// by measurement (see docs/pdf-extractors.md); UniPDF is used instead when a
+// UniDoc license is configured, falling back to poppler when it fails.
+package pdf
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"image"
+	_ "image/jpeg" // register decoders for embedded images
+	_ "image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/strata-kb/strata/ingestor/extract"
+)
+
+// Poppler extracts with pdfinfo, pdftotext, pdftohtml (outline) and pdfimages.
+type Poppler struct {
+	// BinDir holds the poppler tools; "" searches PATH.
+	BinDir string
+}
+
+// Available reports whether the poppler tools can be run, naming what is missing.
+func (p Poppler) Available() error {
+	for _, tool := range []string{"pdfinfo", "pdftotext", "pdftohtml", "pdfimages"} {
+		if _, err := exec.LookPath(p.tool(tool)); err != nil {
+			return fmt.Errorf("%s not found: install poppler-utils (apt-get install poppler-utils poppler-data): %w", tool, err)
+		}
+	}
+	return nil
+}
+
+func (p Poppler) tool(name string) string {
+	if p.BinDir != "" {
+		return filepath.Join(p.BinDir, name)
+	}
+	return name
+}
+
+// Info is what pdfinfo reports.
+type Info struct {
+	Pages     int
+	Title     string
+	Encrypted bool
+}
+
+// Extract extracts text per page, headings from the outline, and embedded images.
+func (p Poppler) Extract(ctx context.Context, data []byte, name string, lim extract.Limits) (*extract.Document, error) {
+	if !Sniff(data) {
+		return nil, fmt.Errorf("pdf %s: %w: no %%PDF header", name, extract.ErrCorrupt)
+	}
+	ctx, cancel := context.WithTimeout(ctx, lim.Timeout)
+	defer cancel()
+	dir, err := os.MkdirTemp("", "strata-pdf-")
+	if err != nil {
+		return nil, fmt.Errorf("pdf %s: %w", name, err)
+	}
+	defer os.RemoveAll(dir)
+	file := filepath.Join(dir, "in.pdf")
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		return nil, fmt.Errorf("pdf %s: %w", name, err)
+	}
+
+	info, err := p.info(ctx, file, lim)
+	if err != nil {
+		return nil, fmt.Errorf("pdf %s: %w", name, err)
+	}
+	pages := min(info.Pages, lim.MaxPages)
+	// Text, outline and images are independent runs over the file: run them at once.
+	var (
+		wg                      sync.WaitGroup
+		out                     []byte
+		outline                 []OutlineItem
+		images                  []extract.Image
+		textErr, outErr, imgErr error
+	)
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		out, textErr = p.run(ctx, lim, lim.MaxTextBytes, "pdftotext", "-enc", "UTF-8", "-q", "-f", "1", "-l", strconv.Itoa(max(pages, 1)), file, "-")
+	}()
+	go func() { defer wg.Done(); outline, outErr = p.outline(ctx, file, pages, lim) }()
+	go func() { defer wg.Done(); images, imgErr = p.images(ctx, dir, file, pages, lim) }()
+	wg.Wait()
+	if textErr != nil {
+		return nil, fmt.Errorf("pdf %s: text: %w", name, textErr)
+	}
+	pageTexts := strings.Split(string(out), "\f")
+	if len(pageTexts) > 0 && strings.TrimSpace(pageTexts[len(pageTexts)-1]) == "" {
+		pageTexts = pageTexts[:len(pageTexts)-1] // pdftotext ends every page with a form feed
+	}
+	// The outline and images are extras: failing them only costs structure.
+	var warnings []string
+	if outErr != nil {
+		warnings = append(warnings, "outline not read: "+outErr.Error())
+	}
+	if imgErr != nil {
+		warnings = append(warnings, "images not extracted: "+imgErr.Error())
+	}
+	doc := Assemble(pageTexts, outline, images, lim)
+	doc.Pages = info.Pages
+	doc.Title = strings.TrimSpace(info.Title)
+	doc.Warnings = append(warnings, doc.Warnings...)
+	if info.Pages > pages {
+		doc.Warnings = append(doc.Warnings, fmt.Sprintf("only the first %d of %d pages were extracted", pages, info.Pages))
+	}
+	return doc, nil
+}
+
+// Sniff reports whether data starts like a PDF (the header may follow junk bytes).
+func Sniff(data []byte) bool {
+	head := data[:min(len(data), 1024)]
+	return bytes.Contains(head, []byte("%PDF-"))
+}
+
+func (p Poppler) info(ctx context.Context, file string, lim extract.Limits) (Info, error) {
+	out, err := p.run(ctx, lim, 1<<20, "pdfinfo", file)
+	if err != nil {
+		msg := err.Error()
+		switch {
+		case strings.Contains(msg, "Incorrect password"), strings.Contains(msg, "password"):
+			return Info{}, fmt.Errorf("%w: %s", extract.ErrEncrypted, lastLine(msg))
+		case errors.Is(err, extract.ErrTimeout):
+			return Info{}, err
+		}
+		return Info{}, fmt.Errorf("%w: %s", extract.ErrCorrupt, lastLine(msg))
+	}
+	var info Info
+	for _, line := range strings.Split(string(out), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		switch k {
+		case "Pages":
+			info.Pages, _ = strconv.Atoi(v)
+		case "Title":
+			info.Title = v
+		case "Encrypted":
+			info.Encrypted = strings.HasPrefix(v, "yes")
+		}
+	}
+	if info.Pages <= 0 {
+		return Info{}, fmt.Errorf("%w: no pages", extract.ErrCorrupt)
+	}
+	return info, nil
+}
+
+// OutlineItem is a bookmark: a heading candidate on a page.
+type OutlineItem struct {
+	Title string
+	Page  int
+	Level int
+}
+
+type xmlOutline struct {
+	Items    []xmlItem    `xml:"item"`
+	Children []xmlOutline `xml:"outline"`
+}
+
+type xmlItem struct {
+	Page  int    `xml:"page,attr"`
+	Title string `xml:",chardata"`
+}
+
+// outline reads the PDF's bookmarks (pdftohtml -xml prints them).
+func (p Poppler) outline(ctx context.Context, file string, pages int, lim extract.Limits) ([]OutlineItem, error) {
+	out, err := p.run(ctx, lim, lim.MaxTextBytes*4, "pdftohtml", "-xml", "-i", "-q", "-stdout", "-nodrm", "-l", strconv.Itoa(max(pages, 1)), file)
+	if err != nil {
+		return nil, err
+	}
+	i := bytes.Index(out, []byte("<outline>"))
+	if i < 0 {
+		return nil, nil
+	}
+	j := bytes.LastIndex(out, []byte("</outline>"))
+	if j < i {
+		return nil, nil
+	}
+	var root xmlOutline
+	dec := xml.NewDecoder(bytes.NewReader(out[i : j+len("</outline>")]))
+	dec.Strict = false
+	if err := dec.Decode(&root); err != nil {
+		return nil, fmt.Errorf("outline: %w", err)
+	}
+	var items []OutlineItem
+	var walk func(o xmlOutline, level int)
+	walk = func(o xmlOutline, level int) {
+		if level > 6 {
+			return
+		}
+		for _, it := range o.Items {
+			if t := strings.TrimSpace(it.Title); t != "" && it.Page > 0 {
+				items = append(items, OutlineItem{Title: t, Page: it.Page, Level: level})
+			}
+		}
+		for _, c := range o.Children {
+			walk(c, level+1)
+		}
+	}
+	walk(root, 1)
+	return items, nil
+}
+
+// images extracts embedded raster images as PNG/JPEG files, page by page.
+func (p Poppler) images(ctx context.Context, dir, file string, pages int, lim extract.Limits) ([]extract.Image, error) {
+	if lim.MaxImages <= 0 {
+		return nil, nil
+	}
+	prefix := filepath.Join(dir, "img")
+	if _, err := p.run(ctx, lim, 1<<20, "pdfimages", "-png", "-j", "-p", "-q", "-l", strconv.Itoa(max(pages, 1)), file, prefix); err != nil {
+		return nil, err
+	}
+	names, err := filepath.Glob(prefix + "-*")
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	var out []extract.Image
+	for _, n := range names {
+		if len(out) >= lim.MaxImages {
+			break
+		}
+		st, err := os.Stat(n)
+		if err != nil || st.Size() > lim.MaxImageBytes {
+			continue
+		}
+		data, err := os.ReadFile(n)
+		if err != nil {
+			continue
+		}
+		cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
+		if err != nil || cfg.Width < 32 || cfg.Height < 32 { // icons, masks and rules carry nothing
+			continue
+		}
+		// pdfimages -p names files img-<page>-<n>.<ext>.
+		parts := strings.Split(strings.TrimPrefix(filepath.Base(n), "img-"), "-")
+		page, _ := strconv.Atoi(parts[0])
+		out = append(out, extract.Image{Name: fmt.Sprintf("page-%d-image-%d.%s", page, len(out)+1, format),
+			MIME: "image/" + format, Data: data, Width: cfg.Width, Height: cfg.Height, Page: page})
+	}
+	return out, nil
+}
+
+// run runs a poppler tool under the time limit of ctx and the address-space
+// limit of lim, keeping at most maxOut bytes of its output.
+func (p Poppler) run(ctx context.Context, lim extract.Limits, maxOut int, tool string, args ...string) ([]byte, error) {
+	path := p.tool(tool)
+	var cmd *exec.Cmd
+	if prlimit, err := exec.LookPath("prlimit"); err == nil && lim.MaxMemoryBytes > 0 {
+		cmd = exec.CommandContext(ctx, prlimit, append([]string{"--as=" + strconv.FormatInt(lim.MaxMemoryBytes, 10), "--", path}, args...)...)
+	} else {
+		cmd = exec.CommandContext(ctx, path, args...)
+	}
+	cmd.WaitDelay = 2 * time.Second
+	stdout := &capped{max: maxOut}
+	stderr := &capped{max: 4096}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	err := cmd.Run()
+	switch {
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("%w: %s after %v", extract.ErrTimeout, tool, ctx.Err())
+	case stdout.over:
+		return nil, fmt.Errorf("%w: %s output over %d bytes", extract.ErrTooLarge, tool, maxOut)
+	case err != nil:
+		return nil, fmt.Errorf("%s: %v: %s", tool, err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.Bytes(), nil
+}
+
+// capped is a buffer that stops growing at max bytes and remembers that it did.
+type capped struct {
+	bytes.Buffer
+	max  int
+	over bool
+}
+
+func (c *capped) Write(b []byte) (int, error) {
+	if room := c.max - c.Len(); len(b) > room {
+		c.over = true
+		c.Buffer.Write(b[:max(room, 0)])
+		return 0, errors.New("output limit reached")
+	}
+	return c.Buffer.Write(b)
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
