@@ -246,7 +246,31 @@ func TestSections(t *testing.T) {
 			if got := titles(doc); !slices.Equal(got, tt.titles) {
 				t.Errorf("titles:\n got %q\nwant %q", got, tt.titles)
 			}
+			if len(doc.Warnings) > 0 {
+				t.Errorf("warnings: %q", doc.Warnings)
+			}
 		})
+	}
+}
+
+func TestUnterminatedWarning(t *testing.T) {
+	tests := []struct {
+		name, src, want string
+	}{
+		{"a.go", "package x\n\nvar s = `\nfunc fake() {\n", "line 3"},
+		{"a.c", "int a;\n/* open\n/* still\nint f(void) {\n", "line 2"},
+		{"a.sh", "f() {\n  cat <<EOF\n}\ng() {\n}\n", "line 2"},
+		{"a.py", "x = 1\n\"\"\"\n", "line 2"},
+	}
+	for _, tt := range tests {
+		doc := extractOK(t, tt.name, []byte(tt.src))
+		if len(doc.Warnings) != 1 || !strings.Contains(doc.Warnings[0], tt.want) {
+			t.Errorf("%s: warnings %q, want one about %s", tt.name, doc.Warnings, tt.want)
+		}
+	}
+	doc := extractOK(t, "b.go", []byte("/* a */\nvar s = `\n`\n"))
+	if len(doc.Warnings) > 0 {
+		t.Errorf("closed comment and string: warnings %q", doc.Warnings)
 	}
 }
 

@@ -165,7 +165,7 @@ var (
 		quotes: []quote{{"`", "`", true, true}, {`"`, `"`, true, false}, {`'`, `'`, true, false}},
 	}).finish()
 	shellSyntax = (&syntax{
-		hash: hashWordStart, heredoc: shellHeredoc,
+		hash: hashWordStart, heredoc: shellHeredoc, codeEscapes: true,
 		quotes: []quote{{`"`, `"`, true, true}, {`'`, `'`, false, true}},
 	}).finish()
 )

@@ -21,6 +21,7 @@ type syntax struct {
 	cppRaw       bool // R"delim(...)delim"
 	csharp       bool // @"verbatim" and """raw""" strings
 	sqlDollar    bool // PostgreSQL $tag$ ... $tag$ bodies
+	codeEscapes  bool // shell: a backslash outside strings escapes the next byte (\" or \')
 
 	// starts marks bytes that can begin anything above, so the scanner
 	// skips all other bytes with one table lookup.
@@ -83,6 +84,9 @@ func (s *syntax) finish() *syntax {
 	}
 	if s.sqlDollar {
 		s.starts['$'] = true
+	}
+	if s.codeEscapes {
+		s.starts['\\'] = true
 	}
 	return s
 }
@@ -190,6 +194,9 @@ func (lx *lexer) code(s string, i int) int {
 			continue
 		case ')', ']', '}':
 			lx.depth--
+			continue
+		case '\\':
+			i++ // only in starts with codeEscapes
 			continue
 		}
 		if syn.blockOpen != "" && strings.HasPrefix(s[i:], syn.blockOpen) {
