@@ -56,6 +56,7 @@ type Document struct {
 	Error         string
 	Deleted       bool
 	ChunkCount    int
+	DocumentInfo  // format and times, filled by AllDocuments (documents.go)
 }
 
 // Store reads the index.

@@ -43,6 +43,8 @@ type Reader interface {
 	GetChunk(ctx context.Context, project, id string) (*store.Chunk, error)
 	SearchKeyword(ctx context.Context, project, query string, limit int, where *store.Where) ([]store.Chunk, error)
 	SectionExists(ctx context.Context, project, sectionID string) (bool, error)
+	AllDocuments(ctx context.Context, project string, where *store.Where, limit int) ([]store.Document, error)
+	Stats(ctx context.Context, project string) (store.Stats, error)
 }
 
 // Tools holds what the handlers need.
@@ -117,6 +119,8 @@ func (t *Tools) Register(s *server.MCPServer) {
 		handler(t, "get_file_chunk", t.getFileChunk), "get_file_chunk.output.json")
 	add("search_keyword", "Search your knowledge base for exact terms using BM25 full-text search. Best for specific identifiers, error codes, filenames, and configuration values.",
 		handler(t, "search_keyword", t.searchKeyword), "")
+	add("list_files", listFilesDescription, handler(t, "list_files", t.listFiles), "")
+	add("status", statusDescription, handler(t, "status", t.status), "")
 }
 
 // projectsOf lists the projects p may read that have an index.

@@ -148,6 +148,7 @@ func TestSections(t *testing.T) {
 			`1 export const double = (x) => x * 2;`,
 			`1 const load = async (path) => {`,
 			`1 export const handler = async event => event;`,
+			"1 const tpl = `", // a multi-line initializer; "function fake" inside is not split
 			`1 function plain(a, b) {`,
 			`1 export default class App {`,
 			`2 constructor(name) {`,
@@ -340,7 +341,8 @@ func TestSmallCases(t *testing.T) {
 		{"docstring.py", "x = '''\ndef fake():\n'''\ndef real():\n    pass\n", []string{"1 def real():"}},
 		{"tabs.py", "class A:\n\tdef f(self):\n\t\tpass\n\tdef g(self):\n\t\tpass\n", []string{"1 class A:", "2 def f(self):", "2 def g(self):"}},
 		{"oneline.py", "class A: pass\nclass B: pass\n", []string{"1 class A: pass", "1 class B: pass"}},
-		{"template.js", "const a = `\nfunction fake() {}\n`;\nfunction real() {}\n", []string{"1 function real() {}"}},
+		{"template.js", "a = `\nfunction fake() {}\n`;\nfunction real() {}\n", []string{"1 function real() {}"}},
+		{"init.ts", "export const styles = {\n  a: 1,\n};\nexport const thunk = createThunk(\n  'x',\n);\nconst n = 1;\n", []string{"1 export const styles = {", "1 export const thunk = createThunk("}},
 		{"lifetime.rs", "fn a<'a>(x: &'a str) -> &'a str { \"x\" }\nfn b() {}\n", []string{"1 fn a<'a>(x: &'a str) -> &'a str { \"x\" }", "1 fn b() {}"}},
 		{"multistr.rs", "const S: &str = \"\nfn fake() {}\n\";\nfn real() {}\n", []string{"1 const S: &str = \"", "1 fn real() {}"}},
 		{"proto.c", "int f(int);\nint g(void)\n{\n  return 0;\n}\n", []string{"1 int g(void)"}},

@@ -205,6 +205,9 @@ var (
 	// const f = (a) => ..., const f = async x => ..., const f = function...,
 	// and const f = ( with the parameters on the following lines.
 	jsArrow = `^(?:export\s+)?(?:const|let|var)\s+[\w$]+\s*(?::[^=]*)?=\s*(?:async\s+)?(?:function\b|\([^)]*\)\s*(?::[^=]*)?=>|[\w$]+\s*=>|\(\s*$)`
+	// export const x = makeThing(, const styles = {: a multi-line
+	// initializer is as much a unit as a function.
+	jsInit  = `^(?:export\s+)?(?:const|let|var)\s+[\w$]+\s*(?::[^=]*)?=.*[({\[` + "`" + `]$`
 	tsTypes = `^(?:export\s+(?:default\s+)?)?(?:declare\s+)?(?:interface|type\s+[\w$]+|enum|const\s+enum|namespace|module)\b`
 	// Methods: constructor(, async *gen(, get x(, #secret(.
 	jsMethod = pattern{sig: "$#*?<>, ", open: true}
@@ -219,7 +222,7 @@ var (
 
 var javascriptSpec = &spec{
 	syn:       jsSyntax,
-	top:       pattern{re: mre(jsFunc + `|` + jsClass + `|` + jsArrow), words: jsWords}.match,
+	top:       pattern{re: mre(jsFunc + `|` + jsClass + `|` + jsArrow + `|` + jsInit), words: jsWords}.match,
 	attach:    prefixes("@"),
 	container: pattern{words: jsWords, re: mre(jsClass)}.matches,
 	member:    jsMember,
@@ -227,7 +230,7 @@ var javascriptSpec = &spec{
 
 var typescriptSpec = &spec{
 	syn:       jsSyntax,
-	top:       pattern{re: mre(jsFunc + `|` + jsClass + `|` + jsArrow + `|` + tsTypes), words: jsWords}.match,
+	top:       pattern{re: mre(jsFunc + `|` + jsClass + `|` + jsArrow + `|` + jsInit + `|` + tsTypes), words: jsWords}.match,
 	attach:    prefixes("@"),
 	container: pattern{words: jsWords, re: mre(jsClass)}.matches,
 	member:    jsMember,
@@ -405,7 +408,15 @@ func cAttach(s string) bool {
 	return cReturnType.MatchString(s) && !statementWords[firstWord(s)]
 }
 
-var cSpec = &spec{syn: cSyntax, top: cTop, attach: cAttach}
+// C uses the C++ rules too: a .h file is as often C++ as C, and C code
+// does not start lines with class, namespace or template.
+var cSpec = &spec{
+	syn:       cSyntax,
+	top:       cppSpec.top,
+	attach:    cppSpec.attach,
+	container: cppSpec.container,
+	member:    cppSpec.member,
+}
 
 var cppSpec = &spec{
 	syn: cppSyntax,

@@ -11,12 +11,12 @@ import (
 // line is one line of the source. Offsets are int32 to halve the memory of
 // files with millions of short lines; Extract rejects larger inputs.
 type line struct {
-	start, end int32 // the line without its newline is text[start:end]
-	body       int32 // after the leading spaces and tabs
-	last       int32 // end without trailing white space
-	depth      int32 // bracket depth at the line start
-	state      uint8 // stateCode, stateComment or stateString at the line start
-	blank      bool
+	start int32 // offset of the line's first byte
+	body  int32 // after the leading spaces and tabs
+	last  int32 // the line's end without its newline and trailing white space
+	depth int32 // bracket depth at the line start
+	state uint8 // stateCode, stateComment or stateString at the line start
+	blank bool
 }
 
 func (l line) indent() int { return int(l.body - l.start) }
@@ -116,7 +116,7 @@ func measure(text string, start, end int) line {
 		}
 	}
 	return line{
-		start: int32(start), end: int32(end), body: int32(body), last: int32(last),
+		start: int32(start), body: int32(body), last: int32(last),
 		blank: first >= last,
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/strata-kb/strata/ingestor/extract/docx"
 	"github.com/strata-kb/strata/ingestor/extract/htmltext"
 	"github.com/strata-kb/strata/ingestor/extract/markdown"
+	"github.com/strata-kb/strata/ingestor/extract/pdf"
 	"github.com/strata-kb/strata/ingestor/extract/picture"
 	"github.com/strata-kb/strata/ingestor/extract/plaintext"
 )
@@ -48,7 +49,7 @@ func Format(name string, data []byte) (string, error) {
 	switch {
 	case len(data) == 0:
 		return "", fmt.Errorf("%w: empty file (0 bytes)", extract.ErrCorrupt)
-	case bytes.Contains(data[:min(len(data), 1024)], []byte("%PDF-")):
+	case pdf.Sniff(data):
 		return PDF, nil
 	case picture.Sniff(data):
 		return Image, nil
@@ -90,11 +91,11 @@ func kindOf(ext, fallback string) string {
 // Registry holds one extractor per format.
 type Registry map[string]extract.Extractor
 
-// NewRegistry returns the extractors for every format; pdf is the PDF extractor
+// NewRegistry returns the extractors for every format; pdfExtractor is the one
 // chosen by configuration (poppler, or UniPDF with poppler as fallback).
-func NewRegistry(pdf extract.Extractor) Registry {
+func NewRegistry(pdfExtractor extract.Extractor) Registry {
 	return Registry{
-		PDF: pdf, DOCX: docx.Extractor{}, HTML: htmltext.Extractor{}, Markdown: markdown.Extractor{},
+		PDF: pdfExtractor, DOCX: docx.Extractor{}, HTML: htmltext.Extractor{}, Markdown: markdown.Extractor{},
 		Text: plaintext.Extractor{}, Code: code.Extractor{}, Image: picture.Extractor{},
 	}
 }

@@ -6,7 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/strata-kb/strata/ingestor/extract/pdf/pdftest"
 )
@@ -63,4 +66,45 @@ func BenchmarkPDF(b *testing.B) {
 			b.ReportMetric(pages*float64(b.N)/b.Elapsed().Seconds(), "pages/s")
 		})
 	}
+}
+
+// BenchmarkHostileCorpus runs the 47 files of the shared hostile corpus
+// through both, side by side: files that yield text, and time per pass. Each
+// file is bounded (8 s, 768 MiB) for both, as in production.
+func BenchmarkHostileCorpus(b *testing.B) {
+	files, _ := filepath.Glob(filepath.Join("..", "..", "..", "..", "shared", "data", "hostile-pdfs", "*.pdf"))
+	if len(files) == 0 {
+		b.Skip("hostile PDF corpus not beside the repository")
+	}
+	lim := testLimits()
+	lim.Timeout = 8 * time.Second
+	lim.MaxMemoryBytes = 768 << 20
+	b.Run("strata-poppler", func(b *testing.B) {
+		var opened int
+		for b.Loop() {
+			opened = 0
+			for _, f := range files {
+				data, _ := os.ReadFile(f)
+				if doc, err := (Poppler{}).Extract(context.Background(), data, f, lim); err == nil && len(doc.Blocks) > 0 {
+					opened++
+				}
+			}
+		}
+		b.ReportMetric(float64(opened), "files-with-text")
+	})
+	b.Run("pdftotext-plain", func(b *testing.B) {
+		var opened int
+		for b.Loop() {
+			opened = 0
+			for _, f := range files {
+				ctx, cancel := context.WithTimeout(context.Background(), lim.Timeout)
+				out, err := exec.CommandContext(ctx, "prlimit", "--as="+strconv.FormatInt(lim.MaxMemoryBytes, 10), "--", "pdftotext", "-enc", "UTF-8", "-q", f, "-").Output()
+				cancel()
+				if err == nil && len(strings.TrimSpace(string(out))) > 0 {
+					opened++
+				}
+			}
+		}
+		b.ReportMetric(float64(opened), "files-with-text")
+	})
 }

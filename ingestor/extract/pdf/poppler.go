@@ -118,10 +118,15 @@ func (p Poppler) Extract(ctx context.Context, data []byte, name string, lim extr
 	return doc, nil
 }
 
-// Sniff reports whether data starts like a PDF (the header may follow junk bytes).
+// Sniff reports whether data is a PDF: a %PDF- header in the first KiB (it
+// may follow junk bytes), or, for files that lost their header, PDF object
+// syntax with a catalog near the start (poppler reads those too).
 func Sniff(data []byte) bool {
-	head := data[:min(len(data), 1024)]
-	return bytes.Contains(head, []byte("%PDF-"))
+	if bytes.Contains(data[:min(len(data), 1024)], []byte("%PDF-")) {
+		return true
+	}
+	head := data[:min(len(data), 64<<10)]
+	return bytes.Contains(head, []byte(" obj")) && bytes.Contains(head, []byte("endobj")) && bytes.Contains(head, []byte("/Type"))
 }
 
 func (p Poppler) info(ctx context.Context, file string, lim extract.Limits) (Info, error) {

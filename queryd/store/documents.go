@@ -1,0 +1,152 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
+	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
+
+	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/schema"
+)
+
+// DocumentInfo is what listings show beyond a Document's identity and state.
+// Only AllDocuments fills it.
+type DocumentInfo struct {
+	Format     string // detected format (e.g. "markdown", "pdf"; the detected type when unsupported)
+	UpdatedAt  string // RFC 3339: when the indexer last wrote the document
+	IngestedAt string // RFC 3339: when the ingestor read this version ("" for tombstones)
+}
+
+// listDocumentFields are documentFields plus DocumentInfo's.
+var listDocumentFields = append(slices.Clone(documentFields),
+	graphql.Field{Name: "format"}, graphql.Field{Name: "updated_at"}, graphql.Field{Name: "ingested_at"})
+
+func notDeleted() *filters.WhereBuilder {
+	return filters.Where().WithPath([]string{"deleted"}).WithOperator(filters.Equal).WithValueBoolean(false)
+}
+
+// DocumentScope matches the documents of branch ("" = main) at path or under
+// it; path "" matches the whole branch. A "*" or "?" in path matches any one
+// character here, so callers that need an exact match filter the result again.
+func DocumentScope(branch, path string) *Where {
+	b := eq("branch", branch)
+	if path == "" {
+		return b
+	}
+	under := filters.Where().WithPath([]string{"file_path"}).WithOperator(filters.Like).WithValueText(escapeLike(path) + "/*")
+	return and(b, Or(eq("file_path", path), under))
+}
+
+// AllDocuments lists a project's documents of every status (indexed, failed,
+// unsupported) except deleted tombstones, within where (nil = all), sorted by
+// file path, at most limit of them.
+func (s *Store) AllDocuments(ctx context.Context, project string, where *Where, limit int) ([]Document, error) {
+	w := notDeleted()
+	if where != nil {
+		w = and(w, where)
+	}
+	rows, err := s.get(ctx, schema.DocumentClass, project, listDocumentFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.WithWhere(w).WithSort(graphql.Sort{Path: []string{"file_path"}, Order: graphql.Asc}).WithLimit(limit)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Document, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, Document{
+			FileID: str(r, "file_id"), FilePath: str(r, "file_path"), Name: str(r, "name"), Folder: str(r, "folder"),
+			Branch: str(r, "branch"), FileVersionID: str(r, "file_version_id"), Title: str(r, "title"),
+			Status: str(r, "status"), Error: str(r, "error"), Deleted: r["deleted"] == true, ChunkCount: num(r, "chunk_count"),
+			DocumentInfo: DocumentInfo{Format: str(r, "format"), UpdatedAt: str(r, "updated_at"), IngestedAt: str(r, "ingested_at")},
+		})
+	}
+	return out, nil
+}
+
+// Stats are a project's index counts.
+type Stats struct {
+	Indexed        int // live documents by status
+	Failed         int
+	Unsupported    int
+	Chunks         int // chunks in the index (only indexed documents have chunks)
+	EmbeddedChunks int // chunks whose embedding is ready
+}
+
+// Stats counts a project's documents by status (tombstones excluded) and its
+// chunks with Weaviate aggregations, so the counts are exact however large the
+// project is. A project without an index has zero counts.
+func (s *Store) Stats(ctx context.Context, project string) (Stats, error) {
+	var st Stats
+	groups, err := s.aggregate(ctx, schema.DocumentClass, project, notDeleted(), "status")
+	if err != nil {
+		return st, err
+	}
+	for status, n := range groups {
+		switch status {
+		case pipeline.StatusIndexed:
+			st.Indexed = n
+		case pipeline.StatusFailed:
+			st.Failed = n
+		case pipeline.StatusUnsupported:
+			st.Unsupported = n
+		}
+	}
+	chunks, err := s.aggregate(ctx, schema.ChunkClass, project, nil, "")
+	if err != nil {
+		return st, err
+	}
+	st.Chunks = chunks[""]
+	ready, err := s.aggregate(ctx, schema.ChunkClass, project, eq("embedding_status", pipeline.EmbeddingReady), "")
+	if err != nil {
+		return st, err
+	}
+	st.EmbeddedChunks = ready[""]
+	return st, nil
+}
+
+// aggregate counts the objects of class within where (nil = all), by the
+// values of groupBy, or under "" when groupBy is "".
+func (s *Store) aggregate(ctx context.Context, class, project string, where *filters.WhereBuilder, groupBy string) (map[string]int, error) {
+	fields := []graphql.Field{{Name: "meta", Fields: []graphql.Field{{Name: "count"}}}}
+	a := s.wv.GraphQL().Aggregate().WithClassName(class).WithTenant(project)
+	if groupBy != "" {
+		fields = append(fields, graphql.Field{Name: "groupedBy", Fields: []graphql.Field{{Name: "value"}}})
+		a = a.WithGroupBy(groupBy)
+	}
+	if where != nil {
+		a = a.WithWhere(where)
+	}
+	resp, err := a.WithFields(fields...).Do(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("count %s of %s: %w", class, project, err)
+	}
+	if len(resp.Errors) > 0 {
+		msgs := make([]string, 0, len(resp.Errors))
+		for _, e := range resp.Errors {
+			msgs = append(msgs, e.Message)
+		}
+		joined := strings.Join(msgs, "; ")
+		if strings.Contains(joined, "tenant not found") || strings.Contains(joined, "has multi-tenancy enabled") {
+			return map[string]int{}, nil // no index for this project yet
+		}
+		return nil, fmt.Errorf("count %s of %s: %s", class, project, joined)
+	}
+	agg, _ := resp.Data["Aggregate"].(map[string]any)
+	list, _ := agg[class].([]any)
+	out := map[string]int{}
+	for _, item := range list {
+		m, _ := item.(map[string]any)
+		meta, _ := m["meta"].(map[string]any)
+		key := ""
+		if groupBy != "" {
+			g, _ := m["groupedBy"].(map[string]any)
+			key = fmt.Sprint(g["value"])
+		}
+		out[key] += num(meta, "count")
+	}
+	return out, nil
+}
