@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,6 +74,34 @@ func (f *fakeReader) SearchKeyword(_ context.Context, p, q string, limit int, _ 
 	return out[:min(limit, len(out))], nil
 }
 func (f *fakeReader) SectionExists(context.Context, string, string) (bool, error) { return false, nil }
+
+// AllDocuments ignores where (the tools check scope again) and sorts by path like the store.
+func (f *fakeReader) AllDocuments(_ context.Context, p string, _ *store.Where, limit int) ([]store.Document, error) {
+	out := slices.DeleteFunc(slices.Clone(f.docs[p]), func(d store.Document) bool { return d.Deleted })
+	slices.SortStableFunc(out, func(x, y store.Document) int { return strings.Compare(x.FilePath, y.FilePath) })
+	return out[:min(limit, len(out))], nil
+}
+func (f *fakeReader) Stats(_ context.Context, p string) (store.Stats, error) {
+	var st store.Stats
+	for _, d := range f.docs[p] {
+		switch {
+		case d.Deleted:
+		case d.Status == pipeline.StatusIndexed:
+			st.Indexed++
+		case d.Status == pipeline.StatusFailed:
+			st.Failed++
+		case d.Status == pipeline.StatusUnsupported:
+			st.Unsupported++
+		}
+	}
+	for _, c := range f.chunks[p] {
+		st.Chunks++
+		if c.EmbeddingStatus == pipeline.EmbeddingReady {
+			st.EmbeddedChunks++
+		}
+	}
+	return st, nil
+}
 
 func index() *fakeReader {
 	f := &fakeReader{docs: map[string][]store.Document{}, chunks: map[string][]store.Chunk{}}
