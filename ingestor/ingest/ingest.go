@@ -38,6 +38,11 @@ type ObjectStore interface {
 	Get(ctx context.Context, bucket, key, etag string, maxBytes int64) ([]byte, error)
 }
 
+// States records object freshness (freshness.Store).
+type States interface {
+	Put(ctx context.Context, st pipeline.ObjectState) error
+}
+
 // Publisher publishes a message once (msgID dedupes retries and replays).
 type Publisher interface {
 	Publish(ctx context.Context, subject, msgID string, headers map[string]string, data []byte) error
@@ -70,14 +75,15 @@ type Ingestor struct {
 	assets    AssetStore
 	extractor Extractor
 	pub       Publisher
+	states    States
 	counter   chunk.Counter
 	log       *slog.Logger
 	now       func() time.Time
 }
 
 // New returns an Ingestor.
-func New(cfg Config, store ObjectStore, assets AssetStore, extractor Extractor, pub Publisher, counter chunk.Counter, log *slog.Logger) *Ingestor {
-	return &Ingestor{cfg: cfg, store: store, assets: assets, extractor: extractor, pub: pub, counter: counter, log: log, now: time.Now}
+func New(cfg Config, store ObjectStore, assets AssetStore, extractor Extractor, pub Publisher, states States, counter chunk.Counter, log *slog.Logger) *Ingestor {
+	return &Ingestor{cfg: cfg, store: store, assets: assets, extractor: extractor, pub: pub, states: states, counter: counter, log: log, now: time.Now}
 }
 
 // HandleEvent processes one notification message. Malformed events and
@@ -107,6 +113,12 @@ func (in *Ingestor) handleRecord(ctx context.Context, r event.Record) error {
 		ContentType: r.ContentType, EventTime: r.Time,
 	}
 	fileID := ids.File(key.Project, key.Branch, key.Path)
+	if r.Op == event.Put {
+		if err := in.states.Put(ctx, pipeline.ObjectState{Key: r.Key, Project: key.Project, ETag: r.ETag, VersionID: r.VersionID,
+			Sequencer: r.Sequencer, State: pipeline.StatePending}); err != nil {
+			return fmt.Errorf("record %s pending: %w", r.Key, err)
+		}
+	}
 	log := in.log.With("project", key.Project, "branch", key.Branch, "path", key.Path, "file_id", fileID, "sequencer", r.Sequencer)
 	if r.Op == event.Delete {
 		body, err := json.Marshal(pipeline.FileDeleted{Object: obj, FileID: fileID})
@@ -163,15 +175,14 @@ func (in *Ingestor) handleRecord(ctx context.Context, r event.Record) error {
 }
 
 // versionOf is the object-store identity of a version: its version id when
-// the bucket is versioned, else its ETag, else its event sequencer.
+// the bucket is versioned; otherwise the ETag and the event's sequencer,
+// because re-uploading the same bytes is a new version of the file (a later
+// commit), and each version's chunks must keep their own history.
 func versionOf(o pipeline.Object) string {
-	switch {
-	case o.VersionID != "":
+	if o.VersionID != "" {
 		return o.VersionID
-	case o.ETag != "":
-		return o.ETag
 	}
-	return o.Sequencer
+	return o.ETag + "@" + o.Sequencer
 }
 
 // extract fills fv's format, text statistics, sections and chunks, or its

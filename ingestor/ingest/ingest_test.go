@@ -48,6 +48,13 @@ type published struct {
 
 type fakePub struct{ msgs []published }
 
+type fakeStates struct{ states []pipeline.ObjectState }
+
+func (f *fakeStates) Put(_ context.Context, st pipeline.ObjectState) error {
+	f.states = append(f.states, st)
+	return nil
+}
+
 type fakeAssets struct{ keys []string }
 
 func (f *fakeAssets) PutAsset(_ context.Context, key string, _ []byte, _ string) (string, error) {
@@ -81,7 +88,7 @@ func newIngestor(t *testing.T, objects map[string][]byte) (*Ingestor, *fakePub) 
 	}
 	pub := &fakePub{}
 	return New(Config{MaxObjectBytes: 1 << 10, MaxMessageBytes: 1 << 20, TargetTokens: 64, Limits: limits()}, fakeStore{objects: objects},
-		&fakeAssets{}, registry(), pub, c, slog.New(slog.NewTextHandler(io.Discard, nil))), pub
+		&fakeAssets{}, registry(), pub, &fakeStates{}, c, slog.New(slog.NewTextHandler(io.Discard, nil))), pub
 }
 
 func decode(t *testing.T, p published) pipeline.FileVersion {
@@ -190,7 +197,7 @@ func TestErrorsArePermanentOrRetried(t *testing.T) {
 		}
 	}
 	c, _ := tokens.New()
-	flaky := New(Config{MaxObjectBytes: 1 << 10, Limits: limits()}, fakeStore{err: errors.New("connection refused")}, &fakeAssets{}, registry(), &fakePub{}, c, slog.New(slog.DiscardHandler))
+	flaky := New(Config{MaxObjectBytes: 1 << 10, Limits: limits()}, fakeStore{err: errors.New("connection refused")}, &fakeAssets{}, registry(), &fakePub{}, &fakeStates{}, c, slog.New(slog.DiscardHandler))
 	err := flaky.HandleEvent(context.Background(), eventJSON("s3:ObjectCreated:Put", "acme/a.md", 1))
 	if err == nil || worker.IsPermanent(err) || !strings.Contains(err.Error(), "connection refused") {
 		t.Fatalf("a store outage must be retried, got %v", err)

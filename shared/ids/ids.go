@@ -64,3 +64,8 @@ func Valid(s string) bool {
 	u, err := uuid.Parse(s)
 	return err == nil && u.String() == s
 }
+
+// Release returns the release_id of a version string on a branch ("" = main).
+func Release(project, branch, version string) string {
+	return derive(uuid.MustParse(Project(project)), "release", branch, version)
+}

@@ -20,10 +20,17 @@ const (
 	DocumentClass = "Document"
 	SectionClass  = "Section"
 	ChunkClass    = "Chunk"
+	// VersionClass records every applied file version and delete with the
+	// commit range it was visible in, for reads as of a release.
+	VersionClass = "Version"
+	ReleaseClass = "Release"
+	// ProjectStateClass holds one object per project: the published commit
+	// sequence (watermark) every read is filtered by.
+	ProjectStateClass = "ProjectState"
 )
 
 // Classes lists every collection.
-var Classes = []string{DocumentClass, SectionClass, ChunkClass}
+var Classes = []string{DocumentClass, SectionClass, ChunkClass, VersionClass, ReleaseClass, ProjectStateClass}
 
 func text(name, tokenization string) *models.Property {
 	return &models.Property{Name: name, DataType: []string{"text"}, Tokenization: tokenization,
@@ -65,7 +72,7 @@ func Definitions() []*models.Class {
 				textArray("warnings"), text("title", "word"),
 				field("status"), text("error", "word"), boolean("deleted"), integer("size"),
 				integer("text_length"), integer("token_count"), integer("chunk_count"), integer("section_count"),
-				field("content_type"), date("updated_at"), date("ingested_at"),
+				field("content_type"), date("updated_at"), date("ingested_at"), integer("commit_seq"),
 			},
 		},
 		{
@@ -78,6 +85,7 @@ func Definitions() []*models.Class {
 				integer("ordinal"), text("title", "word"), textArray("heading_path"), integer("level"),
 				integer("start_offset"), integer("end_offset"), integer("token_count"), integer("chunk_count"),
 				integer("page_start"), integer("page_end"),
+				integer("valid_from"), integer("valid_to"), date("superseded_at"),
 			},
 		},
 		{
@@ -95,7 +103,36 @@ func Definitions() []*models.Class {
 				field("source_checksum"), date("created_at"), field("section_id"), textArray("heading_path"),
 				field("embedding_status"), field("embedding_model"), field("kind"), integer("page_start"),
 				integer("page_end"), field("image_ref"), field("image_mime"),
+				integer("valid_from"), integer("valid_to"), date("superseded_at"),
 			},
+		},
+		{
+			Class:              VersionClass,
+			Description:        "One applied file version or delete, visible from valid_from until valid_to.",
+			Vectorizer:         "none",
+			MultiTenancyConfig: mt(),
+			Properties: []*models.Property{
+				field("file_id"), field("file_path"), field("branch"), field("file_version_id"), field("sequencer"),
+				field("etag"), field("status"), text("error", "word"), boolean("deleted"), text("title", "word"),
+				field("format"), integer("chunk_count"), integer("valid_from"), integer("valid_to"), date("superseded_at"),
+				date("committed_at"),
+			},
+		},
+		{
+			Class:              ReleaseClass,
+			Description:        "A release: a version string pinning a commit sequence of a project branch.",
+			Vectorizer:         "none",
+			MultiTenancyConfig: mt(),
+			Properties: []*models.Property{
+				field("version"), field("branch"), integer("sequence"), date("created_at"),
+			},
+		},
+		{
+			Class:              ProjectStateClass,
+			Description:        "The project's published commit sequence (watermark).",
+			Vectorizer:         "none",
+			MultiTenancyConfig: mt(),
+			Properties:         []*models.Property{integer("sequence"), date("updated_at")},
 		},
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/strata-kb/strata/ingestor/objectstore"
 	"github.com/strata-kb/strata/shared/bucket"
 	"github.com/strata-kb/strata/shared/config"
+	"github.com/strata-kb/strata/shared/freshness"
 	"github.com/strata-kb/strata/shared/health"
 	"github.com/strata-kb/strata/shared/logging"
 	"github.com/strata-kb/strata/shared/pipeline"
@@ -168,10 +169,14 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	states, err := freshness.Open(ctx, js, 1)
+	if err != nil {
+		return err
+	}
 	ing := ingest.New(ingest.Config{MaxObjectBytes: cfg.MaxObjectBytes, MaxMessageBytes: cfg.MaxMessageBytes, TargetTokens: cfg.TargetTokens,
 		OverlapTokens: cfg.OverlapTokens, Limits: cfg.Limits()},
 		objectstore.Store{Client: s3}, objectstore.Assets{Client: s3, Bucket: cfg.AssetsBucket},
-		detect.NewRegistry(pdf.New(cfg.UniDoc, pdf.Poppler{BinDir: cfg.PopplerDir})), pipeline.Publisher{JS: js}, counter, log)
+		detect.NewRegistry(pdf.New(cfg.UniDoc, pdf.Poppler{BinDir: cfg.PopplerDir})), pipeline.Publisher{JS: js}, states, counter, log)
 	if exists, err := s3.BucketExists(ctx, cfg.AssetsBucket); err != nil || !exists {
 		return fmt.Errorf("assets bucket %q (-assets-bucket, STRATA_ASSETS_BUCKET) is not reachable or does not exist: %v", cfg.AssetsBucket, err)
 	}

@@ -1,0 +1,90 @@
+// Package freshness records, per uploaded object, how far its latest event
+// got through the pipeline (pending, indexed, embedded, failed, deleted), in
+// a NATS KV bucket that operators read with `nats kv get strata_objects <key>`.
+package freshness
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/strata-kb/strata/shared/pipeline"
+)
+
+// Store writes object states.
+type Store struct{ kv jetstream.KeyValue }
+
+// Open creates or opens the bucket.
+func Open(ctx context.Context, js jetstream.JetStream, replicas int) (*Store, error) {
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: pipeline.ObjectStateBucket, Description: "Strata: freshness of every uploaded object",
+		History: 1, Storage: jetstream.FileStorage, Replicas: replicas,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open kv %s: %w", pipeline.ObjectStateBucket, err)
+	}
+	return &Store{kv: kv}, nil
+}
+
+// rank orders the states of one event: a later stage never steps back.
+var rank = map[string]int{pipeline.StatePending: 1, pipeline.StateFailed: 2, pipeline.StateIndexed: 2, pipeline.StateDeleted: 2, pipeline.StateEmbedded: 3}
+
+// Put records st unless the object already has a newer event, or the same
+// event at a later stage. Concurrent writers are resolved by compare-and-set.
+func (s *Store) Put(ctx context.Context, st pipeline.ObjectState) error {
+	key := pipeline.ObjectStateKey(st.Project, st.Key)
+	if st.UpdatedAt.IsZero() {
+		st.UpdatedAt = time.Now().UTC()
+	}
+	body, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	for range 10 {
+		cur, err := s.kv.Get(ctx, key)
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+			if _, err := s.kv.Create(ctx, key, body); err == nil {
+				return nil
+			} else if !errors.Is(err, jetstream.ErrKeyExists) {
+				return fmt.Errorf("freshness %s: %w", st.Key, err)
+			}
+			continue
+		case err != nil:
+			return fmt.Errorf("freshness %s: %w", st.Key, err)
+		}
+		var old pipeline.ObjectState
+		if json.Unmarshal(cur.Value(), &old) == nil {
+			c := pipeline.CompareSequencers(old.Sequencer, st.Sequencer)
+			if c > 0 || (c == 0 && rank[old.State] > rank[st.State]) {
+				return nil // a newer event or a later stage is already recorded
+			}
+		}
+		if _, err := s.kv.Update(ctx, key, body, cur.Revision()); err == nil {
+			return nil
+		} else if !errors.Is(err, jetstream.ErrKeyExists) {
+			return fmt.Errorf("freshness %s: %w", st.Key, err)
+		}
+	}
+	return fmt.Errorf("freshness %s: too much contention", st.Key)
+}
+
+// Get returns the recorded state of an object key.
+func (s *Store) Get(ctx context.Context, project, objectKey string) (*pipeline.ObjectState, error) {
+	e, err := s.kv.Get(ctx, pipeline.ObjectStateKey(project, objectKey))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var st pipeline.ObjectState
+	if err := json.Unmarshal(e.Value(), &st); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}

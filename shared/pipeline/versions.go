@@ -1,0 +1,75 @@
+package pipeline
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"time"
+)
+
+// OpenSequence is the valid_to of what is still current. It stays below
+// 2^53 so it survives JSON numbers and GraphQL floats exactly.
+const OpenSequence int64 = 1 << 52
+
+// KV buckets and NATS request subjects.
+const (
+	// ObjectStateBucket holds the freshness of every uploaded object, keyed by ObjectStateKey.
+	ObjectStateBucket = "strata_objects"
+	// ReleaseCreateSubject takes a ReleaseRequest and answers a ReleaseReply.
+	ReleaseCreateSubject = "strata.release.create"
+	// ReleaseListSubject takes {"project": "..."} and answers the project's releases.
+	ReleaseListSubject = "strata.release.list"
+)
+
+// Object freshness states.
+const (
+	StatePending  = "pending"  // the event arrived; not yet searchable
+	StateIndexed  = "indexed"  // keyword-searchable at Sequence
+	StateEmbedded = "embedded" // vectors written too
+	StateFailed   = "failed"   // see Error
+	StateDeleted  = "deleted"
+)
+
+// ObjectState is the freshness of the latest event seen for one object key.
+type ObjectState struct {
+	Key           string    `json:"key"`
+	Project       string    `json:"project"`
+	ETag          string    `json:"etag,omitempty"`
+	VersionID     string    `json:"version_id,omitempty"`
+	Sequencer     string    `json:"sequencer"`
+	State         string    `json:"state"`
+	Error         string    `json:"error,omitempty"`
+	Sequence      int64     `json:"sequence,omitempty"` // commit sequence it became visible at
+	FileVersionID string    `json:"file_version_id,omitempty"`
+	UpdatedAt     time.Time `json:"updated_at"`
+}
+
+// ObjectStateKey is the KV key of an object: "<project>.<sha256(key)[:32]>"
+// (KV keys cannot hold arbitrary object keys).
+func ObjectStateKey(project, objectKey string) string {
+	sum := sha256.Sum256([]byte(objectKey))
+	return project + "." + hex.EncodeToString(sum[:16])
+}
+
+// ReleaseRequest asks to pin the current sequence of a project's branch.
+type ReleaseRequest struct {
+	Project string `json:"project"`
+	Branch  string `json:"branch,omitempty"` // "" = main
+	Version string `json:"version"`          // e.g. v1.2.0; unique per project and branch
+}
+
+// Release is a pinned, readable point of a project's history.
+type Release struct {
+	ReleaseID string    `json:"release_id"`
+	Project   string    `json:"project"`
+	Branch    string    `json:"branch,omitempty"`
+	BranchID  string    `json:"branch_id,omitempty"`
+	Version   string    `json:"version"`
+	Sequence  int64     `json:"sequence"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// ReleaseReply answers a release request: the release, or an error.
+type ReleaseReply struct {
+	Release *Release `json:"release,omitempty"`
+	Error   string   `json:"error,omitempty"`
+}
