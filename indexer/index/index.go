@@ -1,14 +1,21 @@
-// Package index writes file versions into Weaviate: sections and chunks of the
-// new version, the document's current state, and removal of the versions it
-// replaces. Every write is an upsert by deterministic ID, so replays and
-// duplicate messages change nothing; the event sequencer stored on the
-// document keeps an older event from undoing a newer one.
+// Package index writes file versions into Weaviate as commits. Each project
+// has a commit sequence; a file version (or a delete) is written with
+// valid_from = S while S is not yet published, and then S is published as
+// the project's watermark. Committed objects are never modified: a file's
+// visible version as of sequence W is its Version with the greatest
+// valid_from <= W. (Weaviate re-indexes an object on every update, so an
+// object being updated can briefly drop out of filtered reads; immutable
+// objects cannot.) Readers therefore see a file's old version until the
+// switch and only the new one after, never both or none. Every write is an
+// upsert by deterministic ID, and the event sequencer on the document keeps
+// an older event from undoing a newer one.
 package index
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
-	"hash/fnv"
 	"log/slog"
 	"sync"
 	"time"
@@ -19,6 +26,7 @@ import (
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
 	"github.com/weaviate/weaviate/entities/models"
 
+	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
 )
@@ -26,35 +34,44 @@ import (
 // batchSize bounds one batch request to Weaviate.
 const batchSize = 200
 
+// States records object freshness (freshness.Store); nil records nothing.
+type States interface {
+	Put(ctx context.Context, st pipeline.ObjectState) error
+}
+
 // Writer applies pipeline messages to the index.
 type Writer struct {
 	wv      *weaviate.Client
 	log     *slog.Logger
+	states  States
 	tenants sync.Map // project -> struct{}: tenants known to exist
-	// fileLocks serialise versions of one file within this process, so two
-	// concurrent versions never interleave their writes and deletes.
-	fileLocks [64]sync.Mutex
-	now       func() time.Time
+	// projects serialises commits per project: sequences are assigned and
+	// published in order, one commit at a time.
+	projects sync.Map // project -> *sync.Mutex
+	now      func() time.Time
+	// publishHook, when set, replaces publishing (tests simulate a crash with it).
+	publishHook func() error
 }
 
 // New returns a Writer.
-func New(wv *weaviate.Client, log *slog.Logger) *Writer {
-	return &Writer{wv: wv, log: log, now: time.Now}
+func New(wv *weaviate.Client, states States, log *slog.Logger) *Writer {
+	return &Writer{wv: wv, states: states, log: log, now: time.Now}
 }
 
 // Outcome says what an apply did.
 type Outcome string
 
 const (
-	Applied Outcome = "applied"
-	Stale   Outcome = "stale" // a newer event of the same file was applied already
+	Applied   Outcome = "applied"
+	Stale     Outcome = "stale"     // a newer event of the same file was applied already
+	Duplicate Outcome = "duplicate" // this very event was applied already
 )
 
-// current is the stored state of a document.
-type current struct {
-	exists        bool
-	sequencer     string
-	fileVersionID string
+func (w *Writer) lockProject(project string) func() {
+	m, _ := w.projects.LoadOrStore(project, &sync.Mutex{})
+	mu := m.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
 }
 
 func (w *Writer) ensureTenant(ctx context.Context, project string) error {
@@ -68,116 +85,245 @@ func (w *Writer) ensureTenant(ctx context.Context, project string) error {
 	return nil
 }
 
-func (w *Writer) document(ctx context.Context, project, fileID string) (current, error) {
-	objs, err := w.wv.Data().ObjectsGetter().WithClassName(schema.DocumentClass).WithID(fileID).WithTenant(project).Do(ctx)
-	if err != nil {
-		if se, ok := err.(*fault.WeaviateClientError); ok && se.StatusCode == 404 {
-			return current{}, nil
-		}
-		return current{}, fmt.Errorf("read document %s: %w", fileID, err)
-	}
-	if len(objs) == 0 {
-		return current{}, nil
-	}
-	props, _ := objs[0].Properties.(map[string]any)
-	str := func(k string) string { s, _ := props[k].(string); return s }
-	return current{exists: true, sequencer: str("sequencer"), fileVersionID: str("file_version_id")}, nil
+// current is the stored state of a document.
+type current struct {
+	exists        bool
+	sequencer     string
+	fileVersionID string
+	commitSeq     int64
 }
 
-// ApplyFileVersion makes fv the file's current version.
+func (w *Writer) document(ctx context.Context, project, fileID string) (current, error) {
+	props, err := w.object(ctx, schema.DocumentClass, project, fileID)
+	if err != nil || props == nil {
+		return current{}, err
+	}
+	return current{exists: true, sequencer: str(props, "sequencer"), fileVersionID: str(props, "file_version_id"), commitSeq: int64(num(props, "commit_seq"))}, nil
+}
+
+func (w *Writer) object(ctx context.Context, class, project, id string) (map[string]any, error) {
+	objs, err := w.wv.Data().ObjectsGetter().WithClassName(class).WithID(id).WithTenant(project).Do(ctx)
+	if err != nil {
+		var ce *fault.WeaviateClientError
+		if errors.As(err, &ce) && ce.StatusCode == 404 {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("read %s %s: %w", class, id, err)
+	}
+	if len(objs) == 0 {
+		return nil, nil
+	}
+	props, _ := objs[0].Properties.(map[string]any)
+	return props, nil
+}
+
+// Watermark returns the project's published commit sequence (0 before the first commit).
+func (w *Writer) Watermark(ctx context.Context, project string) (int64, error) {
+	props, err := w.object(ctx, schema.ProjectStateClass, project, ids.Project(project))
+	if err != nil || props == nil {
+		return 0, err
+	}
+	return int64(num(props, "sequence")), nil
+}
+
+func (w *Writer) publish(ctx context.Context, project string, seq int64) error {
+	if w.publishHook != nil {
+		return w.publishHook()
+	}
+	return w.batch(ctx, []*models.Object{{Class: schema.ProjectStateClass, ID: strfmt.UUID(ids.Project(project)), Tenant: project,
+		Properties: map[string]any{"sequence": seq, "updated_at": w.now().UTC().Format(time.RFC3339Nano)}}})
+}
+
+// begin locks the project, undoes what an interrupted commit left behind,
+// and returns the next sequence. The caller must call the returned unlock.
+func (w *Writer) begin(ctx context.Context, project string) (next int64, unlock func(), err error) {
+	if err := w.ensureTenant(ctx, project); err != nil {
+		return 0, nil, err
+	}
+	unlock = w.lockProject(project)
+	wm, err := w.Watermark(ctx, project)
+	if err == nil {
+		err = w.rollback(ctx, project, wm)
+	}
+	if err != nil {
+		unlock()
+		return 0, nil, err
+	}
+	return wm + 1, unlock, nil
+}
+
+var versioned = []string{schema.ChunkClass, schema.SectionClass, schema.VersionClass}
+
+// rollback removes the objects of a commit that was never published (a
+// crash between writing and publishing); they are invisible until then.
+func (w *Writer) rollback(ctx context.Context, project string, watermark int64) error {
+	for _, class := range versioned {
+		if _, err := w.wv.Batch().ObjectsBatchDeleter().WithClassName(class).WithTenant(project).WithOutput("minimal").
+			WithWhere(intFilter("valid_from", filters.GreaterThan, watermark)).Do(ctx); err != nil {
+			return fmt.Errorf("roll back unpublished %s: %w", class, err)
+		}
+	}
+	return nil
+}
+
+// ApplyFileVersion commits fv as the file's current version.
 func (w *Writer) ApplyFileVersion(ctx context.Context, fv pipeline.FileVersion) (Outcome, error) {
 	o := fv.Object
-	unlock := w.lockFile(fv.FileID)
-	defer unlock()
-	if err := w.ensureTenant(ctx, o.Project); err != nil {
-		return "", err
-	}
-	cur, err := w.document(ctx, o.Project, fv.FileID)
+	seq, unlock, err := w.begin(ctx, o.Project)
 	if err != nil {
 		return "", err
 	}
-	if cur.exists && pipeline.CompareSequencers(cur.sequencer, o.Sequencer) > 0 {
-		return Stale, nil
+	defer unlock()
+	out, done, err := w.decide(ctx, o.Project, fv.FileID, o.Sequencer, fv.FileVersionID, seq-1)
+	if err != nil || (done && out != repairDocument) {
+		return out, err
 	}
 	now := w.now().UTC().Format(time.RFC3339Nano)
+	if done { // committed before, but the document write was lost
+		return Duplicate, w.batch(ctx, []*models.Object{fileDocument(fv, seq-1, now)})
+	}
+	validity := func(m map[string]any) map[string]any {
+		m["valid_from"] = seq
+		return m
+	}
 	var objs []*models.Object
 	for _, s := range fv.Sections {
-		objs = append(objs, &models.Object{Class: schema.SectionClass, ID: strfmt.UUID(s.ID), Tenant: o.Project, Properties: map[string]any{
+		objs = append(objs, &models.Object{Class: schema.SectionClass, ID: strfmt.UUID(s.ID), Tenant: o.Project, Properties: validity(map[string]any{
 			"file_id": fv.FileID, "file_version_id": fv.FileVersionID, "file_path": o.Path, "branch": o.Branch,
 			"ordinal": s.Ordinal, "title": s.Title, "heading_path": nonNil(s.HeadingPath), "level": s.Level,
 			"start_offset": s.StartOffset, "end_offset": s.EndOffset, "token_count": s.TokenCount, "chunk_count": s.ChunkCount,
 			"page_start": s.PageStart, "page_end": s.PageEnd,
-		}})
+		})})
 	}
 	for _, c := range fv.Chunks {
-		objs = append(objs, &models.Object{Class: schema.ChunkClass, ID: strfmt.UUID(c.ID), Tenant: o.Project, Properties: map[string]any{
+		objs = append(objs, &models.Object{Class: schema.ChunkClass, ID: strfmt.UUID(c.ID), Tenant: o.Project, Properties: validity(map[string]any{
 			"content": c.Content, "file_id": fv.FileID, "file_version_id": fv.FileVersionID, "file_path": o.Path,
 			"branch": o.Branch, "index": c.Index, "start_offset": c.StartOffset, "end_offset": c.EndOffset,
 			"token_count": c.TokenCount, "source_checksum": c.SourceChecksum, "created_at": now,
 			"section_id": c.SectionID, "heading_path": nonNil(c.HeadingPath),
 			"embedding_status": pipeline.EmbeddingMissing, "embedding_model": "",
 			"kind": kindOr(c.Kind), "page_start": c.PageStart, "page_end": c.PageEnd, "image_ref": c.ImageRef, "image_mime": c.ImageMIME,
-		}})
+		})})
 	}
+	objs = append(objs, &models.Object{Class: schema.VersionClass, ID: strfmt.UUID(fv.FileVersionID), Tenant: o.Project, Properties: validity(map[string]any{
+		"file_id": fv.FileID, "file_path": o.Path, "branch": o.Branch, "file_version_id": fv.FileVersionID, "sequencer": o.Sequencer,
+		"etag": o.ETag, "status": fv.Status, "error": fv.Error, "deleted": false, "title": fv.Title, "format": fv.Format,
+		"chunk_count": len(fv.Chunks), "committed_at": now,
+	})})
 	if err := w.batch(ctx, objs); err != nil {
 		return "", fmt.Errorf("write file version %s: %w", fv.FileVersionID, err)
 	}
-	doc := &models.Object{Class: schema.DocumentClass, ID: strfmt.UUID(fv.FileID), Tenant: o.Project, Properties: map[string]any{
+	if err := w.publish(ctx, o.Project, seq); err != nil {
+		return "", fmt.Errorf("publish commit %d of %s: %w", seq, o.Project, err)
+	}
+	// The document is the file's current state for listings, written once the commit is visible.
+	if err := w.batch(ctx, []*models.Object{fileDocument(fv, seq, now)}); err != nil {
+		return "", fmt.Errorf("write document %s: %w", fv.FileID, err)
+	}
+	state := pipeline.StateIndexed
+	if fv.Status != pipeline.StatusIndexed {
+		state = pipeline.StateFailed
+	}
+	w.recordState(ctx, o, state, fv.Error, seq, fv.FileVersionID)
+	return Applied, nil
+}
+
+func fileDocument(fv pipeline.FileVersion, seq int64, now string) *models.Object {
+	o := fv.Object
+	return &models.Object{Class: schema.DocumentClass, ID: strfmt.UUID(fv.FileID), Tenant: o.Project, Properties: map[string]any{
 		"file_id": fv.FileID, "file_path": o.Path, "name": baseName(o.Path), "folder": folderOf(o.Path), "branch": o.Branch,
 		"object_key": o.Key, "etag": o.ETag, "version_id": o.VersionID, "sequencer": o.Sequencer,
 		"file_version_id": fv.FileVersionID, "checksum": fv.Checksum, "format": fv.Format, "title": fv.Title,
 		"language": fv.Language, "pages": fv.Pages, "warnings": nonNil(fv.Warnings),
 		"status": fv.Status, "error": fv.Error, "deleted": false, "size": o.Size, "text_length": fv.TextLength,
 		"token_count": fv.TokenCount, "chunk_count": len(fv.Chunks), "section_count": len(fv.Sections),
-		"content_type": o.ContentType, "updated_at": now, "ingested_at": fv.IngestedAt.Format(time.RFC3339Nano),
+		"content_type": o.ContentType, "updated_at": now, "ingested_at": fv.IngestedAt.Format(time.RFC3339Nano), "commit_seq": seq,
 	}}
-	if err := w.batch(ctx, []*models.Object{doc}); err != nil {
-		return "", fmt.Errorf("write document %s: %w", fv.FileID, err)
-	}
-	// Only now remove what the new version replaces, so the file is never absent.
-	if err := w.deleteOtherVersions(ctx, o.Project, fv.FileID, fv.FileVersionID); err != nil {
-		return "", err
-	}
-	return Applied, nil
 }
 
-// ApplyDelete removes a file; the document stays as a tombstone carrying the
-// delete's sequencer, so a late older upload event cannot resurrect it.
+// ApplyDelete commits a file's removal. The document stays as a tombstone
+// carrying the delete's sequencer, so a late, older upload event cannot
+// resurrect it; a delete Version hides the file from W on (on a branch: main's copy too).
 func (w *Writer) ApplyDelete(ctx context.Context, d pipeline.FileDeleted) (Outcome, error) {
 	o := d.Object
-	unlock := w.lockFile(d.FileID)
-	defer unlock()
-	if err := w.ensureTenant(ctx, o.Project); err != nil {
-		return "", err
-	}
-	cur, err := w.document(ctx, o.Project, d.FileID)
+	seq, unlock, err := w.begin(ctx, o.Project)
 	if err != nil {
 		return "", err
 	}
-	if cur.exists && pipeline.CompareSequencers(cur.sequencer, o.Sequencer) > 0 {
-		return Stale, nil
+	defer unlock()
+	deleteID := ids.FileVersion(d.FileID, "delete@"+o.Sequencer, "")
+	out, done, err := w.decide(ctx, o.Project, d.FileID, o.Sequencer, deleteID, seq-1)
+	if err != nil || (done && out != repairDocument) {
+		return out, err
 	}
 	now := w.now().UTC().Format(time.RFC3339Nano)
-	doc := &models.Object{Class: schema.DocumentClass, ID: strfmt.UUID(d.FileID), Tenant: o.Project, Properties: map[string]any{
+	objs := []*models.Object{{Class: schema.VersionClass, ID: strfmt.UUID(deleteID), Tenant: o.Project, Properties: map[string]any{
+		"file_id": d.FileID, "file_path": o.Path, "branch": o.Branch, "file_version_id": deleteID, "sequencer": o.Sequencer,
+		"status": "deleted", "error": "", "deleted": true, "chunk_count": 0, "committed_at": now,
+		"valid_from": seq,
+	}}, {Class: schema.DocumentClass, ID: strfmt.UUID(d.FileID), Tenant: o.Project, Properties: map[string]any{
 		"file_id": d.FileID, "file_path": o.Path, "name": baseName(o.Path), "folder": folderOf(o.Path), "branch": o.Branch,
-		"object_key": o.Key, "sequencer": o.Sequencer, "file_version_id": "", "status": "deleted", "error": "",
-		"deleted": true, "chunk_count": 0, "section_count": 0, "updated_at": now,
-	}}
-	if err := w.batch(ctx, []*models.Object{doc}); err != nil {
+		"object_key": o.Key, "sequencer": o.Sequencer, "file_version_id": deleteID, "status": "deleted", "error": "",
+		"deleted": true, "chunk_count": 0, "section_count": 0, "updated_at": now, "commit_seq": seq,
+	}}}
+	if done {
+		return Duplicate, w.batch(ctx, objs[1:])
+	}
+	if err := w.batch(ctx, objs[:1]); err != nil {
+		return "", fmt.Errorf("write delete of %s: %w", d.FileID, err)
+	}
+	if err := w.publish(ctx, o.Project, seq); err != nil {
+		return "", fmt.Errorf("publish commit %d of %s: %w", seq, o.Project, err)
+	}
+	if err := w.batch(ctx, objs[1:]); err != nil {
 		return "", fmt.Errorf("write tombstone %s: %w", d.FileID, err)
 	}
-	if err := w.deleteOtherVersions(ctx, o.Project, d.FileID, ""); err != nil {
-		return "", err
-	}
+	w.recordState(ctx, o, pipeline.StateDeleted, "", seq, deleteID)
 	return Applied, nil
 }
 
-func (w *Writer) lockFile(fileID string) func() {
-	h := fnv.New32a()
-	h.Write([]byte(fileID))
-	m := &w.fileLocks[h.Sum32()%uint32(len(w.fileLocks))]
-	m.Lock()
-	return m.Unlock
+// decide says whether an event was committed already (its Version exists at
+// or below the watermark: Duplicate) or is older than the file's current
+// event (Stale). done=false means apply it.
+//
+// A Duplicate whose document is behind (a crash after publishing, before the
+// document was written) is reported as Duplicate with repair=true.
+func (w *Writer) decide(ctx context.Context, project, fileID, sequencer, versionID string, watermark int64) (Outcome, bool, error) {
+	cur, err := w.document(ctx, project, fileID)
+	if err != nil {
+		return "", false, err
+	}
+	newer := cur.exists && pipeline.CompareSequencers(cur.sequencer, sequencer) > 0
+	v, err := w.object(ctx, schema.VersionClass, project, versionID)
+	if err != nil {
+		return "", false, err
+	}
+	switch {
+	case newer:
+		return Stale, true, nil
+	case v != nil && int64(num(v, "valid_from")) <= watermark:
+		if !cur.exists || cur.fileVersionID != versionID {
+			return repairDocument, true, nil
+		}
+		return Duplicate, true, nil
+	}
+	return "", false, nil
+}
+
+// repairDocument is decide's answer for a committed event whose document
+// write was lost: rewrite the document, commit nothing.
+const repairDocument Outcome = "repair-document"
+
+func (w *Writer) recordState(ctx context.Context, o pipeline.Object, state, errText string, seq int64, versionID string) {
+	if w.states == nil {
+		return
+	}
+	st := pipeline.ObjectState{Key: o.Key, Project: o.Project, ETag: o.ETag, VersionID: o.VersionID, Sequencer: o.Sequencer,
+		State: state, Error: errText, Sequence: seq, FileVersionID: versionID}
+	if err := w.states.Put(ctx, st); err != nil {
+		// The commit is done; freshness catches up with the next event of the key.
+		w.log.Warn("record freshness", "key", o.Key, "err", err)
+	}
 }
 
 func (w *Writer) batch(ctx context.Context, objs []*models.Object) error {
@@ -196,23 +342,36 @@ func (w *Writer) batch(ctx context.Context, objs []*models.Object) error {
 	return nil
 }
 
-// deleteOtherVersions removes the file's sections and chunks whose version is
-// not keep ("" removes all).
-func (w *Writer) deleteOtherVersions(ctx context.Context, project, fileID, keep string) error {
-	where := filters.Where().WithPath([]string{"file_id"}).WithOperator(filters.Equal).WithValueText(fileID)
-	if keep != "" {
-		where = filters.Where().WithOperator(filters.And).WithOperands([]*filters.WhereBuilder{
-			where,
-			filters.Where().WithPath([]string{"file_version_id"}).WithOperator(filters.NotEqual).WithValueText(keep),
-		})
+func textFilter(path, v string) *filters.WhereBuilder {
+	return filters.Where().WithPath([]string{path}).WithOperator(filters.Equal).WithValueText(v)
+}
+
+func intFilter(path string, op filters.WhereOperator, v int64) *filters.WhereBuilder {
+	return filters.Where().WithPath([]string{path}).WithOperator(op).WithValueInt(v)
+}
+
+func and(ws ...*filters.WhereBuilder) *filters.WhereBuilder {
+	return filters.Where().WithOperator(filters.And).WithOperands(ws)
+}
+
+func str(m map[string]any, k string) string {
+	s, _ := m[k].(string)
+	return s
+}
+
+func num(m map[string]any, k string) float64 {
+	switch v := m[k].(type) {
+	case float64:
+		return v
+	case int64:
+		return float64(v)
+	case int:
+		return float64(v)
+	case json.Number:
+		f, _ := v.Float64()
+		return f
 	}
-	for _, class := range []string{schema.ChunkClass, schema.SectionClass} {
-		_, err := w.wv.Batch().ObjectsBatchDeleter().WithClassName(class).WithTenant(project).WithWhere(where).WithOutput("minimal").Do(ctx)
-		if err != nil {
-			return fmt.Errorf("delete old %s objects of %s: %w", class, fileID, err)
-		}
-	}
-	return nil
+	return 0
 }
 
 func kindOr(k string) string {

@@ -6,10 +6,6 @@ import (
 	"time"
 )
 
-// OpenSequence is the valid_to of what is still current. It stays below
-// 2^53 so it survives JSON numbers and GraphQL floats exactly.
-const OpenSequence int64 = 1 << 52
-
 // KV buckets and NATS request subjects.
 const (
 	// ObjectStateBucket holds the freshness of every uploaded object, keyed by ObjectStateKey.

@@ -85,7 +85,7 @@ func Definitions() []*models.Class {
 				integer("ordinal"), text("title", "word"), textArray("heading_path"), integer("level"),
 				integer("start_offset"), integer("end_offset"), integer("token_count"), integer("chunk_count"),
 				integer("page_start"), integer("page_end"),
-				integer("valid_from"), integer("valid_to"), date("superseded_at"),
+				integer("valid_from"),
 			},
 		},
 		{
@@ -103,19 +103,18 @@ func Definitions() []*models.Class {
 				field("source_checksum"), date("created_at"), field("section_id"), textArray("heading_path"),
 				field("embedding_status"), field("embedding_model"), field("kind"), integer("page_start"),
 				integer("page_end"), field("image_ref"), field("image_mime"),
-				integer("valid_from"), integer("valid_to"), date("superseded_at"),
+				integer("valid_from"),
 			},
 		},
 		{
 			Class:              VersionClass,
-			Description:        "One applied file version or delete, visible from valid_from until valid_to.",
+			Description:        "One committed file version or delete; a file's visible version at sequence W is its Version with the greatest valid_from <= W.",
 			Vectorizer:         "none",
 			MultiTenancyConfig: mt(),
 			Properties: []*models.Property{
 				field("file_id"), field("file_path"), field("branch"), field("file_version_id"), field("sequencer"),
 				field("etag"), field("status"), text("error", "word"), boolean("deleted"), text("title", "word"),
-				field("format"), integer("chunk_count"), integer("valid_from"), integer("valid_to"), date("superseded_at"),
-				date("committed_at"),
+				field("format"), integer("chunk_count"), integer("valid_from"), date("committed_at"),
 			},
 		},
 		{
@@ -221,4 +220,31 @@ func NewClient(host, grpcHost, apiKey string) (*weaviate.Client, error) {
 		return nil, fmt.Errorf("weaviate client for %s: %w", host, err)
 	}
 	return c, nil
+}
+
+// TenantExists reports whether project has a tenant (has ever had a file).
+func TenantExists(ctx context.Context, c *weaviate.Client, project string) (bool, error) {
+	ts, err := c.Schema().TenantsGetter().WithClassName(ChunkClass).Do(ctx)
+	if err != nil {
+		return false, fmt.Errorf("list tenants: %w", err)
+	}
+	for _, t := range ts {
+		if t.Name == project {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// Projects lists every project with a tenant.
+func Projects(ctx context.Context, c *weaviate.Client) ([]string, error) {
+	ts, err := c.Schema().TenantsGetter().WithClassName(ChunkClass).Do(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list tenants: %w", err)
+	}
+	out := make([]string, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, t.Name)
+	}
+	return out, nil
 }

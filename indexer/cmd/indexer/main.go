@@ -7,13 +7,17 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
+	"github.com/weaviate/weaviate-go-client/v4/weaviate"
+
 	"github.com/strata-kb/strata/indexer/index"
 	"github.com/strata-kb/strata/shared/config"
+	"github.com/strata-kb/strata/shared/freshness"
 	"github.com/strata-kb/strata/shared/health"
 	"github.com/strata-kb/strata/shared/logging"
 	"github.com/strata-kb/strata/shared/pipeline"
@@ -29,6 +33,8 @@ type Config struct {
 	WeaviateAPIKey string
 	Concurrency    int
 	MaxAckPending  int
+	GCInterval     time.Duration
+	GCRetention    time.Duration
 }
 
 // RegisterFlags registers the indexer's flags.
@@ -39,6 +45,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.WeaviateAPIKey, "weaviate-api-key", "", "Weaviate API key with write access")
 	fs.IntVar(&c.Concurrency, "concurrency", 4, "file versions written at once")
 	fs.IntVar(&c.MaxAckPending, "max-ack-pending", 64, "unacknowledged messages the consumer may hold")
+	fs.DurationVar(&c.GCInterval, "gc-interval", time.Hour, "how often superseded versions are garbage-collected (0 = never)")
+	fs.DurationVar(&c.GCRetention, "gc-retention", 7*24*time.Hour, "superseded versions no release pins are kept this long")
 }
 
 // Validate reports every problem at once.
@@ -50,6 +58,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Concurrency < 1 || c.Concurrency > 256 {
 		p.Addf("concurrency", "must be 1..256, got %d", c.Concurrency)
+	}
+	if c.GCInterval < 0 || c.GCRetention < 0 {
+		p.Addf("gc-interval", "gc interval and retention must not be negative")
 	}
 	if c.MaxAckPending < c.Concurrency {
 		p.Addf("max-ack-pending", "must be >= concurrency (%d), got %d", c.Concurrency, c.MaxAckPending)
@@ -96,7 +107,19 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	writer := index.New(wv, log)
+	states, err := freshness.Open(ctx, js, 1)
+	if err != nil {
+		return err
+	}
+	writer := index.New(wv, states, log)
+	stopReleases, err := writer.ServeReleases(ctx, nc)
+	if err != nil {
+		return err
+	}
+	defer stopReleases()
+	if cfg.GCInterval > 0 {
+		go collectGarbage(ctx, wv, writer, cfg.GCInterval, cfg.GCRetention, log)
+	}
 	loop := worker.New(worker.Config{Stage: "indexer", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver},
 		js, cons, writer.HandleChunks, log)
 	hs, err := health.Listen(cfg.HTTPAddr, func() error {
@@ -115,4 +138,32 @@ func run(ctx context.Context, args []string) error {
 	defer cancel()
 	_ = pipeline.Drain(drainCtx, nc)
 	return err
+}
+
+// collectGarbage removes superseded, unpinned versions of every project now and then.
+func collectGarbage(ctx context.Context, wv *weaviate.Client, w *index.Writer, every, retention time.Duration, log *slog.Logger) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		projects, err := schema.Projects(ctx, wv)
+		if err != nil {
+			log.Warn("gc: list projects", "err", err)
+			continue
+		}
+		for _, p := range projects {
+			n, err := w.CollectGarbage(ctx, p, retention)
+			if err != nil {
+				log.Warn("gc", "project", p, "err", err)
+				continue
+			}
+			if n > 0 {
+				log.Info("gc", "project", p, "deleted", n)
+			}
+		}
+	}
 }

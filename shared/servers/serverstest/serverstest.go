@@ -6,6 +6,8 @@ package serverstest
 import (
 	"context"
 	"fmt"
+	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -85,4 +87,65 @@ func NATS(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return url
+}
+
+var (
+	sharedMu    sync.Mutex
+	sharedStack *servers.Stack
+	sharedDir   string
+)
+
+// StartShared starts the servers once per test binary and shares them
+// between tests (each test uses its own projects); they stop when the process
+// exits (the servers die with their parent).
+func StartShared(t testing.TB) *servers.Stack {
+	t.Helper()
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if sharedStack != nil {
+		return sharedStack
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	dir, err := servers.CacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bins, err := servers.InstallAll(ctx, dir, testWriter{t})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports, err := servers.FreeStackPorts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.MkdirTemp("", "strata-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := servers.StartStack(ctx, servers.StackOptions{Bins: bins, DataDir: data, Ports: ports,
+		BeforeMinIO: func(ctx context.Context, natsURL string) error {
+			nc, js, err := pipeline.Connect(natsURL, "test", nil)
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			return pipeline.EnsureStreams(ctx, js, 1)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sharedStack, sharedDir = s, data
+	return s
+}
+
+// StopShared stops the shared servers and removes their data; call it from TestMain.
+func StopShared() {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if sharedStack != nil {
+		sharedStack.Stop(10 * time.Second)
+		os.RemoveAll(sharedDir)
+		sharedStack = nil
+	}
 }
