@@ -191,30 +191,59 @@ func (s *Store) ListChunks(ctx context.Context, project, fileVersionID string, o
 	return chunks(project, rows), nil
 }
 
-// GetChunk returns one chunk, or nil when it does not exist.
-func (s *Store) GetChunk(ctx context.Context, project, id string) (*Chunk, error) {
+// GetChunk returns a chunk of a version visible as of sequence at, or nil.
+func (s *Store) GetChunk(ctx context.Context, project, id string, at int64) (*Chunk, error) {
 	rows, err := s.get(ctx, schema.ChunkClass, project, chunkFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
-		return g.WithWhere(ChunkFilter(id)).WithLimit(1)
+		return g.WithWhere(and(ChunkFilter(id), intLE("valid_from", at))).WithLimit(1)
 	})
 	if err != nil || len(rows) == 0 {
 		return nil, err
 	}
-	return &chunks(project, rows)[0], nil
+	c := chunks(project, rows)[0]
+	latest, err := s.LatestVersions(ctx, project, []string{c.FileID}, at)
+	if err != nil || latest[c.FileID] != c.FileVersionID {
+		return nil, err // a replaced or deleted version's chunk is not current
+	}
+	return &c, nil
 }
 
-// SearchKeyword runs BM25 over chunk content within where (nil = everything).
-func (s *Store) SearchKeyword(ctx context.Context, project, query string, limit int, where *filters.WhereBuilder) ([]Chunk, error) {
-	rows, err := s.get(ctx, schema.ChunkClass, project, chunkFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
-		g = g.WithBM25((&graphql.BM25ArgumentBuilder{}).WithQuery(Sanitize(query)).WithProperties("content")).WithLimit(limit)
-		if where != nil {
-			g = g.WithWhere(where)
-		}
-		return g
-	})
-	if err != nil {
-		return nil, err
+// SearchKeyword runs BM25 over the chunk content of main as of sequence at,
+// within where (nil = everything). Chunks of versions replaced by then are
+// dropped, fetching further until limit hits are found or the results end.
+func (s *Store) SearchKeyword(ctx context.Context, project, query string, limit int, where *filters.WhereBuilder, at int64) ([]Chunk, error) {
+	scope := and(intLE("valid_from", at), eq("branch", ""))
+	if where != nil {
+		scope = and(scope, where)
 	}
-	return chunks(project, rows), nil
+	var out []Chunk
+	fetch := limit * 3
+	for offset, round := 0, 0; len(out) < limit && round < 6; round, offset = round+1, offset+fetch {
+		rows, err := s.get(ctx, schema.ChunkClass, project, chunkFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+			return g.WithBM25((&graphql.BM25ArgumentBuilder{}).WithQuery(Sanitize(query)).WithProperties("content")).
+				WithWhere(scope).WithLimit(fetch).WithOffset(offset)
+		})
+		if err != nil {
+			return nil, err
+		}
+		cs := chunks(project, rows)
+		var fileIDs []string
+		for _, c := range cs {
+			fileIDs = append(fileIDs, c.FileID)
+		}
+		latest, err := s.LatestVersions(ctx, project, fileIDs, at)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range cs {
+			if latest[c.FileID] == c.FileVersionID {
+				out = append(out, c)
+			}
+		}
+		if len(cs) < fetch {
+			break
+		}
+	}
+	return out[:min(limit, len(out))], nil
 }
 
 // Sanitize makes user text safe to hand to the query builder: valid UTF-8, no

@@ -79,9 +79,6 @@ func (t *Tools) listFileChunks(ctx context.Context, p auth.Principal, a listFile
 	if err != nil {
 		return nil, err
 	}
-	if err := noReleases(a.ReleaseID, a.ReleaseVersion); err != nil {
-		return nil, err
-	}
 	path := strings.TrimPrefix(a.FilePath, "/")
 	if path == "" || len(path) > 1024 {
 		return nil, userErrorf("file_path must be a project-relative path of 1 to 1024 bytes")
@@ -90,11 +87,11 @@ func (t *Tools) listFileChunks(ctx context.Context, p auth.Principal, a listFile
 	if err != nil {
 		return nil, err
 	}
-	branch, err := t.resolveBranch(ctx, project, a.BranchID)
+	view, err := t.resolveView(ctx, project, a.BranchID, a.ReleaseID, a.ReleaseVersion)
 	if err != nil {
 		return nil, err
 	}
-	doc, err := t.currentDocument(ctx, project, branch, path)
+	doc, err := t.versionAt(ctx, project, view, path)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +150,11 @@ func (t *Tools) getFileChunk(ctx context.Context, p auth.Principal, a getFileChu
 	if !ids.Valid(a.ChunkID) {
 		return nil, userErrorf("chunk_id must be a UUID, got %q", clip(a.ChunkID))
 	}
-	c, err := t.read.GetChunk(ctx, project, a.ChunkID)
+	at, err := t.read.Watermark(ctx, project)
+	if err != nil {
+		return nil, err
+	}
+	c, err := t.read.GetChunk(ctx, project, a.ChunkID, at)
 	if err != nil {
 		return nil, err
 	}
@@ -163,25 +164,77 @@ func (t *Tools) getFileChunk(ctx context.Context, p auth.Principal, a getFileChu
 	return map[string]any{"chunk": chunkOut(*c, a.IncludeEmbedding)}, nil
 }
 
-// currentDocument finds the live version of path on branch, falling back to
-// main for files the branch has not changed.
-func (t *Tools) currentDocument(ctx context.Context, project, branch, path string) (*store.Document, error) {
-	doc, err := t.read.FindDocument(ctx, project, branch, path)
+// view is what a read sees: a branch ("" = main) as of a commit sequence.
+type view struct {
+	branch string
+	at     int64
+}
+
+// resolveView turns branch_id / release_id / release_version into a view:
+// the latest commit by default, a release's pinned sequence (and branch) when one is named.
+func (t *Tools) resolveView(ctx context.Context, project string, branchID, releaseID, releaseVersion *string) (view, error) {
+	branch, err := t.resolveBranch(ctx, project, branchID)
+	if err != nil {
+		return view{}, err
+	}
+	var rel *store.Release
+	switch {
+	case releaseID != nil && *releaseID != "":
+		if !ids.Valid(*releaseID) {
+			return view{}, userErrorf("release_id must be a UUID, got %q", clip(*releaseID))
+		}
+		if rel, err = t.read.ReleaseByID(ctx, project, *releaseID); err != nil {
+			return view{}, err
+		}
+		if rel == nil {
+			return view{}, userErrorf("release not found: %s", *releaseID)
+		}
+		if releaseVersion != nil && *releaseVersion != "" && *releaseVersion != rel.Version {
+			return view{}, userErrorf("release_id %s is version %q, not %q", *releaseID, rel.Version, *releaseVersion)
+		}
+	case releaseVersion != nil && *releaseVersion != "":
+		if len(*releaseVersion) > 64 {
+			return view{}, userErrorf("release_version is at most 64 characters")
+		}
+		if rel, err = t.read.ReleaseByVersion(ctx, project, branch, *releaseVersion); err != nil {
+			return view{}, err
+		}
+		if rel == nil {
+			return view{}, userErrorf("release not found: version %q", clip(*releaseVersion))
+		}
+	}
+	if rel != nil {
+		if branchID != nil && *branchID != "" && rel.Branch != branch {
+			return view{}, userErrorf("release %s belongs to another branch than branch_id", rel.Version)
+		}
+		return view{branch: rel.Branch, at: rel.Sequence}, nil
+	}
+	at, err := t.read.Watermark(ctx, project)
+	if err != nil {
+		return view{}, err
+	}
+	return view{branch: branch, at: at}, nil
+}
+
+// versionAt finds the visible version of path in a view: the branch's own
+// version (a change or a delete on the branch hides main's copy), else main's.
+func (t *Tools) versionAt(ctx context.Context, project string, v view, path string) (*store.Version, error) {
+	ver, err := t.read.VersionAt(ctx, project, v.branch, path, v.at)
 	if err != nil {
 		return nil, err
 	}
-	if doc == nil && branch != "" {
-		if doc, err = t.read.FindDocument(ctx, project, "", path); err != nil {
+	if ver == nil && v.branch != "" {
+		if ver, err = t.read.VersionAt(ctx, project, "", path, v.at); err != nil {
 			return nil, err
 		}
 	}
 	switch {
-	case doc == nil || doc.Deleted:
+	case ver == nil || ver.Deleted:
 		return nil, userErrorf("file not found: %q", clip(path))
-	case doc.Status != pipeline.StatusIndexed:
-		return nil, userErrorf("file %q was not indexed (%s): %s", clip(path), doc.Status, doc.Error)
+	case ver.Status != pipeline.StatusIndexed:
+		return nil, userErrorf("file %q was not indexed (%s): %s", clip(path), ver.Status, ver.Error)
 	}
-	return doc, nil
+	return ver, nil
 }
 
 // resolveBranch maps a branch_id to a branch name: null or absent is main.
@@ -192,23 +245,43 @@ func (t *Tools) resolveBranch(ctx context.Context, project string, branchID *str
 	if !ids.Valid(*branchID) {
 		return "", userErrorf("branch_id must be a UUID or null, got %q", clip(*branchID))
 	}
-	docs, err := t.read.Documents(ctx, project, 10000)
+	branches, err := t.read.Branches(ctx, project)
 	if err != nil {
 		return "", err
 	}
-	for _, d := range docs {
-		if d.Branch != "" && ids.Branch(project, d.Branch) == *branchID {
-			return d.Branch, nil
+	for _, b := range branches {
+		if ids.Branch(project, b) == *branchID {
+			return b, nil
 		}
 	}
 	return "", userErrorf("branch not found: %s", *branchID)
 }
 
-func noReleases(id, version *string) error {
-	if (id != nil && *id != "") || (version != nil && *version != "") {
-		return userErrorf("releases are not available yet in this Strata version: omit release_id and release_version to read the latest state")
+type listBranchesArgs struct {
+	ProjectReference string `json:"project_reference"`
+}
+
+// BranchOut is one branch; main has branch_id null.
+type BranchOut struct {
+	BranchID *string `json:"branch_id"`
+	Name     string  `json:"name"`
+}
+
+func (t *Tools) listBranches(ctx context.Context, p auth.Principal, a listBranchesArgs) (any, error) {
+	project, err := t.resolveProject(ctx, p, a.ProjectReference)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	names, err := t.read.Branches(ctx, project)
+	if err != nil {
+		return nil, err
+	}
+	out := []BranchOut{{Name: "main"}}
+	for _, n := range names {
+		id := ids.Branch(project, n)
+		out = append(out, BranchOut{BranchID: &id, Name: n})
+	}
+	return map[string]any{"branches": out}, nil
 }
 
 // intArg validates an optional whole-number argument.

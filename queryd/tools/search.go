@@ -68,14 +68,18 @@ func (t *Tools) searchKeyword(ctx context.Context, p auth.Principal, a searchArg
 	out := searchOut{Query: q, Results: []Hit{}}
 	resolved := map[string]bool{}
 	for _, project := range projects {
-		where, scoped, err := t.scope(ctx, project, a.ParentPathPartIDs, resolved)
+		at, err := t.read.Watermark(ctx, project)
+		if err != nil {
+			return nil, err
+		}
+		where, scoped, err := t.scope(ctx, project, a.ParentPathPartIDs, resolved, at)
 		if err != nil {
 			return nil, err
 		}
 		if !scoped {
 			continue
 		}
-		rows, err := t.read.SearchKeyword(ctx, project, q, topK, where)
+		rows, err := t.read.SearchKeyword(ctx, project, q, topK, where, at)
 		if err != nil {
 			return nil, err
 		}
@@ -104,7 +108,7 @@ func (t *Tools) searchKeyword(ctx context.Context, p auth.Principal, a searchArg
 // scope turns parent path_part_ids into a filter for one project. It reports
 // scoped=false when none of the ids is in this project (skip it), and marks
 // the ids it recognised in resolved.
-func (t *Tools) scope(ctx context.Context, project string, parents []string, resolved map[string]bool) (*store.Where, bool, error) {
+func (t *Tools) scope(ctx context.Context, project string, parents []string, resolved map[string]bool, at int64) (*store.Where, bool, error) {
 	if len(parents) == 0 {
 		return nil, true, nil
 	}
@@ -128,7 +132,7 @@ func (t *Tools) scope(ctx context.Context, project string, parents []string, res
 			ors = append(ors, w)
 			continue
 		}
-		c, err := t.read.GetChunk(ctx, project, id)
+		c, err := t.read.GetChunk(ctx, project, id, at)
 		if err != nil {
 			return nil, false, err
 		}

@@ -40,8 +40,13 @@ type Reader interface {
 	FindDocument(ctx context.Context, project, branch, path string) (*store.Document, error)
 	Documents(ctx context.Context, project string, limit int) ([]store.Document, error)
 	ListChunks(ctx context.Context, project, fileVersionID string, offset, limit int) ([]store.Chunk, error)
-	GetChunk(ctx context.Context, project, id string) (*store.Chunk, error)
-	SearchKeyword(ctx context.Context, project, query string, limit int, where *store.Where) ([]store.Chunk, error)
+	GetChunk(ctx context.Context, project, id string, at int64) (*store.Chunk, error)
+	SearchKeyword(ctx context.Context, project, query string, limit int, where *store.Where, at int64) ([]store.Chunk, error)
+	Watermark(ctx context.Context, project string) (int64, error)
+	VersionAt(ctx context.Context, project, branch, path string, at int64) (*store.Version, error)
+	Branches(ctx context.Context, project string) ([]string, error)
+	ReleaseByID(ctx context.Context, project, id string) (*store.Release, error)
+	ReleaseByVersion(ctx context.Context, project, branch, version string) (*store.Release, error)
 	SectionExists(ctx context.Context, project, sectionID string) (bool, error)
 	AllDocuments(ctx context.Context, project string, where *store.Where, limit int) ([]store.Document, error)
 	Stats(ctx context.Context, project string) (store.Stats, error)
@@ -117,6 +122,8 @@ func (t *Tools) Register(s *server.MCPServer) {
 		handler(t, "list_file_chunks", t.listFileChunks), "list_file_chunks.output.json")
 	add("get_file_chunk", "Get one indexed chunk by id, with its content, offsets and source checksum.",
 		handler(t, "get_file_chunk", t.getFileChunk), "get_file_chunk.output.json")
+	add("list_branches", "List a project's branches: main (branch_id null) and every branch that has files, with the branch_id the other tools take.",
+		handler(t, "list_branches", t.listBranches), "")
 	add("search_keyword", "Search your knowledge base for exact terms using BM25 full-text search. Best for specific identifiers, error codes, filenames, and configuration values.",
 		handler(t, "search_keyword", t.searchKeyword), "")
 	add("list_files", listFilesDescription, handler(t, "list_files", t.listFiles), "")

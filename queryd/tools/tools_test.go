@@ -34,7 +34,10 @@ func (f *fakeReader) Projects(context.Context) ([]string, error) {
 	}
 	return ps, nil
 }
-func (f *fakeReader) HasProject(_ context.Context, p string) (bool, error) { _, ok := f.docs[p]; return ok, nil }
+func (f *fakeReader) HasProject(_ context.Context, p string) (bool, error) {
+	_, ok := f.docs[p]
+	return ok, nil
+}
 func (f *fakeReader) FindDocument(_ context.Context, p, branch, path string) (*store.Document, error) {
 	for _, d := range f.docs[p] {
 		if d.FilePath == path && d.Branch == branch {
@@ -55,7 +58,31 @@ func (f *fakeReader) ListChunks(_ context.Context, p, fv string, offset, limit i
 	}
 	return out[min(offset, len(out)):min(offset+limit, len(out))], nil
 }
-func (f *fakeReader) GetChunk(_ context.Context, p, id string) (*store.Chunk, error) {
+func (f *fakeReader) Watermark(context.Context, string) (int64, error) { return 1, nil }
+func (f *fakeReader) VersionAt(ctx context.Context, p, branch, path string, _ int64) (*store.Version, error) {
+	d, err := f.FindDocument(ctx, p, branch, path)
+	if d == nil || err != nil {
+		return nil, err
+	}
+	return &store.Version{FileID: d.FileID, FilePath: d.FilePath, Branch: d.Branch, FileVersionID: d.FileVersionID,
+		Status: d.Status, Error: d.Error, Deleted: d.Deleted, ValidFrom: 1}, nil
+}
+func (f *fakeReader) Branches(_ context.Context, p string) ([]string, error) {
+	var out []string
+	for _, d := range f.docs[p] {
+		if d.Branch != "" {
+			out = append(out, d.Branch)
+		}
+	}
+	return out, nil
+}
+func (f *fakeReader) ReleaseByID(context.Context, string, string) (*store.Release, error) {
+	return nil, nil
+}
+func (f *fakeReader) ReleaseByVersion(context.Context, string, string, string) (*store.Release, error) {
+	return nil, nil
+}
+func (f *fakeReader) GetChunk(_ context.Context, p, id string, _ int64) (*store.Chunk, error) {
 	for _, c := range f.chunks[p] {
 		if c.ID == id {
 			return &c, nil
@@ -63,7 +90,7 @@ func (f *fakeReader) GetChunk(_ context.Context, p, id string) (*store.Chunk, er
 	}
 	return nil, nil
 }
-func (f *fakeReader) SearchKeyword(_ context.Context, p, q string, limit int, _ *store.Where) ([]store.Chunk, error) {
+func (f *fakeReader) SearchKeyword(_ context.Context, p, q string, limit int, _ *store.Where, _ int64) ([]store.Chunk, error) {
 	var out []store.Chunk
 	for _, c := range f.chunks[p] {
 		if strings.Contains(c.Content, q) {

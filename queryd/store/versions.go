@@ -1,0 +1,162 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/weaviate/weaviate-go-client/v4/weaviate/fault"
+	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
+	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
+
+	"github.com/strata-kb/strata/shared/ids"
+	"github.com/strata-kb/strata/shared/schema"
+)
+
+// Version is one committed file version or delete. A file's visible version
+// as of sequence W is its Version with the greatest ValidFrom <= W.
+type Version struct {
+	FileID        string
+	FilePath      string
+	Branch        string
+	FileVersionID string
+	Status        string
+	Error         string
+	Deleted       bool
+	ValidFrom     int64
+}
+
+// Release is a pinned commit sequence of a project branch.
+type Release struct {
+	ID       string
+	Version  string
+	Branch   string
+	Sequence int64
+}
+
+var versionFields = []graphql.Field{{Name: "file_id"}, {Name: "file_path"}, {Name: "branch"}, {Name: "file_version_id"},
+	{Name: "status"}, {Name: "error"}, {Name: "deleted"}, {Name: "valid_from"}}
+
+func intLE(path string, v int64) *filters.WhereBuilder {
+	return filters.Where().WithPath([]string{path}).WithOperator(filters.LessThanEqual).WithValueInt(v)
+}
+
+// Watermark returns the project's published commit sequence; reads as of
+// "latest" use it, so a commit becomes visible all at once.
+func (s *Store) Watermark(ctx context.Context, project string) (int64, error) {
+	objs, err := s.wv.Data().ObjectsGetter().WithClassName(schema.ProjectStateClass).WithID(ids.Project(project)).WithTenant(project).Do(ctx)
+	if err != nil {
+		var ce *fault.WeaviateClientError
+		if errors.As(err, &ce) && ce.StatusCode == 404 {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("watermark of %s: %w", project, err)
+	}
+	if len(objs) == 0 {
+		return 0, nil
+	}
+	props, _ := objs[0].Properties.(map[string]any)
+	return int64(numf(props, "sequence")), nil
+}
+
+// VersionAt returns the visible version of path on branch ("" = main) as of
+// sequence at, or nil when the file never existed there by then.
+func (s *Store) VersionAt(ctx context.Context, project, branch, path string, at int64) (*Version, error) {
+	rows, err := s.get(ctx, schema.VersionClass, project, versionFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.WithWhere(and(eq("file_path", path), eq("branch", branch), intLE("valid_from", at))).
+			WithSort(graphql.Sort{Path: []string{"valid_from"}, Order: graphql.Desc}).WithLimit(1)
+	})
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	v := version(rows[0])
+	return &v, nil
+}
+
+// LatestVersions maps each of fileIDs to its visible file_version_id as of
+// at ("" for files deleted by then).
+func (s *Store) LatestVersions(ctx context.Context, project string, fileIDs []string, at int64) (map[string]string, error) {
+	out := map[string]string{}
+	if len(fileIDs) == 0 {
+		return out, nil
+	}
+	rows, err := s.get(ctx, schema.VersionClass, project, versionFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.WithWhere(and(filters.Where().WithPath([]string{"file_id"}).WithOperator(filters.ContainsAny).WithValueText(fileIDs...),
+			intLE("valid_from", at))).WithLimit(10000)
+	})
+	if err != nil {
+		return nil, err
+	}
+	best := map[string]int64{}
+	for _, r := range rows {
+		v := version(r)
+		if from, ok := best[v.FileID]; ok && from >= v.ValidFrom {
+			continue
+		}
+		best[v.FileID] = v.ValidFrom
+		out[v.FileID] = v.FileVersionID
+		if v.Deleted {
+			out[v.FileID] = ""
+		}
+	}
+	return out, nil
+}
+
+// Branches lists the branches of a project that have files (main excluded).
+func (s *Store) Branches(ctx context.Context, project string) ([]string, error) {
+	rows, err := s.get(ctx, schema.VersionClass, project, []graphql.Field{{Name: "branch"}}, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.WithWhere(filters.Where().WithPath([]string{"branch"}).WithOperator(filters.NotEqual).WithValueText("")).WithLimit(10000)
+	})
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range rows {
+		if b := str(r, "branch"); b != "" && !seen[b] {
+			seen[b] = true
+			out = append(out, b)
+		}
+	}
+	return out, nil
+}
+
+// ReleaseByID returns a release, or nil.
+func (s *Store) ReleaseByID(ctx context.Context, project, id string) (*Release, error) {
+	return s.release(ctx, project, ChunkFilter(id))
+}
+
+// ReleaseByVersion returns the release of a version string on branch, or nil.
+func (s *Store) ReleaseByVersion(ctx context.Context, project, branch, version string) (*Release, error) {
+	return s.release(ctx, project, and(eq("version", version), eq("branch", branch)))
+}
+
+func (s *Store) release(ctx context.Context, project string, where *filters.WhereBuilder) (*Release, error) {
+	rows, err := s.get(ctx, schema.ReleaseClass, project, []graphql.Field{{Name: "version"}, {Name: "branch"}, {Name: "sequence"},
+		{Name: "_additional", Fields: []graphql.Field{{Name: "id"}}}}, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.WithWhere(where).WithLimit(1)
+	})
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	add, _ := rows[0]["_additional"].(map[string]any)
+	return &Release{ID: str(add, "id"), Version: str(rows[0], "version"), Branch: str(rows[0], "branch"), Sequence: int64(numf(rows[0], "sequence"))}, nil
+}
+
+func version(r map[string]any) Version {
+	return Version{FileID: str(r, "file_id"), FilePath: str(r, "file_path"), Branch: str(r, "branch"),
+		FileVersionID: str(r, "file_version_id"), Status: str(r, "status"), Error: str(r, "error"),
+		Deleted: r["deleted"] == true, ValidFrom: int64(numf(r, "valid_from"))}
+}
+
+func numf(m map[string]any, k string) float64 {
+	switch v := m[k].(type) {
+	case float64:
+		return v
+	case json.Number:
+		f, _ := v.Float64()
+		return f
+	}
+	return 0
+}
