@@ -95,17 +95,42 @@ func (s *Store) Stats(ctx context.Context, project string) (Stats, error) {
 			st.Unsupported = n
 		}
 	}
-	chunks, err := s.aggregate(ctx, schema.ChunkClass, project, nil, "")
+	// The Chunk class also holds the replaced versions kept for releases; the
+	// current chunks are those of the current documents.
+	chunks, err := s.sumChunkCount(ctx, project)
 	if err != nil {
 		return st, err
 	}
-	st.Chunks = chunks[""]
+	st.Chunks = chunks
 	ready, err := s.aggregate(ctx, schema.ChunkClass, project, eq("embedding_status", pipeline.EmbeddingReady), "")
 	if err != nil {
 		return st, err
 	}
 	st.EmbeddedChunks = ready[""]
 	return st, nil
+}
+
+// sumChunkCount adds up chunk_count over the current indexed documents.
+func (s *Store) sumChunkCount(ctx context.Context, project string) (int, error) {
+	resp, err := s.wv.GraphQL().Aggregate().WithClassName(schema.DocumentClass).WithTenant(project).
+		WithWhere(and(notDeleted(), eq("status", pipeline.StatusIndexed))).
+		WithFields(graphql.Field{Name: "chunk_count", Fields: []graphql.Field{{Name: "sum"}}}).Do(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("count chunks of %s: %w", project, err)
+	}
+	if len(resp.Errors) > 0 {
+		if strings.Contains(resp.Errors[0].Message, "tenant not found") {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("count chunks of %s: %s", project, resp.Errors[0].Message)
+	}
+	agg, _ := resp.Data["Aggregate"].(map[string]any)
+	list, _ := agg[schema.DocumentClass].([]any)
+	if len(list) == 0 {
+		return 0, nil
+	}
+	cc, _ := list[0].(map[string]any)["chunk_count"].(map[string]any)
+	return int(numf(cc, "sum")), nil
 }
 
 // aggregate counts the objects of class within where (nil = all), by the

@@ -339,6 +339,8 @@ type projectStatus struct {
 	FailedCount        int    `json:"failedCount"`
 	UnsupportedCount   int    `json:"unsupportedCount"`
 	EmbeddedChunkCount int    `json:"embeddedChunkCount"`
+	// Watermark is the project's last published commit sequence: reads see everything committed up to it.
+	Watermark int64 `json:"watermark"`
 }
 
 // statusConfig is Strata's answer to the original's "configuration
@@ -373,9 +375,13 @@ func (t *Tools) status(ctx context.Context, p auth.Principal, _ struct{}) (any, 
 		if err != nil {
 			return nil, err
 		}
+		wm, err := t.read.Watermark(ctx, project)
+		if err != nil {
+			return nil, err
+		}
 		out.Projects = append(out.Projects, projectStatus{
 			Project: project, DocumentCount: st.Indexed, ChunkCount: st.Chunks, FailedCount: st.Failed,
-			UnsupportedCount: st.Unsupported, EmbeddedChunkCount: st.EmbeddedChunks,
+			UnsupportedCount: st.Unsupported, EmbeddedChunkCount: st.EmbeddedChunks, Watermark: wm,
 		})
 		out.DocumentCount += st.Indexed
 		out.ChunkCount += st.Chunks

@@ -256,7 +256,7 @@ func TestStatus(t *testing.T) {
 	}
 	// acme: 3 indexed (guide on main and branch, docsv2/x), 1 failed, 1 unsupported, 3+1+2 chunks; deleted not counted.
 	wantAcme := map[string]any{"project": "acme", "documentCount": 3.0, "chunkCount": 6.0, "failedCount": 1.0,
-		"unsupportedCount": 1.0, "embeddedChunkCount": 0.0}
+		"unsupportedCount": 1.0, "embeddedChunkCount": 0.0, "watermark": 1.0}
 	if !reflect.DeepEqual(out["projects"], []any{wantAcme}) {
 		t.Errorf("projects %v", out["projects"])
 	}
