@@ -38,6 +38,8 @@ type Config struct {
 	WeaviateAPIKey string
 	APIKeys        string
 	CursorSecret   string
+	Transport      string
+	StdioAPIKey    string
 }
 
 // RegisterFlags registers queryd's flags.
@@ -50,6 +52,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.WeaviateAPIKey, "weaviate-api-key", "", "Weaviate API key of a read-only user")
 	fs.StringVar(&c.APIKeys, "api-keys", "", "API keys and their projects: key1=acme,beta;key2=*")
 	fs.StringVar(&c.CursorSecret, "cursor-secret", "", "secret that signs pagination cursors (shared by all replicas)")
+	fs.StringVar(&c.Transport, "transport", "http", "http (streamable HTTP at -addr) or stdio (one client on stdin/stdout, for desktop agents)")
+	fs.StringVar(&c.StdioAPIKey, "stdio-api-key", "", "with -transport stdio: the API key (one of -api-keys) whose projects the client reads")
 }
 
 // Validate reports every problem at once.
@@ -66,6 +70,17 @@ func (c *Config) Validate() error {
 	}
 	if c.WeaviateHost == "" {
 		p.Addf("weaviate-host", "required")
+	}
+	switch c.Transport {
+	case "http":
+	case "stdio":
+		if keys, err := auth.ParseKeys(c.APIKeys); err == nil {
+			if _, ok := keys.Lookup(c.StdioAPIKey); !ok {
+				p.Addf("stdio-api-key", "must be one of the keys in -api-keys")
+			}
+		}
+	default:
+		p.Addf("transport", "must be http or stdio, got %q", c.Transport)
 	}
 	return p.Err()
 }
@@ -107,6 +122,17 @@ func run(ctx context.Context, args []string) error {
 		server.WithInstructions("Strata: search and read the files of the projects your API key can read. All tools are read-only."),
 	)
 	tools.New(store.New(wv), signer, log).Register(mcpServer)
+	if cfg.Transport == "stdio" {
+		// stdout carries the protocol; logs go to stderr.
+		p, _ := keys.Lookup(cfg.StdioAPIKey)
+		log.Info("queryd serving MCP on stdio", "key", p.KeyName, "weaviate", cfg.WeaviateHost)
+		stdio := server.NewStdioServer(mcpServer)
+		stdio.SetContextFunc(func(ctx context.Context) context.Context { return auth.WithPrincipal(ctx, p) })
+		if err := stdio.Listen(ctx, os.Stdin, os.Stdout); err != nil && ctx.Err() == nil {
+			return fmt.Errorf("stdio: %w", err)
+		}
+		return nil
+	}
 	// Stateless: any replica can answer any request of a session.
 	mcpHTTP := server.NewStreamableHTTPServer(mcpServer,
 		server.WithStateLess(true),
