@@ -48,7 +48,8 @@ type harness struct {
 
 func start(t *testing.T) *harness {
 	t.Helper()
-	st := up(t, t.TempDir(), nil, false)
+	// Most tests poll through one MCP session, far past a tool budget; TestToolBudget covers it.
+	st := up(t, t.TempDir(), nil, false, "STRATA_TOOL_BUDGET=0")
 	t.Cleanup(func() {
 		st.Stop(15 * time.Second)
 		dumpLogsOnFailure(t, st)
@@ -57,7 +58,7 @@ func start(t *testing.T) *harness {
 }
 
 // up starts a stack in state (on free ports unless ports is given).
-func up(t *testing.T, state string, ports *localstack.Ports, detach bool) *localstack.Stack {
+func up(t *testing.T, state string, ports *localstack.Ports, detach bool, querydEnv ...string) *localstack.Stack {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("end-to-end test starts the whole stack; skipped with -short")
@@ -73,7 +74,8 @@ func up(t *testing.T, state string, ports *localstack.Ports, detach bool) *local
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := localstack.Up(context.Background(), localstack.Options{Root: root, StateDir: state, Ports: *ports, Detach: detach, Progress: logWriter{t}})
+	st, err := localstack.Up(context.Background(), localstack.Options{Root: root, StateDir: state, Ports: *ports, Detach: detach, Progress: logWriter{t},
+		ServiceEnv: map[string][]string{"queryd": querydEnv}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -502,7 +504,7 @@ func TestDownKeepsDataAndUpResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := up(t, state, &ports, true)
+	st := up(t, state, &ports, true, "STRATA_TOOL_BUDGET=0")
 	t.Cleanup(func() { _ = localstack.Down(state, 15*time.Second, io.Discard) })
 	h := harnessFor(t, st)
 	h.put("acme/keep.md", "# Keep\n\npersistent marmalade\n")
@@ -519,7 +521,7 @@ func TestDownKeepsDataAndUpResumes(t *testing.T) {
 		t.Fatalf("still running after down: %v", running)
 	}
 
-	st2 := up(t, state, &ports, true)
+	st2 := up(t, state, &ports, true, "STRATA_TOOL_BUDGET=0")
 	if st2.Env.APIKey != st.Env.APIKey {
 		t.Fatal("the API key must survive down/up")
 	}

@@ -18,7 +18,7 @@ func TestStdioTransport(t *testing.T) {
 	h := start(t)
 	h.put("acme/stdio.md", "# Stdio\n\nthe stdiomarker paragraph\n")
 	h.settle()
-	bin := filepath.Join(filepath.Dir(filepath.Dir(h.stack.Process("queryd").LogFile)), "..", "bin", "queryd")
+	bin := filepath.Join(h.stack.BinDir(), "queryd")
 	env := []string{
 		"STRATA_TRANSPORT=stdio", "STRATA_LOG_FORMAT=text",
 		"STRATA_WEAVIATE_HOST=" + h.stack.Env.WeaviateHost, "STRATA_WEAVIATE_API_KEY=" + servers.LocalWeaviateReader,

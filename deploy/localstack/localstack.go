@@ -91,6 +91,8 @@ type Options struct {
 	Ports    Ports
 	Detach   bool // leave everything running after Up returns
 	Progress io.Writer
+	// ServiceEnv adds environment variables to a service (by name).
+	ServiceEnv map[string][]string
 }
 
 // Env is what a user or test needs to talk to a running stack.
@@ -121,8 +123,10 @@ type Stack struct {
 	Env      Env
 	Servers  *servers.Stack
 	Services map[string]*servers.Process
-	opts     Options
-	bins     map[string]string
+	// ServiceEnv is the environment each service was started with.
+	ServiceEnv map[string][]string
+	opts       Options
+	bins       map[string]string
 }
 
 // Up installs what is missing, starts everything and waits until it is ready.
@@ -158,7 +162,7 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 		return nil, err
 	}
 
-	s := &Stack{opts: o, bins: bins, Services: map[string]*servers.Process{}}
+	s := &Stack{opts: o, bins: bins, Services: map[string]*servers.Process{}, ServiceEnv: map[string][]string{}}
 	defer func() {
 		if err != nil {
 			s.Stop(10 * time.Second)
@@ -210,7 +214,7 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 		"embedder": append(common, "STRATA_HTTP_ADDR="+addr(o.Ports.Embedder)),
 		"indexer": append(common, "STRATA_HTTP_ADDR="+addr(o.Ports.Indexer), "STRATA_WEAVIATE_HOST="+s.Servers.WeaviateHost,
 			"STRATA_WEAVIATE_GRPC="+s.Servers.WeaviateGRPCHost, "STRATA_WEAVIATE_API_KEY="+servers.LocalWeaviateWriter),
-		"queryd": {"STRATA_ADDR=" + addr(o.Ports.Queryd), "STRATA_LOG_FORMAT=json", "STRATA_WEAVIATE_HOST=" + s.Servers.WeaviateHost,
+		"queryd": {"STRATA_ADDR=" + addr(o.Ports.Queryd), "STRATA_LOG_FORMAT=json", "STRATA_NATS_URL=" + s.Env.NATSURL, "STRATA_WEAVIATE_HOST=" + s.Servers.WeaviateHost,
 			"STRATA_WEAVIATE_GRPC=" + s.Servers.WeaviateGRPCHost, "STRATA_WEAVIATE_API_KEY=" + servers.LocalWeaviateReader,
 			"STRATA_API_KEYS=" + secrets["STRATA_API_KEY"] + "=*", "STRATA_CURSOR_SECRET=" + secrets["STRATA_CURSOR_SECRET"]},
 	}
@@ -219,7 +223,8 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 	defer cancel()
 	for _, name := range Services {
 		fmt.Fprintf(o.Progress, "starting %s\n", name)
-		p, err := servers.Start(servers.Spec{Name: name, Path: filepath.Join(o.StateDir, "bin", name), Env: envs[name],
+		s.ServiceEnv[name] = append(envs[name], o.ServiceEnv[name]...)
+		p, err := servers.Start(servers.Spec{Name: name, Path: filepath.Join(o.StateDir, "bin", name), Env: s.ServiceEnv[name],
 			LogFile: filepath.Join(o.StateDir, "data", "logs", name+".log"), Detach: o.Detach})
 		if err != nil {
 			return nil, err
@@ -241,6 +246,9 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 }
 
 func addr(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
+
+// BinDir is where the stack's programs are.
+func (s *Stack) BinDir() string { return filepath.Join(s.opts.StateDir, "bin") }
 
 // Process returns a running service by name.
 func (s *Stack) Process(name string) *servers.Process { return s.Services[name] }

@@ -25,6 +25,7 @@ type Version struct {
 	Error         string
 	Deleted       bool
 	ValidFrom     int64
+	Title         string
 }
 
 // Release is a pinned commit sequence of a project branch.
@@ -36,7 +37,7 @@ type Release struct {
 }
 
 var versionFields = []graphql.Field{{Name: "file_id"}, {Name: "file_path"}, {Name: "branch"}, {Name: "file_version_id"},
-	{Name: "status"}, {Name: "error"}, {Name: "deleted"}, {Name: "valid_from"}}
+	{Name: "status"}, {Name: "error"}, {Name: "deleted"}, {Name: "valid_from"}, {Name: "title"}}
 
 func intLE(path string, v int64) *filters.WhereBuilder {
 	return filters.Where().WithPath([]string{path}).WithOperator(filters.LessThanEqual).WithValueInt(v)
@@ -147,7 +148,7 @@ func (s *Store) release(ctx context.Context, project string, where *filters.Wher
 func version(r map[string]any) Version {
 	return Version{FileID: str(r, "file_id"), FilePath: str(r, "file_path"), Branch: str(r, "branch"),
 		FileVersionID: str(r, "file_version_id"), Status: str(r, "status"), Error: str(r, "error"),
-		Deleted: r["deleted"] == true, ValidFrom: int64(numf(r, "valid_from"))}
+		Deleted: r["deleted"] == true, ValidFrom: int64(numf(r, "valid_from")), Title: str(r, "title")}
 }
 
 func numf(m map[string]any, k string) float64 {

@@ -17,11 +17,13 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/strata-kb/strata/queryd/auth"
+	"github.com/strata-kb/strata/queryd/budget"
 	"github.com/strata-kb/strata/queryd/cursor"
 	"github.com/strata-kb/strata/queryd/store"
 	"github.com/strata-kb/strata/queryd/tools"
 	"github.com/strata-kb/strata/shared/config"
 	"github.com/strata-kb/strata/shared/logging"
+	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
 )
 
@@ -40,6 +42,9 @@ type Config struct {
 	CursorSecret   string
 	Transport      string
 	StdioAPIKey    string
+	NATSURL        string
+	ToolBudget     int
+	ToolBudgetWarn int
 }
 
 // RegisterFlags registers queryd's flags.
@@ -54,6 +59,9 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.CursorSecret, "cursor-secret", "", "secret that signs pagination cursors (shared by all replicas)")
 	fs.StringVar(&c.Transport, "transport", "http", "http (streamable HTTP at -addr) or stdio (one client on stdin/stdout, for desktop agents)")
 	fs.StringVar(&c.StdioAPIKey, "stdio-api-key", "", "with -transport stdio: the API key (one of -api-keys) whose projects the client reads")
+	fs.StringVar(&c.NATSURL, "nats-url", "", "NATS URL for state shared by replicas (tool budgets); empty: counted per process")
+	fs.IntVar(&c.ToolBudget, "tool-budget", 20, "tool calls per MCP session (0 = unlimited)")
+	fs.IntVar(&c.ToolBudgetWarn, "tool-budget-warn", 4, "answers tell the agent to wrap up when this many calls remain")
 }
 
 // Validate reports every problem at once.
@@ -70,6 +78,9 @@ func (c *Config) Validate() error {
 	}
 	if c.WeaviateHost == "" {
 		p.Addf("weaviate-host", "required")
+	}
+	if c.ToolBudget < 0 || c.ToolBudgetWarn < 0 || (c.ToolBudget > 0 && c.ToolBudgetWarn >= c.ToolBudget) {
+		p.Addf("tool-budget", "budget %d and warning threshold %d (-tool-budget-warn) must be >= 0, the threshold below the budget", c.ToolBudget, c.ToolBudgetWarn)
 	}
 	switch c.Transport {
 	case "http":
@@ -115,7 +126,21 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 
+	var counter budget.Counter = &budget.Memory{}
+	if cfg.NATSURL != "" {
+		nc, js, err := pipeline.Connect(cfg.NATSURL, "strata-queryd", log)
+		if err != nil {
+			return err
+		}
+		defer nc.Close()
+		kv, err := budget.OpenKV(ctx, js, 24*time.Hour)
+		if err != nil {
+			return err
+		}
+		counter = kv
+	}
 	mcpServer := server.NewMCPServer("strata", version,
+		server.WithToolHandlerMiddleware(budget.Middleware(budget.Config{Limit: cfg.ToolBudget, Warn: cfg.ToolBudgetWarn}, counter)),
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
 		server.WithInputSchemaValidation(),
@@ -133,9 +158,10 @@ func run(ctx context.Context, args []string) error {
 		}
 		return nil
 	}
-	// Stateless: any replica can answer any request of a session.
+	// Session ids are issued but not tracked in memory (mcp-go's default
+	// generating manager), so any replica answers any request of a session;
+	// per-session state (the tool budget) lives in NATS KV.
 	mcpHTTP := server.NewStreamableHTTPServer(mcpServer,
-		server.WithStateLess(true),
 		server.WithEndpointPath("/mcp"),
 		server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
 			if p, ok := auth.FromContext(r.Context()); ok {
