@@ -3,6 +3,9 @@ package e2e
 import (
 	"archive/zip"
 	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -10,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/strata-kb/strata/ingestor/extract/pdf/pdftest"
 )
@@ -128,6 +133,46 @@ func TestEveryFormat(t *testing.T) {
 			t.Errorf("%s: want its recorded error, got %q", k, errText)
 		}
 		t.Logf("%s: %s", k, errText)
+	}
+	// Image chunks are viewable: the PDF's embedded picture and the uploaded PNG.
+	for _, path := range []string{"f/report.pdf", "f/chart.png"} {
+		out, _ := h.call("list_file_chunks", map[string]any{"project_reference": "acme", "file_path": path})
+		var imageChunk string
+		for _, c := range chunksOf(out) {
+			if strings.HasPrefix(c["content"].(string), "Image ") {
+				imageChunk = c["id"].(string)
+			}
+		}
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "view_chunk_image"
+		req.Params.Arguments = map[string]any{"chunk_id": imageChunk}
+		res, err := h.mcp.CallTool(context.Background(), req)
+		if err != nil || res.IsError {
+			t.Fatalf("view_chunk_image %s: %v %+v", path, err, res)
+		}
+		var gotImage bool
+		for _, c := range res.Content {
+			if img, ok := c.(mcp.ImageContent); ok && img.MIMEType == "image/png" && len(img.Data) > 100 {
+				gotImage = true
+			}
+		}
+		if !gotImage {
+			t.Fatalf("view_chunk_image %s returned no PNG: %+v", path, res.Content)
+		}
+	}
+	// Knowledge Stack navigation over the same index.
+	found, _ := h.call("find", map[string]any{"name": "REPORT", "kind": "DOCUMENT"})
+	if b, _ := json.Marshal(found); !strings.Contains(string(b), "report.pdf") {
+		t.Fatalf("find: %s", b)
+	}
+	docID := found["results"].([]any)[0].(map[string]any)["path_part_id"].(string)
+	read, errText := h.call("read", map[string]any{"path_part_id": docID})
+	if errText != "" || read["mode"] != "inline" || !strings.Contains(fmt.Sprint(read["chunks"]), "pdfmarker") {
+		t.Fatalf("read: %v %s", read, errText)
+	}
+	info, _ := h.call("get_info", map[string]any{"path_part_id": docID})
+	if info["breadcrumb"] != "acme > f > report.pdf" {
+		t.Fatalf("get_info breadcrumb: %v", info["breadcrumb"])
 	}
 	// Bad files did not block the good ones (checked above) and nothing was dead-lettered.
 	if sr, _ := h.call("search_keyword", map[string]any{"query": "docxmarker"}); len(results(sr)) != 1 {

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/strata-kb/strata/queryd/auth"
 	"github.com/strata-kb/strata/shared/objkey"
@@ -124,11 +123,3 @@ func splitFilePath(fp string) (project, branch, path string, err error) {
 	}
 	return k.Project, k.Branch, k.Path, nil
 }
-
-// registerNeighbors adds read_chunk_neighbors with the original's schema and description.
-func (t *Tools) registerNeighbors(s *server.MCPServer) {
-	tool := mcp.NewToolWithRawSchema("read_chunk_neighbors", readChunkNeighborsDescription, Schema("read_chunk_neighbors.input.json"))
-	tool.Annotations = readOnly
-	s.AddTool(tool, t.readChunkNeighbors)
-}
-

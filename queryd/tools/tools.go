@@ -50,18 +50,29 @@ type Reader interface {
 	SectionExists(ctx context.Context, project, sectionID string) (bool, error)
 	AllDocuments(ctx context.Context, project string, where *store.Where, limit int) ([]store.Document, error)
 	Stats(ctx context.Context, project string) (store.Stats, error)
+	// Knowledge Stack navigation (knowledge.go, store/knowledge.go).
+	DocumentByID(ctx context.Context, project, fileID string) (*store.DocumentDetail, error)
+	Folders(ctx context.Context, project string, limit int) ([]string, error)
+	FolderDocuments(ctx context.Context, project, folder string, offset, limit int) ([]store.Document, int, error)
+	Sections(ctx context.Context, project, fileVersionID string, at int64, offset, limit int) ([]store.Section, error)
+	GetSection(ctx context.Context, project, id string, at int64) (*store.Section, error)
+	GetChunkDetail(ctx context.Context, project, id string, at int64) (*store.ChunkDetail, error)
+	ChunkDetails(ctx context.Context, project string, q store.ChunkQuery) ([]store.ChunkDetail, error)
+	CountChunks(ctx context.Context, project string, q store.ChunkQuery) (int, error)
 }
 
 // Tools holds what the handlers need.
 type Tools struct {
-	read   Reader
-	cursor *cursor.Signer
-	log    *slog.Logger
+	read        Reader
+	cursor      *cursor.Signer
+	log         *slog.Logger
+	tokenBudget int         // read / read_around inline sizes (SetTokenBudget)
+	images      ImageReader // view_chunk_image's source (SetImageReader); nil: not available
 }
 
 // New returns the tool set.
 func New(read Reader, signer *cursor.Signer, log *slog.Logger) *Tools {
-	return &Tools{read: read, cursor: signer, log: log}
+	return &Tools{read: read, cursor: signer, log: log, tokenBudget: DefaultTokenBudget}
 }
 
 // userError is a problem with the call itself; its text goes back to the agent.
@@ -108,9 +119,32 @@ func handler[A any](t *Tools, name string, fn func(ctx context.Context, p auth.P
 	}
 }
 
-// Register adds the tools to s.
-func (t *Tools) Register(s *server.MCPServer) {
-	add := func(name, description string, h server.ToolHandlerFunc, outputSchema string) {
+// Toolsets group the tools by the system whose surface they serve.
+const (
+	ToolsetKnowledge = "knowledge" // Knowledge Stack
+	ToolsetChunks    = "chunks"    // Veryfront
+	ToolsetLocalRAG  = "localrag"  // mcp-local-rag
+	ToolsetStrata    = "strata"    // Strata's own
+)
+
+// AllToolsets is the default: every toolset.
+var AllToolsets = []string{ToolsetKnowledge, ToolsetChunks, ToolsetLocalRAG, ToolsetStrata}
+
+// Register adds the tools of the given toolsets (all when none is named) to s.
+// Tools that need query embeddings (search_knowledge, search_files,
+// query_documents) are not served until an embedding provider exists.
+func (t *Tools) Register(s *server.MCPServer, toolsets ...string) {
+	if len(toolsets) == 0 {
+		toolsets = AllToolsets
+	}
+	on := map[string]bool{}
+	for _, ts := range toolsets {
+		on[ts] = true
+	}
+	add := func(set, name, description string, h server.ToolHandlerFunc, outputSchema string) {
+		if !on[set] {
+			return
+		}
 		tool := mcp.NewToolWithRawSchema(name, description, Schema(name+".input.json"))
 		if outputSchema != "" {
 			tool.RawOutputSchema = Schema(outputSchema)
@@ -118,16 +152,25 @@ func (t *Tools) Register(s *server.MCPServer) {
 		tool.Annotations = readOnly
 		s.AddTool(tool, h)
 	}
-	add("list_file_chunks", "List the indexed chunks of one file in order, with offsets, token counts and checksums. Paginated with opaque cursors.",
+	add(ToolsetChunks, "list_file_chunks", "List the indexed chunks of one file in order, with offsets, token counts and checksums. Paginated with opaque cursors.",
 		handler(t, "list_file_chunks", t.listFileChunks), "list_file_chunks.output.json")
-	add("get_file_chunk", "Get one indexed chunk by id, with its content, offsets and source checksum.",
+	add(ToolsetChunks, "get_file_chunk", "Get one indexed chunk by id, with its content, offsets and source checksum.",
 		handler(t, "get_file_chunk", t.getFileChunk), "get_file_chunk.output.json")
-	add("list_branches", "List a project's branches: main (branch_id null) and every branch that has files, with the branch_id the other tools take.",
-		handler(t, "list_branches", t.listBranches), "")
-	add("search_keyword", "Search your knowledge base for exact terms using BM25 full-text search. Best for specific identifiers, error codes, filenames, and configuration values.",
+	add(ToolsetChunks, "get_file_chunk_embedding", "Get the embedding of one chunk: model, status (ready, stale or missing) and optionally the vector.",
+		handler(t, "get_file_chunk_embedding", t.getFileChunkEmbedding), "")
+	add(ToolsetKnowledge, "search_keyword", "Search your knowledge base for exact terms using BM25 full-text search. Best for specific identifiers, error codes, filenames, and configuration values.",
 		handler(t, "search_keyword", t.searchKeyword), "")
-	add("list_files", listFilesDescription, handler(t, "list_files", t.listFiles), "")
-	add("status", statusDescription, handler(t, "status", t.status), "")
+	add(ToolsetKnowledge, "list_contents", listContentsDescription, handler(t, "list_contents", t.listContents), "")
+	add(ToolsetKnowledge, "find", findDescription, handler(t, "find", t.find), "")
+	add(ToolsetKnowledge, "get_info", getInfoDescription, handler(t, "get_info", t.getInfo), "")
+	add(ToolsetKnowledge, "read", readDescription, handler(t, "read", t.readNode), "")
+	add(ToolsetKnowledge, "read_around", readAroundDescription, handler(t, "read_around", t.readAround), "")
+	add(ToolsetKnowledge, "view_chunk_image", viewChunkImageDescription, t.viewChunkImageHandler(), "")
+	add(ToolsetLocalRAG, "list_files", listFilesDescription, handler(t, "list_files", t.listFiles), "")
+	add(ToolsetLocalRAG, "status", statusDescription, handler(t, "status", t.status), "")
+	add(ToolsetLocalRAG, "read_chunk_neighbors", readChunkNeighborsDescription, t.readChunkNeighbors, "")
+	add(ToolsetStrata, "list_branches", "List a project's branches: main (branch_id null) and every branch that has files, with the branch_id the other tools take.",
+		handler(t, "list_branches", t.listBranches), "")
 }
 
 // projectsOf lists the projects p may read that have an index.

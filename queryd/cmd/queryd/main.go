@@ -11,10 +11,14 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/strata-kb/strata/queryd/auth"
 	"github.com/strata-kb/strata/queryd/budget"
@@ -45,6 +49,12 @@ type Config struct {
 	NATSURL        string
 	ToolBudget     int
 	ToolBudgetWarn int
+	Toolsets       string
+	TokenBudget    int
+	S3Endpoint     string
+	S3AccessKey    string
+	S3SecretKey    string
+	S3Secure       bool
 }
 
 // RegisterFlags registers queryd's flags.
@@ -62,6 +72,12 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.NATSURL, "nats-url", "", "NATS URL for state shared by replicas (tool budgets); empty: counted per process")
 	fs.IntVar(&c.ToolBudget, "tool-budget", 20, "tool calls per MCP session (0 = unlimited)")
 	fs.IntVar(&c.ToolBudgetWarn, "tool-budget-warn", 4, "answers tell the agent to wrap up when this many calls remain")
+	fs.StringVar(&c.Toolsets, "toolsets", strings.Join(tools.AllToolsets, ","), "toolsets to serve: knowledge, chunks, localrag, strata (comma-separated)")
+	fs.IntVar(&c.TokenBudget, "token-budget", tools.DefaultTokenBudget, "tokens read and read_around return inline before paginating")
+	fs.StringVar(&c.S3Endpoint, "s3-endpoint", "", "S3/MinIO endpoint host:port for view_chunk_image (empty: images not served)")
+	fs.StringVar(&c.S3AccessKey, "s3-access-key", "", "S3 access key (read-only is enough)")
+	fs.StringVar(&c.S3SecretKey, "s3-secret-key", "", "S3 secret key")
+	fs.BoolVar(&c.S3Secure, "s3-secure", false, "use TLS to reach S3")
 }
 
 // Validate reports every problem at once.
@@ -78,6 +94,17 @@ func (c *Config) Validate() error {
 	}
 	if c.WeaviateHost == "" {
 		p.Addf("weaviate-host", "required")
+	}
+	for _, ts := range strings.Split(c.Toolsets, ",") {
+		if !slices.Contains(tools.AllToolsets, strings.TrimSpace(ts)) {
+			p.Addf("toolsets", "unknown toolset %q (want some of %s)", ts, strings.Join(tools.AllToolsets, ", "))
+		}
+	}
+	if c.TokenBudget < 100 {
+		p.Addf("token-budget", "must be at least 100, got %d", c.TokenBudget)
+	}
+	if c.S3Endpoint != "" && (c.S3AccessKey == "" || c.S3SecretKey == "") {
+		p.Addf("s3-access-key", "S3 credentials are required with -s3-endpoint")
 	}
 	if c.ToolBudget < 0 || c.ToolBudgetWarn < 0 || (c.ToolBudget > 0 && c.ToolBudgetWarn >= c.ToolBudget) {
 		p.Addf("tool-budget", "budget %d and warning threshold %d (-tool-budget-warn) must be >= 0, the threshold below the budget", c.ToolBudget, c.ToolBudgetWarn)
@@ -146,7 +173,19 @@ func run(ctx context.Context, args []string) error {
 		server.WithInputSchemaValidation(),
 		server.WithInstructions("Strata: search and read the files of the projects your API key can read. All tools are read-only."),
 	)
-	tools.New(store.New(wv), signer, log).Register(mcpServer)
+	tl := tools.New(store.New(wv), signer, log).SetTokenBudget(cfg.TokenBudget)
+	if cfg.S3Endpoint != "" {
+		s3, err := minio.New(cfg.S3Endpoint, &minio.Options{Creds: credentials.NewStaticV4(cfg.S3AccessKey, cfg.S3SecretKey, ""), Secure: cfg.S3Secure})
+		if err != nil {
+			return fmt.Errorf("s3 client for %s: %w", cfg.S3Endpoint, err)
+		}
+		tl.SetImageReader(store.Images{Client: s3})
+	}
+	var sets []string
+	for _, ts := range strings.Split(cfg.Toolsets, ",") {
+		sets = append(sets, strings.TrimSpace(ts))
+	}
+	tl.Register(mcpServer, sets...)
 	if cfg.Transport == "stdio" {
 		// stdout carries the protocol; logs go to stderr.
 		p, _ := keys.Lookup(cfg.StdioAPIKey)

@@ -1,0 +1,363 @@
+package store
+
+// Reads behind Knowledge Stack's navigation tools (list_contents, find,
+// get_info, read, read_around, view_chunk_image): one document by id, the
+// folders and folder contents of main, the sections of a file version, and
+// chunks with their structure (kind, pages, image). Every query is bounded by
+// a limit and built with filter builders; no caller text is spliced into a
+// query. Sections and chunks are read as of a commit sequence: objects of a
+// version replaced or deleted by then are never returned.
+
+import (
+	"io"
+
+	"context"
+	"errors"
+	"fmt"
+	"github.com/minio/minio-go/v7"
+	"slices"
+	"strings"
+
+	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
+	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
+
+	"github.com/strata-kb/strata/shared/schema"
+)
+
+// Section is a heading-delimited part of a file version, with the statistics
+// adaptive reads decide by. A TokenCount of 0 means the statistics are missing.
+type Section struct {
+	ID            string
+	FileID        string
+	FileVersionID string
+	FilePath      string
+	Branch        string
+	Ordinal       int
+	Title         string
+	HeadingPath   []string
+	Level         int
+	StartOffset   int
+	EndOffset     int
+	TokenCount    int
+	ChunkCount    int
+	PageStart     int
+	PageEnd       int
+	ValidFrom     int64
+}
+
+// ChunkDetail is a chunk with its structure.
+type ChunkDetail struct {
+	Chunk
+	Kind      string // text, code, table or image
+	PageStart int
+	PageEnd   int
+	ImageRef  string // "<bucket>/<key>" of the chunk's picture; "" when it has none
+	ImageMIME string
+	ValidFrom int64
+}
+
+// DocumentDetail is a document's current state with its statistics.
+type DocumentDetail struct {
+	Document
+	SectionCount int
+	TokenCount   int
+	Pages        int
+	Language     string
+}
+
+// ChunkQuery selects chunks of one file version, ordered by index.
+type ChunkQuery struct {
+	FileVersionID string // required
+	SectionID     string // "" = every section
+	From          int    // lowest index (inclusive)
+	To            int    // highest index (inclusive); < 0 = no upper bound
+	Offset        int
+	Limit         int   // at most MaxChunkQuery; counts ignore Offset and Limit
+	At            int64 // commit sequence the read is as of
+}
+
+// MaxChunkQuery bounds one chunk query.
+const MaxChunkQuery = 1000
+
+// ErrImageTooLarge is what an image reader returns for a picture over its size bound.
+var ErrImageTooLarge = errors.New("image is larger than the size limit")
+
+// Images reads image chunks' pictures from MinIO / S3.
+type Images struct{ Client *minio.Client }
+
+// ReadImage reads the object an image_ref names, refusing pictures over maxBytes.
+func (im Images) ReadImage(ctx context.Context, ref string, maxBytes int64) ([]byte, error) {
+	bucket, key, err := ParseImageRef(ref)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := im.Client.GetObject(ctx, bucket, key, minio.GetObjectOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("read image %s: %w", ref, err)
+	}
+	defer obj.Close()
+	st, err := obj.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read image %s: %w", ref, err)
+	}
+	if st.Size > maxBytes {
+		return nil, fmt.Errorf("%s: %d bytes: %w", ref, st.Size, ErrImageTooLarge)
+	}
+	// Read one byte past the bound so a size that lied cannot exceed it.
+	data, err := io.ReadAll(io.LimitReader(obj, maxBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read image %s: %w", ref, err)
+	}
+	if int64(len(data)) > maxBytes {
+		return nil, fmt.Errorf("%s: %w", ref, ErrImageTooLarge)
+	}
+	return data, nil
+}
+
+// ParseImageRef splits an image_ref "<bucket>/<key>" into its bucket and key.
+func ParseImageRef(ref string) (bucket, key string, err error) {
+	bucket, key, ok := strings.Cut(ref, "/")
+	if !ok || bucket == "" || key == "" || strings.HasPrefix(key, "/") || slices.Contains(strings.Split(key, "/"), "..") {
+		return "", "", fmt.Errorf("invalid image ref %q", ref)
+	}
+	return bucket, key, nil
+}
+
+var sectionFields = []graphql.Field{
+	{Name: "file_id"}, {Name: "file_version_id"}, {Name: "file_path"}, {Name: "branch"}, {Name: "ordinal"},
+	{Name: "title"}, {Name: "heading_path"}, {Name: "level"}, {Name: "start_offset"}, {Name: "end_offset"},
+	{Name: "token_count"}, {Name: "chunk_count"}, {Name: "page_start"}, {Name: "page_end"}, {Name: "valid_from"},
+	{Name: "_additional", Fields: []graphql.Field{{Name: "id"}}},
+}
+
+var chunkDetailFields = append(slices.Clone(chunkFields),
+	graphql.Field{Name: "kind"}, graphql.Field{Name: "page_start"}, graphql.Field{Name: "page_end"},
+	graphql.Field{Name: "image_ref"}, graphql.Field{Name: "image_mime"}, graphql.Field{Name: "valid_from"})
+
+var documentDetailFields = append(slices.Clone(listDocumentFields),
+	graphql.Field{Name: "section_count"}, graphql.Field{Name: "token_count"}, graphql.Field{Name: "pages"},
+	graphql.Field{Name: "language"})
+
+func intGE(path string, v int) *filters.WhereBuilder {
+	return filters.Where().WithPath([]string{path}).WithOperator(filters.GreaterThanEqual).WithValueInt(int64(v))
+}
+
+func intLEi(path string, v int) *filters.WhereBuilder {
+	return filters.Where().WithPath([]string{path}).WithOperator(filters.LessThanEqual).WithValueInt(int64(v))
+}
+
+// mainLive matches the live (not deleted) documents of main.
+func mainLive() *filters.WhereBuilder { return and(notDeleted(), eq("branch", "")) }
+
+// DocumentByID returns the current state of the document with file_id fileID
+// (any branch, tombstones included), or nil.
+func (s *Store) DocumentByID(ctx context.Context, project, fileID string) (*DocumentDetail, error) {
+	rows, err := s.get(ctx, schema.DocumentClass, project, documentDetailFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.WithWhere(eq("file_id", fileID)).WithLimit(1)
+	})
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	r := rows[0]
+	return &DocumentDetail{
+		Document: documentOf(r), SectionCount: num(r, "section_count"), TokenCount: num(r, "token_count"),
+		Pages: num(r, "pages"), Language: str(r, "language"),
+	}, nil
+}
+
+func documentOf(r map[string]any) Document {
+	return Document{
+		FileID: str(r, "file_id"), FilePath: str(r, "file_path"), Name: str(r, "name"), Folder: str(r, "folder"),
+		Branch: str(r, "branch"), FileVersionID: str(r, "file_version_id"), Title: str(r, "title"),
+		Status: str(r, "status"), Error: str(r, "error"), Deleted: r["deleted"] == true, ChunkCount: num(r, "chunk_count"),
+		DocumentInfo: DocumentInfo{Format: str(r, "format"), UpdatedAt: str(r, "updated_at"), IngestedAt: str(r, "ingested_at")},
+	}
+}
+
+// Folders lists the distinct folders ("docs", "docs/api") that hold live
+// documents on main, at most limit of them; ancestors that hold only folders
+// are not listed (callers derive them). The project root ("") is not listed.
+func (s *Store) Folders(ctx context.Context, project string, limit int) ([]string, error) {
+	resp, err := s.wv.GraphQL().Aggregate().WithClassName(schema.DocumentClass).WithTenant(project).
+		WithWhere(mainLive()).WithGroupBy("folder").WithLimit(limit).
+		WithFields(graphql.Field{Name: "groupedBy", Fields: []graphql.Field{{Name: "value"}}},
+			graphql.Field{Name: "meta", Fields: []graphql.Field{{Name: "count"}}}).Do(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("folders of %s: %w", project, err)
+	}
+	if len(resp.Errors) > 0 {
+		msgs := make([]string, 0, len(resp.Errors))
+		for _, e := range resp.Errors {
+			msgs = append(msgs, e.Message)
+		}
+		joined := strings.Join(msgs, "; ")
+		if strings.Contains(joined, "tenant not found") || strings.Contains(joined, "has multi-tenancy enabled") {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("folders of %s: %s", project, joined)
+	}
+	agg, _ := resp.Data["Aggregate"].(map[string]any)
+	list, _ := agg[schema.DocumentClass].([]any)
+	var out []string
+	for _, item := range list {
+		m, _ := item.(map[string]any)
+		g, _ := m["groupedBy"].(map[string]any)
+		if f, ok := g["value"].(string); ok && f != "" {
+			out = append(out, f)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// FolderDocuments lists the live documents of main directly in folder ("" =
+// the project root), any status, sorted by path, from offset, at most limit
+// (0 = none: count only), and how many there are in all.
+func (s *Store) FolderDocuments(ctx context.Context, project, folder string, offset, limit int) ([]Document, int, error) {
+	where := and(mainLive(), eq("folder", folder))
+	counts, err := s.aggregate(ctx, schema.DocumentClass, project, where, "")
+	if err != nil {
+		return nil, 0, err
+	}
+	total := counts[""]
+	if limit <= 0 || offset >= total {
+		return nil, total, nil
+	}
+	rows, err := s.get(ctx, schema.DocumentClass, project, listDocumentFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.WithWhere(where).WithSort(graphql.Sort{Path: []string{"file_path"}, Order: graphql.Asc}).
+			WithOffset(offset).WithLimit(limit)
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]Document, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, documentOf(r))
+	}
+	return out, total, nil
+}
+
+// Sections lists the sections of a file version committed by sequence at,
+// ordered by ordinal, from offset, at most limit.
+func (s *Store) Sections(ctx context.Context, project, fileVersionID string, at int64, offset, limit int) ([]Section, error) {
+	rows, err := s.get(ctx, schema.SectionClass, project, sectionFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.WithWhere(and(eq("file_version_id", fileVersionID), intLE("valid_from", at))).
+			WithSort(graphql.Sort{Path: []string{"ordinal"}, Order: graphql.Asc}).WithOffset(offset).WithLimit(limit)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Section, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, sectionOf(r))
+	}
+	return out, nil
+}
+
+// GetSection returns a section of the version visible as of sequence at, or nil.
+func (s *Store) GetSection(ctx context.Context, project, id string, at int64) (*Section, error) {
+	rows, err := s.get(ctx, schema.SectionClass, project, sectionFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.WithWhere(and(ChunkFilter(id), intLE("valid_from", at))).WithLimit(1)
+	})
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	sec := sectionOf(rows[0])
+	latest, err := s.LatestVersions(ctx, project, []string{sec.FileID}, at)
+	if err != nil || latest[sec.FileID] != sec.FileVersionID {
+		return nil, err // a replaced or deleted version's section is not current
+	}
+	return &sec, nil
+}
+
+// GetChunkDetail returns a chunk of the version visible as of sequence at, or nil.
+func (s *Store) GetChunkDetail(ctx context.Context, project, id string, at int64) (*ChunkDetail, error) {
+	rows, err := s.get(ctx, schema.ChunkClass, project, chunkDetailFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.WithWhere(and(ChunkFilter(id), intLE("valid_from", at))).WithLimit(1)
+	})
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	c := chunkDetails(project, rows)[0]
+	latest, err := s.LatestVersions(ctx, project, []string{c.FileID}, at)
+	if err != nil || latest[c.FileID] != c.FileVersionID {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// ChunkDetails returns the chunks q selects, ordered by index. The caller
+// names a version it found visible (VersionAt, GetSection, GetChunkDetail).
+func (s *Store) ChunkDetails(ctx context.Context, project string, q ChunkQuery) ([]ChunkDetail, error) {
+	if q.FileVersionID == "" || q.Limit <= 0 {
+		return nil, nil
+	}
+	rows, err := s.get(ctx, schema.ChunkClass, project, chunkDetailFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.WithWhere(chunkQueryWhere(q)).WithSort(graphql.Sort{Path: []string{"index"}, Order: graphql.Asc}).
+			WithOffset(max(q.Offset, 0)).WithLimit(min(q.Limit, MaxChunkQuery))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return chunkDetails(project, rows), nil
+}
+
+// CountChunks counts the chunks q selects (Offset and Limit ignored).
+func (s *Store) CountChunks(ctx context.Context, project string, q ChunkQuery) (int, error) {
+	if q.FileVersionID == "" {
+		return 0, nil
+	}
+	counts, err := s.aggregate(ctx, schema.ChunkClass, project, chunkQueryWhere(q), "")
+	if err != nil {
+		return 0, err
+	}
+	return counts[""], nil
+}
+
+func chunkQueryWhere(q ChunkQuery) *filters.WhereBuilder {
+	ws := []*filters.WhereBuilder{eq("file_version_id", q.FileVersionID), intLE("valid_from", q.At)}
+	if q.SectionID != "" {
+		ws = append(ws, SectionFilter(q.SectionID))
+	}
+	if q.From > 0 {
+		ws = append(ws, intGE("index", q.From))
+	}
+	if q.To >= 0 {
+		ws = append(ws, intLEi("index", q.To))
+	}
+	return and(ws...)
+}
+
+func sectionOf(r map[string]any) Section {
+	add, _ := r["_additional"].(map[string]any)
+	return Section{
+		ID: str(add, "id"), FileID: str(r, "file_id"), FileVersionID: str(r, "file_version_id"), FilePath: str(r, "file_path"),
+		Branch: str(r, "branch"), Ordinal: num(r, "ordinal"), Title: str(r, "title"), HeadingPath: strs(r, "heading_path"),
+		Level: num(r, "level"), StartOffset: num(r, "start_offset"), EndOffset: num(r, "end_offset"),
+		TokenCount: num(r, "token_count"), ChunkCount: num(r, "chunk_count"), PageStart: num(r, "page_start"),
+		PageEnd: num(r, "page_end"), ValidFrom: int64(numf(r, "valid_from")),
+	}
+}
+
+func chunkDetails(project string, rows []map[string]any) []ChunkDetail {
+	base := chunks(project, rows)
+	out := make([]ChunkDetail, 0, len(rows))
+	for i, r := range rows {
+		out = append(out, ChunkDetail{
+			Chunk: base[i], Kind: str(r, "kind"), PageStart: num(r, "page_start"), PageEnd: num(r, "page_end"),
+			ImageRef: str(r, "image_ref"), ImageMIME: str(r, "image_mime"), ValidFrom: int64(numf(r, "valid_from")),
+		})
+	}
+	return out
+}
+
+func strs(m map[string]any, k string) []string {
+	l, _ := m[k].([]any)
+	out := make([]string, 0, len(l))
+	for _, v := range l {
+		if s, ok := v.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
