@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
@@ -118,11 +117,8 @@ func (s *Store) sumChunkCount(ctx context.Context, project string) (int, error) 
 	if err != nil {
 		return 0, fmt.Errorf("count chunks of %s: %w", project, err)
 	}
-	if len(resp.Errors) > 0 {
-		if strings.Contains(resp.Errors[0].Message, "tenant not found") {
-			return 0, nil
-		}
-		return 0, fmt.Errorf("count chunks of %s: %s", project, resp.Errors[0].Message)
+	if missing, err := graphQLError(resp.Errors, "count chunks of %s", project); missing || err != nil {
+		return 0, err
 	}
 	agg, _ := resp.Data["Aggregate"].(map[string]any)
 	list, _ := agg[schema.DocumentClass].([]any)
@@ -149,16 +145,11 @@ func (s *Store) aggregate(ctx context.Context, class, project string, where *fil
 	if err != nil {
 		return nil, fmt.Errorf("count %s of %s: %w", class, project, err)
 	}
-	if len(resp.Errors) > 0 {
-		msgs := make([]string, 0, len(resp.Errors))
-		for _, e := range resp.Errors {
-			msgs = append(msgs, e.Message)
+	if missing, err := graphQLError(resp.Errors, "count %s of %s", class, project); missing || err != nil {
+		if err != nil {
+			return nil, err
 		}
-		joined := strings.Join(msgs, "; ")
-		if strings.Contains(joined, "tenant not found") || strings.Contains(joined, "has multi-tenancy enabled") {
-			return map[string]int{}, nil // no index for this project yet
-		}
-		return nil, fmt.Errorf("count %s of %s: %s", class, project, joined)
+		return map[string]int{}, nil // no index for this project yet
 	}
 	agg, _ := resp.Data["Aggregate"].(map[string]any)
 	list, _ := agg[class].([]any)

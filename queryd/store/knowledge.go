@@ -185,16 +185,11 @@ func (s *Store) Folders(ctx context.Context, project string, limit int) ([]strin
 	if err != nil {
 		return nil, fmt.Errorf("folders of %s: %w", project, err)
 	}
-	if len(resp.Errors) > 0 {
-		msgs := make([]string, 0, len(resp.Errors))
-		for _, e := range resp.Errors {
-			msgs = append(msgs, e.Message)
+	if missing, err := graphQLError(resp.Errors, "folders of %s", project); missing || err != nil {
+		if err != nil {
+			return nil, err
 		}
-		joined := strings.Join(msgs, "; ")
-		if strings.Contains(joined, "tenant not found") || strings.Contains(joined, "has multi-tenancy enabled") {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("folders of %s: %s", project, joined)
+		return nil, nil // no index for this project yet
 	}
 	agg, _ := resp.Data["Aggregate"].(map[string]any)
 	list, _ := agg[schema.DocumentClass].([]any)

@@ -14,6 +14,7 @@ import (
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/fault"
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
+	"github.com/weaviate/weaviate/entities/models"
 
 	"github.com/strata-kb/strata/shared/schema"
 )
@@ -264,16 +265,11 @@ func (s *Store) get(ctx context.Context, class, project string, fields []graphql
 	if err != nil {
 		return nil, fmt.Errorf("query %s of %s: %w", class, project, err)
 	}
-	if len(resp.Errors) > 0 {
-		msgs := make([]string, 0, len(resp.Errors))
-		for _, e := range resp.Errors {
-			msgs = append(msgs, e.Message)
+	if missing, err := graphQLError(resp.Errors, "query %s of %s", class, project); missing || err != nil {
+		if err != nil {
+			return nil, err
 		}
-		joined := strings.Join(msgs, "; ")
-		if strings.Contains(joined, "tenant not found") || strings.Contains(joined, "has multi-tenancy enabled") {
-			return nil, nil // no index for this project yet
-		}
-		return nil, fmt.Errorf("query %s of %s: %s", class, project, joined)
+		return nil, nil // no index for this project yet
 	}
 	get, _ := resp.Data["Get"].(map[string]any)
 	list, _ := get[class].([]any)
@@ -330,4 +326,22 @@ func (s *Store) SectionExists(ctx context.Context, project, id string) (bool, er
 	rows, err := s.get(ctx, schema.ChunkClass, project, []graphql.Field{{Name: "_additional", Fields: []graphql.Field{{Name: "id"}}}},
 		func(g *graphql.GetBuilder) *graphql.GetBuilder { return g.WithWhere(SectionFilter(id)).WithLimit(1) })
 	return len(rows) > 0, err
+}
+
+// graphQLError turns GraphQL errors into one error naming what was asked
+// (format and args). missing reports the errors of a project without an
+// index (no tenant yet), which callers answer as empty.
+func graphQLError(errs []*models.GraphQLError, format string, args ...any) (missing bool, err error) {
+	if len(errs) == 0 {
+		return false, nil
+	}
+	msgs := make([]string, 0, len(errs))
+	for _, e := range errs {
+		msgs = append(msgs, e.Message)
+	}
+	joined := strings.Join(msgs, "; ")
+	if strings.Contains(joined, "tenant not found") || strings.Contains(joined, "has multi-tenancy enabled") {
+		return true, nil
+	}
+	return false, fmt.Errorf(format+": %s", append(args, joined)...)
 }

@@ -143,25 +143,35 @@ type getFileChunkArgs struct {
 }
 
 func (t *Tools) getFileChunk(ctx context.Context, p auth.Principal, a getFileChunkArgs) (any, error) {
-	project, err := t.resolveProject(ctx, p, a.ProjectReference)
+	c, err := t.currentChunk(ctx, p, a.ProjectReference, a.ChunkID)
 	if err != nil {
 		return nil, err
 	}
-	if !ids.Valid(a.ChunkID) {
-		return nil, userErrorf("chunk_id must be a UUID, got %q", clip(a.ChunkID))
+	return map[string]any{"chunk": chunkOut(*c, a.IncludeEmbedding)}, nil
+}
+
+// currentChunk finds a chunk of a current file version in a project the
+// caller may read; anything else is "not found".
+func (t *Tools) currentChunk(ctx context.Context, p auth.Principal, projectRef, chunkID string) (*store.Chunk, error) {
+	project, err := t.resolveProject(ctx, p, projectRef)
+	if err != nil {
+		return nil, err
+	}
+	if !ids.Valid(chunkID) {
+		return nil, userErrorf("chunk_id must be a UUID, got %q", clip(chunkID))
 	}
 	at, err := t.read.Watermark(ctx, project)
 	if err != nil {
 		return nil, err
 	}
-	c, err := t.read.GetChunk(ctx, project, a.ChunkID, at)
+	c, err := t.read.GetChunk(ctx, project, chunkID, at)
 	if err != nil {
 		return nil, err
 	}
 	if c == nil {
-		return nil, userErrorf("chunk not found: %s", a.ChunkID)
+		return nil, userErrorf("chunk not found: %s", chunkID)
 	}
-	return map[string]any{"chunk": chunkOut(*c, a.IncludeEmbedding)}, nil
+	return c, nil
 }
 
 // view is what a read sees: a branch ("" = main) as of a commit sequence.

@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	"github.com/strata-kb/strata/queryd/auth"
-	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/pipeline"
 )
 
@@ -36,13 +35,6 @@ type chunkEmbeddingOut struct {
 // writes vectors yet, so every chunk answers status "missing" with a null
 // vector and model "none" (never a made-up vector).
 func (t *Tools) getFileChunkEmbedding(ctx context.Context, p auth.Principal, a chunkEmbeddingArgs) (any, error) {
-	project, err := t.resolveProject(ctx, p, a.ProjectReference)
-	if err != nil {
-		return nil, err
-	}
-	if !ids.Valid(a.ChunkID) {
-		return nil, userErrorf("chunk_id must be a UUID, got %q", clip(a.ChunkID))
-	}
 	dim := 0
 	if a.Dimension != nil {
 		d, err := strconv.Atoi(*a.Dimension)
@@ -51,16 +43,9 @@ func (t *Tools) getFileChunkEmbedding(ctx context.Context, p auth.Principal, a c
 		}
 		dim = d
 	}
-	at, err := t.read.Watermark(ctx, project)
+	c, err := t.currentChunk(ctx, p, a.ProjectReference, a.ChunkID)
 	if err != nil {
 		return nil, err
-	}
-	c, err := t.read.GetChunk(ctx, project, a.ChunkID, at)
-	if err != nil {
-		return nil, err
-	}
-	if c == nil {
-		return nil, userErrorf("chunk not found: %s", a.ChunkID)
 	}
 	status := c.EmbeddingStatus
 	if status == "" {

@@ -1,6 +1,5 @@
 // Package serverstest starts the real servers for a test: installed if
-// missing, on free loopback ports, with data in the test's temp dir, stopped
-// when the test ends.
+// missing, on free loopback ports, with data in a temp dir.
 package serverstest
 
 import (
@@ -19,10 +18,25 @@ type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
 
-// Start starts nats-server (with Strata's streams), minio and weaviate-server.
-func Start(t testing.TB) *servers.Stack {
+// installCtx bounds a first install (a cold build takes minutes).
+func installCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 30*time.Minute)
+}
+
+// createStreams is StackOptions.BeforeMinIO: MinIO's notification target needs the stream.
+func createStreams(ctx context.Context, natsURL string) error {
+	nc, js, err := pipeline.Connect(natsURL, "test", nil)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	return pipeline.EnsureStreams(ctx, js, 1)
+}
+
+// startStack installs what is missing and starts the three servers in dataDir.
+func startStack(t testing.TB, dataDir string) *servers.Stack {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	ctx, cancel := installCtx()
 	defer cancel()
 	dir, err := servers.CacheDir()
 	if err != nil {
@@ -36,28 +50,17 @@ func Start(t testing.TB) *servers.Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := servers.StartStack(ctx, servers.StackOptions{
-		Bins: bins, DataDir: t.TempDir(), Ports: ports,
-		BeforeMinIO: func(ctx context.Context, natsURL string) error {
-			nc, js, err := pipeline.Connect(natsURL, "test", nil)
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
-			return pipeline.EnsureStreams(ctx, js, 1)
-		},
-	})
+	s, err := servers.StartStack(ctx, servers.StackOptions{Bins: bins, DataDir: dataDir, Ports: ports, BeforeMinIO: createStreams})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Stop(10 * time.Second) })
 	return s
 }
 
 // NATS starts only a JetStream nats-server with Strata's streams and returns its URL.
 func NATS(t testing.TB) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	ctx, cancel := installCtx()
 	defer cancel()
 	dir, err := servers.CacheDir()
 	if err != nil {
@@ -78,12 +81,7 @@ func NATS(t testing.TB) string {
 	}
 	t.Cleanup(func() { _ = p.Stop(5 * time.Second) })
 	url := fmt.Sprintf("nats://127.0.0.1:%d", ports[0])
-	nc, js, err := pipeline.Connect(url, "test", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	if err := pipeline.EnsureStreams(ctx, js, 1); err != nil {
+	if err := createStreams(ctx, url); err != nil {
 		t.Fatal(err)
 	}
 	return url
@@ -96,8 +94,7 @@ var (
 )
 
 // StartShared starts the servers once per test binary and shares them
-// between tests (each test uses its own projects); they stop when the process
-// exits (the servers die with their parent).
+// between tests (each test uses its own projects); call StopShared from TestMain.
 func StartShared(t testing.TB) *servers.Stack {
 	t.Helper()
 	sharedMu.Lock()
@@ -105,41 +102,15 @@ func StartShared(t testing.TB) *servers.Stack {
 	if sharedStack != nil {
 		return sharedStack
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
-	defer cancel()
-	dir, err := servers.CacheDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bins, err := servers.InstallAll(ctx, dir, testWriter{t})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ports, err := servers.FreeStackPorts()
-	if err != nil {
-		t.Fatal(err)
-	}
 	data, err := os.MkdirTemp("", "strata-test-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := servers.StartStack(ctx, servers.StackOptions{Bins: bins, DataDir: data, Ports: ports,
-		BeforeMinIO: func(ctx context.Context, natsURL string) error {
-			nc, js, err := pipeline.Connect(natsURL, "test", nil)
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
-			return pipeline.EnsureStreams(ctx, js, 1)
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sharedStack, sharedDir = s, data
-	return s
+	sharedStack, sharedDir = startStack(t, data), data
+	return sharedStack
 }
 
-// StopShared stops the shared servers and removes their data; call it from TestMain.
+// StopShared stops the shared servers and removes their data.
 func StopShared() {
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
