@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/minio/minio-go/v7"
 
@@ -74,4 +75,17 @@ func (a Assets) PutAsset(ctx context.Context, key string, data []byte, mime stri
 		return "", fmt.Errorf("put asset %s/%s: %w", a.Bucket, key, err)
 	}
 	return a.Bucket + "/" + key, nil
+}
+
+// List calls fn for every object under prefix.
+func (s Store) List(ctx context.Context, bucket, prefix string, fn func(ingest.ObjectInfo) error) error {
+	for o := range s.Client.ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+		if o.Err != nil {
+			return fmt.Errorf("list %s/%s: %w", bucket, prefix, o.Err)
+		}
+		if err := fn(ingest.ObjectInfo{Key: o.Key, ETag: strings.Trim(o.ETag, `"`), Size: o.Size, LastModified: o.LastModified}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -16,6 +16,9 @@ import (
 const (
 	ObjectsStream       = "OBJECTS"
 	ObjectEventsSubject = "strata.objects.events"
+	// ReindexSubject is followed by the project: strata.reindex.acme takes a
+	// ReindexRequest. It is stored in OBJECTS, so a request is never lost.
+	ReindexSubject = "strata.reindex"
 
 	ChunksStream = "CHUNKS"
 	// ChunksSubject is followed by the project: strata.chunks.acme.
@@ -61,7 +64,7 @@ func StreamConfigs(replicas int) []jetstream.StreamConfig {
 		}
 	}
 	return []jetstream.StreamConfig{
-		base(ObjectsStream, ObjectEventsSubject),
+		base(ObjectsStream, ObjectEventsSubject, ReindexSubject+".>"),
 		base(ChunksStream, ChunksSubject+".>"),
 		base(EmbeddingsStream, EmbeddingsSubject+".>"),
 		base(DeadLetterStream, DeadLetterSubject+".>"),

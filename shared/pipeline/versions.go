@@ -69,3 +69,14 @@ type ReleaseReply struct {
 	Release *Release `json:"release,omitempty"`
 	Error   string   `json:"error,omitempty"`
 }
+
+// ReindexRequest asks the ingestor to list a project's objects again and
+// re-emit work for them: `nats pub strata.reindex.acme '{"prefix":"docs/"}'`.
+type ReindexRequest struct {
+	Prefix string `json:"prefix,omitempty"` // path prefix within the project
+	Branch string `json:"branch,omitempty"` // "" = main
+	// Force re-processes objects whose current version is already indexed
+	// (e.g. after an extractor upgrade); otherwise only objects with no
+	// record or a different ETag are re-emitted.
+	Force bool `json:"force,omitempty"`
+}

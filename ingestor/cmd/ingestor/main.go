@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -44,6 +45,7 @@ type Config struct {
 	TargetTokens    int
 	OverlapTokens   int
 	AssetsBucket    string
+	Bucket          string
 	ExtractTimeout  time.Duration
 	MaxTextBytes    int
 	MaxPages        int
@@ -67,6 +69,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.TargetTokens, "chunk-tokens", 512, "target chunk size in tokens")
 	fs.IntVar(&c.OverlapTokens, "chunk-overlap", 0, "tokens of trailing blocks a chunk repeats from the previous one")
 	fs.StringVar(&c.AssetsBucket, "assets-bucket", "strata-assets", "bucket for images extracted from documents (no notifications)")
+	fs.StringVar(&c.Bucket, "bucket", "strata", "the watched bucket, listed by reindex requests")
 	def := extract.DefaultLimits()
 	fs.DurationVar(&c.ExtractTimeout, "extract-timeout", def.Timeout, "time limit to extract one file")
 	fs.IntVar(&c.MaxTextBytes, "max-text-bytes", def.MaxTextBytes, "extracted text over this size is an error")
@@ -180,8 +183,16 @@ func run(ctx context.Context, args []string) error {
 	if exists, err := s3.BucketExists(ctx, cfg.AssetsBucket); err != nil || !exists {
 		return fmt.Errorf("assets bucket %q (-assets-bucket, STRATA_ASSETS_BUCKET) is not reachable or does not exist: %v", cfg.AssetsBucket, err)
 	}
-	loop := worker.New(worker.Config{Stage: "ingestor", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver},
-		js, cons, func(ctx context.Context, msg jetstream.Msg) error { return ing.HandleEvent(ctx, msg.Data()) }, log)
+	reindexer := &ingest.Reindexer{Bucket: cfg.Bucket, Lister: objectstore.Store{Client: s3}, States: states, Pub: pipeline.Publisher{JS: js}}
+	handle := func(ctx context.Context, msg jetstream.Msg) error {
+		if strings.HasPrefix(msg.Subject(), pipeline.ReindexSubject+".") {
+			res, err := reindexer.Handle(ctx, msg.Subject(), msg.Data())
+			log.Info("reindex", "subject", msg.Subject(), "listed", res.Listed, "emitted", res.Emitted, "skipped", res.Skipped, "err", err)
+			return err
+		}
+		return ing.HandleEvent(ctx, msg.Data())
+	}
+	loop := worker.New(worker.Config{Stage: "ingestor", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver}, js, cons, handle, log)
 
 	hs, err := health.Listen(cfg.HTTPAddr, func() error {
 		if !nc.IsConnected() {

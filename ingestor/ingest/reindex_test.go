@@ -1,0 +1,87 @@
+package ingest
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-kb/strata/ingestor/event"
+	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/worker"
+)
+
+type fakeLister []ObjectInfo
+
+func (f fakeLister) List(_ context.Context, _, prefix string, fn func(ObjectInfo) error) error {
+	for _, o := range f {
+		if strings.HasPrefix(o.Key, prefix) {
+			if err := fn(o); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+type fakeStateReader map[string]*pipeline.ObjectState
+
+func (f fakeStateReader) Get(_ context.Context, _, key string) (*pipeline.ObjectState, error) {
+	return f[key], nil
+}
+
+func TestReindex(t *testing.T) {
+	modified := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	objects := fakeLister{
+		{Key: "acme/docs/a.md", ETag: "e1", LastModified: modified},         // indexed, unchanged
+		{Key: "acme/docs/b.md", ETag: "e2-new", LastModified: modified},     // changed since its last event
+		{Key: "acme/docs/c.md", ETag: "e3", LastModified: modified},         // never seen (lost notification)
+		{Key: "acme/other/d.md", ETag: "e4", LastModified: modified},        // outside the prefix
+		{Key: "acme@feature/docs/a.md", ETag: "e5", LastModified: modified}, // another branch
+	}
+	states := fakeStateReader{
+		"acme/docs/a.md": {Key: "acme/docs/a.md", ETag: "e1", State: pipeline.StateIndexed, Sequencer: "FFFFFFFFFFFFFF00"},
+		"acme/docs/b.md": {Key: "acme/docs/b.md", ETag: "e2", State: pipeline.StateIndexed, Sequencer: "10"},
+	}
+	run := func(body string) (ReindexResult, *fakePub) {
+		pub := &fakePub{}
+		r := &Reindexer{Bucket: "strata", Lister: objects, States: states, Pub: pub}
+		res, err := r.Handle(context.Background(), "strata.reindex.acme", []byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, pub
+	}
+	res, pub := run(`{"prefix":"docs/"}`)
+	if res.Listed != 3 || res.Emitted != 2 || res.Skipped != 1 {
+		t.Fatalf("result %+v", res)
+	}
+	for _, m := range pub.msgs {
+		recs, err := event.Parse(m.data)
+		if err != nil || len(recs) != 1 || recs[0].Op != event.Put {
+			t.Fatalf("re-emitted event does not parse as a put: %v %s", err, m.data)
+		}
+		r := recs[0]
+		if st := states[r.Key]; st != nil && pipeline.CompareSequencers(r.Sequencer, st.Sequencer) <= 0 {
+			t.Fatalf("%s re-emitted with sequencer %s, not newer than %s", r.Key, r.Sequencer, st.Sequencer)
+		}
+		if m.subject != pipeline.ObjectEventsSubject || !strings.HasPrefix(m.msgID, "reindex-") {
+			t.Fatalf("published on %s id %s", m.subject, m.msgID)
+		}
+	}
+	if res, _ := run(`{"prefix":"docs/","force":true}`); res.Emitted != 3 || res.Skipped != 0 {
+		t.Fatalf("force: %+v", res)
+	}
+	if res, _ := run(`{"branch":"feature"}`); res.Listed != 1 || res.Emitted != 1 {
+		t.Fatalf("branch: %+v", res)
+	}
+	if res, _ := run(``); res.Listed != 4 {
+		t.Fatalf("empty request lists the whole main branch: %+v", res)
+	}
+	r := &Reindexer{Bucket: "strata", Lister: objects, States: states, Pub: &fakePub{}}
+	for _, bad := range []struct{ subject, body string }{{"strata.reindex.bad project", "{}"}, {"strata.reindex.acme", "{not json"}} {
+		if _, err := r.Handle(context.Background(), bad.subject, []byte(bad.body)); !worker.IsPermanent(err) {
+			t.Errorf("%+v: err %v, want permanent", bad, err)
+		}
+	}
+}
