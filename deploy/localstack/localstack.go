@@ -219,19 +219,10 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 			"STRATA_WEAVIATE_GRPC=" + s.Servers.WeaviateGRPCHost, "STRATA_WEAVIATE_API_KEY=" + servers.LocalWeaviateReader,
 			"STRATA_API_KEYS=" + secrets["STRATA_API_KEY"] + "=*", "STRATA_CURSOR_SECRET=" + secrets["STRATA_CURSOR_SECRET"]},
 	}
-	ports := map[string]int{"ingestor": o.Ports.Ingestor, "embedder": o.Ports.Embedder, "indexer": o.Ports.Indexer, "queryd": o.Ports.Queryd}
-	readyCtx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
 	for _, name := range Services {
 		fmt.Fprintf(o.Progress, "starting %s\n", name)
 		s.ServiceEnv[name] = append(envs[name], o.ServiceEnv[name]...)
-		p, err := servers.Start(servers.Spec{Name: name, Path: filepath.Join(o.StateDir, "bin", name), Env: s.ServiceEnv[name],
-			LogFile: filepath.Join(o.StateDir, "data", "logs", name+".log"), Detach: o.Detach})
-		if err != nil {
-			return nil, err
-		}
-		s.Services[name] = p
-		if err := p.WaitReady(readyCtx, servers.HTTPReady(fmt.Sprintf("http://%s/readyz", addr(ports[name])))); err != nil {
+		if err := s.StartService(ctx, name); err != nil {
 			return nil, err
 		}
 	}
@@ -247,6 +238,21 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 }
 
 func addr(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
+
+// StartService starts (or, after a crash or Kill, restarts) one of the
+// stack's services with its environment and waits until it is ready.
+func (s *Stack) StartService(ctx context.Context, name string) error {
+	ports := map[string]int{"ingestor": s.opts.Ports.Ingestor, "embedder": s.opts.Ports.Embedder, "indexer": s.opts.Ports.Indexer, "queryd": s.opts.Ports.Queryd}
+	p, err := servers.Start(servers.Spec{Name: name, Path: filepath.Join(s.opts.StateDir, "bin", name), Env: s.ServiceEnv[name],
+		LogFile: filepath.Join(s.opts.StateDir, "data", "logs", name+".log"), Detach: s.opts.Detach})
+	if err != nil {
+		return err
+	}
+	s.Services[name] = p
+	readyCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	return p.WaitReady(readyCtx, servers.HTTPReady(fmt.Sprintf("http://%s/readyz", addr(ports[name]))))
+}
 
 // BinDir is where the stack's programs are.
 func (s *Stack) BinDir() string { return filepath.Join(s.opts.StateDir, "bin") }
