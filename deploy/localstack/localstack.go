@@ -254,6 +254,9 @@ func (s *Stack) StartService(ctx context.Context, name string) error {
 	return p.WaitReady(readyCtx, servers.HTTPReady(fmt.Sprintf("http://%s/readyz", addr(ports[name]))))
 }
 
+// Ports returns the stack's ports.
+func (s *Stack) Ports() Ports { return s.opts.Ports }
+
 // BinDir is where the stack's programs are.
 func (s *Stack) BinDir() string { return filepath.Join(s.opts.StateDir, "bin") }
 

@@ -8,7 +8,7 @@ import (
 // Common is the configuration every Strata service has.
 type Common struct {
 	NATSURL   string
-	HTTPAddr  string // health, readiness (and later metrics)
+	HTTPAddr  string // /healthz, /readyz and /metrics
 	LogLevel  string
 	LogFormat string
 }
@@ -17,7 +17,7 @@ type Common struct {
 // health endpoint listens on httpAddr.
 func (c *Common) RegisterFlags(fs *flag.FlagSet, httpAddr string) {
 	fs.StringVar(&c.NATSURL, "nats-url", "nats://127.0.0.1:4222", "NATS server URL(s), comma-separated")
-	fs.StringVar(&c.HTTPAddr, "http-addr", httpAddr, "address of the health/readiness HTTP endpoint")
+	fs.StringVar(&c.HTTPAddr, "http-addr", httpAddr, "address of the /healthz, /readyz and /metrics HTTP endpoint")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "json", "json or text")
 }

@@ -55,6 +55,12 @@ func IsPermanent(err error) bool {
 // a Permanent error for poison input, and any other error to retry later.
 type Handler func(ctx context.Context, msg jetstream.Msg) error
 
+// Observer is told the outcome of every message: "acked", "retried" or
+// "dead_lettered" (metrics.Stage).
+type Observer interface {
+	Observe(outcome string, took time.Duration)
+}
+
 // Config bounds a receive loop.
 type Config struct {
 	Stage       string
@@ -65,6 +71,8 @@ type Config struct {
 	ProgressEvery time.Duration
 	// RetryDelays are the NakWithDelay delays by attempt; the last one repeats.
 	RetryDelays []time.Duration
+	// Observer, if set, is told every outcome.
+	Observer Observer
 }
 
 // Loop runs a Handler over a consumer.
@@ -110,7 +118,6 @@ func (l *Loop) Run(ctx context.Context) error {
 
 	workCtx := context.WithoutCancel(ctx)
 	sem := make(chan struct{}, l.cfg.Concurrency)
-	var runErr error
 	for {
 		msg, err := it.Next()
 		if err != nil {
@@ -134,7 +141,7 @@ func (l *Loop) Run(ctx context.Context) error {
 	for range l.cfg.Concurrency { // wait for in-flight work
 		sem <- struct{}{}
 	}
-	return runErr
+	return nil
 }
 
 func (l *Loop) process(ctx context.Context, msg jetstream.Msg) {
@@ -162,12 +169,18 @@ func (l *Loop) process(ctx context.Context, msg jetstream.Msg) {
 	start := time.Now()
 	err = l.handle(ctx, msg)
 	close(done)
+	observe := func(outcome string) {
+		if l.cfg.Observer != nil {
+			l.cfg.Observer.Observe(outcome, time.Since(start))
+		}
+	}
 
 	switch {
 	case err == nil:
 		if err := msg.DoubleAck(ctx); err != nil {
 			log.Warn("ack", "err", err)
 		}
+		observe("acked")
 		log.Debug("done", "took", time.Since(start))
 	case IsPermanent(err) || (l.cfg.MaxDeliver > 0 && int(meta.NumDelivered) >= l.cfg.MaxDeliver):
 		log.Error("dead-lettering", "err", err)
@@ -178,10 +191,12 @@ func (l *Loop) process(ctx context.Context, msg jetstream.Msg) {
 			return
 		}
 		_ = msg.TermWithReason(truncate(err.Error(), 256))
+		observe("dead_lettered")
 	default:
 		delay := l.delay(meta.NumDelivered)
 		log.Warn("retrying", "err", err, "delay", delay)
 		_ = msg.NakWithDelay(delay)
+		observe("retried")
 	}
 }
 

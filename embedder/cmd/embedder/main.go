@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -17,6 +18,7 @@ import (
 	"github.com/strata-kb/strata/shared/embed"
 	"github.com/strata-kb/strata/shared/health"
 	"github.com/strata-kb/strata/shared/logging"
+	"github.com/strata-kb/strata/shared/metrics"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/worker"
 )
@@ -92,19 +94,24 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer nc.Close()
+	reg := metrics.New()
+	stage := reg.NewStage("embedder")
 	cons, err := pipeline.EnsureConsumer(ctx, js, pipeline.ChunksStream, pipeline.ConsumerConfig(pipeline.EmbedderConsumer, cfg.MaxAckPending))
 	if err != nil {
 		return err
 	}
 	emb := embedding.New(provider, pipeline.Publisher{JS: js}, cfg.BatchSize, log)
-	loop := worker.New(worker.Config{Stage: "embedder", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver},
+	loop := worker.New(worker.Config{Stage: "embedder", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver, Observer: stage},
 		js, cons, emb.Handle, log)
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", reg.Handler())
+	go stage.WatchLag(ctx, cons, 5*time.Second)
 	hs, err := health.Listen(cfg.HTTPAddr, func() error {
 		if !nc.IsConnected() {
 			return errors.New("nats disconnected")
 		}
 		return nil
-	}, nil)
+	}, mux)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -20,6 +21,7 @@ import (
 	"github.com/strata-kb/strata/shared/freshness"
 	"github.com/strata-kb/strata/shared/health"
 	"github.com/strata-kb/strata/shared/logging"
+	"github.com/strata-kb/strata/shared/metrics"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/worker"
@@ -103,6 +105,8 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer nc.Close()
+	reg := metrics.New()
+	stage := reg.NewStage("indexer")
 	cons, err := pipeline.EnsureConsumer(ctx, js, pipeline.ChunksStream, pipeline.ConsumerConfig(pipeline.IndexerChunksConsumer, cfg.MaxAckPending))
 	if err != nil {
 		return err
@@ -120,14 +124,17 @@ func run(ctx context.Context, args []string) error {
 	if cfg.GCInterval > 0 {
 		go collectGarbage(ctx, wv, writer, cfg.GCInterval, cfg.GCRetention, log)
 	}
-	loop := worker.New(worker.Config{Stage: "indexer", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver},
+	loop := worker.New(worker.Config{Stage: "indexer", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver, Observer: stage},
 		js, cons, writer.HandleChunks, log)
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", reg.Handler())
+	go stage.WatchLag(ctx, cons, 5*time.Second)
 	hs, err := health.Listen(cfg.HTTPAddr, func() error {
 		if !nc.IsConnected() {
 			return errors.New("nats disconnected")
 		}
 		return nil
-	}, nil)
+	}, mux)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -26,6 +27,7 @@ import (
 	"github.com/strata-kb/strata/shared/freshness"
 	"github.com/strata-kb/strata/shared/health"
 	"github.com/strata-kb/strata/shared/logging"
+	"github.com/strata-kb/strata/shared/metrics"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/tokens"
 	"github.com/strata-kb/strata/shared/worker"
@@ -168,6 +170,8 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer nc.Close()
+	reg := metrics.New()
+	stage := reg.NewStage("ingestor")
 	cons, err := pipeline.EnsureConsumer(ctx, js, pipeline.ObjectsStream, pipeline.ConsumerConfig(pipeline.IngestorConsumer, cfg.MaxAckPending))
 	if err != nil {
 		return err
@@ -192,14 +196,17 @@ func run(ctx context.Context, args []string) error {
 		}
 		return ing.HandleEvent(ctx, msg.Data())
 	}
-	loop := worker.New(worker.Config{Stage: "ingestor", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver}, js, cons, handle, log)
+	loop := worker.New(worker.Config{Stage: "ingestor", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver, Observer: stage}, js, cons, handle, log)
 
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", reg.Handler())
+	go stage.WatchLag(ctx, cons, 5*time.Second)
 	hs, err := health.Listen(cfg.HTTPAddr, func() error {
 		if !nc.IsConnected() {
 			return errors.New("nats disconnected")
 		}
 		return nil
-	}, nil)
+	}, mux)
 	if err != nil {
 		return err
 	}

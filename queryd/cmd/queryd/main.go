@@ -27,6 +27,7 @@ import (
 	"github.com/strata-kb/strata/queryd/tools"
 	"github.com/strata-kb/strata/shared/config"
 	"github.com/strata-kb/strata/shared/logging"
+	"github.com/strata-kb/strata/shared/metrics"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
 )
@@ -61,7 +62,7 @@ type Config struct {
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "json", "json or text")
-	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8090", "HTTP listen address: MCP at /mcp, /healthz, /readyz")
+	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8090", "HTTP listen address: MCP at /mcp, /healthz, /readyz, /metrics")
 	fs.StringVar(&c.WeaviateHost, "weaviate-host", "127.0.0.1:8080", "Weaviate HTTP host:port")
 	fs.StringVar(&c.WeaviateGRPC, "weaviate-grpc", "", "Weaviate gRPC host:port (optional)")
 	fs.StringVar(&c.WeaviateAPIKey, "weaviate-api-key", "", "Weaviate API key of a read-only user")
@@ -166,7 +167,9 @@ func run(ctx context.Context, args []string) error {
 		}
 		counter = kv
 	}
+	reg := metrics.New()
 	mcpServer := server.NewMCPServer("strata", version,
+		server.WithToolHandlerMiddleware(toolMetrics(reg)),
 		server.WithToolHandlerMiddleware(budget.Middleware(budget.Config{Limit: cfg.ToolBudget, Warn: cfg.ToolBudgetWarn}, counter)),
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
@@ -211,6 +214,7 @@ func run(ctx context.Context, args []string) error {
 	)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", keys.Middleware(mcpHTTP))
+	mux.Handle("GET /metrics", reg.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ok, err := wv.Misc().ReadyChecker().Do(r.Context())

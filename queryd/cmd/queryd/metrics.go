@@ -1,0 +1,37 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/strata-kb/strata/shared/metrics"
+)
+
+// toolMetrics counts tool calls by tool and outcome and times them.
+func toolMetrics(reg *metrics.Registry) server.ToolHandlerMiddleware {
+	calls := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "strata_queryd_tool_calls_total", Help: "MCP tool calls, by tool and outcome (ok or error).",
+	}, []string{"tool", "outcome"})
+	seconds := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "strata_queryd_tool_seconds", Help: "Time to answer one tool call.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2, 14), // 1 ms .. 8 s
+	}, []string{"tool"})
+	reg.MustRegister(calls, seconds)
+	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+		return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			start := time.Now()
+			res, err := next(ctx, req)
+			outcome := "ok"
+			if err != nil || (res != nil && res.IsError) {
+				outcome = "error"
+			}
+			calls.WithLabelValues(req.Params.Name, outcome).Inc()
+			seconds.WithLabelValues(req.Params.Name).Observe(time.Since(start).Seconds())
+			return res, err
+		}
+	}
+}
