@@ -42,6 +42,7 @@ type States interface {
 // Writer applies pipeline messages to the index.
 type Writer struct {
 	wv      *weaviate.Client
+	seqs    Sequences
 	log     *slog.Logger
 	states  States
 	tenants sync.Map // project -> struct{}: tenants known to exist
@@ -54,8 +55,8 @@ type Writer struct {
 }
 
 // New returns a Writer.
-func New(wv *weaviate.Client, states States, log *slog.Logger) *Writer {
-	return &Writer{wv: wv, states: states, log: log, now: time.Now}
+func New(wv *weaviate.Client, seqs Sequences, states States, log *slog.Logger) *Writer {
+	return &Writer{wv: wv, seqs: seqs, states: states, log: log, now: time.Now}
 }
 
 // Outcome says what an apply did.
@@ -118,7 +119,13 @@ func (w *Writer) object(ctx context.Context, class, project, id string) (map[str
 }
 
 // Watermark returns the project's published commit sequence (0 before the first commit).
+// The authority is the Sequences store; an index written before it existed
+// is read from its ProjectState once and then recorded there.
 func (w *Writer) Watermark(ctx context.Context, project string) (int64, error) {
+	seq, found, err := w.seqs.Get(ctx, project)
+	if err != nil || found {
+		return seq, err
+	}
 	props, err := w.object(ctx, schema.ProjectStateClass, project, ids.Project(project))
 	if err != nil || props == nil {
 		return 0, err
@@ -126,10 +133,19 @@ func (w *Writer) Watermark(ctx context.Context, project string) (int64, error) {
 	return int64(num(props, "sequence")), nil
 }
 
+// publish makes seq visible: first in the authoritative store, then in the
+// ProjectState mirror that queryd reads.
 func (w *Writer) publish(ctx context.Context, project string, seq int64) error {
 	if w.publishHook != nil {
 		return w.publishHook()
 	}
+	if err := w.seqs.Set(ctx, project, seq); err != nil {
+		return err
+	}
+	return w.mirror(ctx, project, seq)
+}
+
+func (w *Writer) mirror(ctx context.Context, project string, seq int64) error {
 	return w.batch(ctx, []*models.Object{{Class: schema.ProjectStateClass, ID: strfmt.UUID(ids.Project(project)), Tenant: project,
 		Properties: map[string]any{"sequence": seq, "updated_at": w.now().UTC().Format(time.RFC3339Nano)}}})
 }
@@ -144,6 +160,9 @@ func (w *Writer) begin(ctx context.Context, project string) (next int64, unlock 
 	wm, err := w.Watermark(ctx, project)
 	if err == nil {
 		err = w.rollback(ctx, project, wm)
+	}
+	if err == nil && wm > 0 {
+		err = w.mirror(ctx, project, wm) // catches up a mirror write lost in a crash
 	}
 	if err != nil {
 		unlock()

@@ -33,6 +33,7 @@ func TestMain(m *testing.M) {
 var (
 	sharedOnce   sync.Once
 	sharedClient *weaviate.Client
+	sharedSeqs   *KVSequences
 )
 
 // newWriter returns a writer on one Weaviate shared by this package's tests
@@ -51,12 +52,20 @@ func newWriter(t *testing.T) (*Writer, *weaviate.Client) {
 		if err := schema.Ensure(context.Background(), wv); err != nil {
 			t.Fatal(err)
 		}
+		nc, js, err := pipeline.Connect(st.NATSURL, "index-test", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sharedSeqs, err = OpenSequences(context.Background(), js, 1); err != nil {
+			t.Fatal(err)
+		}
+		_ = nc // lives as long as the test binary
 		sharedClient = wv
 	})
 	if sharedClient == nil {
 		t.Fatal("weaviate did not start")
 	}
-	return New(sharedClient, nil, slog.New(slog.NewTextHandler(io.Discard, nil))), sharedClient
+	return New(sharedClient, sharedSeqs, nil, slog.New(slog.NewTextHandler(io.Discard, nil))), sharedClient
 }
 
 func version(project, path, etag, sequencer string, contents ...string) pipeline.FileVersion {

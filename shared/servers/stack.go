@@ -47,6 +47,7 @@ type Stack struct {
 	S3Endpoint       string // host:port
 	WeaviateHost     string // host:port
 	WeaviateGRPCHost string
+	opts             StackOptions
 }
 
 // StackOptions configure StartStack.
@@ -69,6 +70,7 @@ func StartStack(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 	}
 	p := o.Ports
 	s := &Stack{
+		opts:             o,
 		Ports:            p,
 		DataDir:          o.DataDir,
 		NATSURL:          "nats://127.0.0.1:" + strconv.Itoa(p.NATS),
@@ -96,77 +98,11 @@ func StartStack(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 	}
 
 	fmt.Fprintf(o.Progress, "starting minio on %s\n", s.S3Endpoint)
-	minioDir := filepath.Join(o.DataDir, "minio")
-	queueDir := filepath.Join(o.DataDir, "minio-events")
-	for _, d := range []string{minioDir, queueDir} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, err
-		}
-	}
-	id := "_" + MinIONotifyID
-	s.MinIO, err = Start(Spec{
-		Name: "minio", Path: o.Bins[MinIO.Name],
-		Args: []string{"server", minioDir, "--address", s.S3Endpoint, "--console-address", "127.0.0.1:" + strconv.Itoa(p.MinIOConsole), "--quiet"},
-		Env: []string{
-			"MINIO_ROOT_USER=" + LocalS3AccessKey,
-			"MINIO_ROOT_PASSWORD=" + LocalS3SecretKey,
-			"MINIO_BROWSER=off",
-			"MINIO_UPDATE=off",
-			"MINIO_NOTIFY_NATS_ENABLE" + id + "=on",
-			"MINIO_NOTIFY_NATS_ADDRESS" + id + "=127.0.0.1:" + strconv.Itoa(p.NATS),
-			"MINIO_NOTIFY_NATS_SUBJECT" + id + "=strata.objects.events",
-			"MINIO_NOTIFY_NATS_JETSTREAM" + id + "=on",
-			// Events wait on disk while NATS is unreachable instead of being lost.
-			"MINIO_NOTIFY_NATS_QUEUE_DIR" + id + "=" + queueDir,
-		},
-		LogFile: filepath.Join(logs, "minio.log"), Detach: o.Detach,
-	})
-	if err != nil {
+	if err := s.startMinIO(readyCtx); err != nil {
 		return nil, err
 	}
-	if err := s.MinIO.WaitReady(readyCtx, HTTPReady("http://"+s.S3Endpoint+"/minio/health/ready")); err != nil {
-		return nil, err
-	}
-
 	fmt.Fprintf(o.Progress, "starting weaviate-server on %s (takes 10-20 s)\n", s.WeaviateHost)
-	wvDir := filepath.Join(o.DataDir, "weaviate")
-	if err := os.MkdirAll(wvDir, 0o755); err != nil {
-		return nil, err
-	}
-	s.Weaviate, err = Start(Spec{
-		Name: "weaviate-server", Path: o.Bins[Weaviate.Name],
-		Args: []string{"--host", "127.0.0.1", "--port", strconv.Itoa(p.Weaviate), "--scheme", "http"},
-		Env: []string{
-			"PERSISTENCE_DATA_PATH=" + wvDir,
-			"CLUSTER_HOSTNAME=node1",
-			"CLUSTER_ADVERTISE_ADDR=127.0.0.1",
-			"CLUSTER_GOSSIP_BIND_PORT=" + strconv.Itoa(p.WeaviateGossip),
-			"CLUSTER_DATA_BIND_PORT=" + strconv.Itoa(p.WeaviateData),
-			"RAFT_PORT=" + strconv.Itoa(p.Raft),
-			"RAFT_INTERNAL_RPC_PORT=" + strconv.Itoa(p.RaftRPC),
-			"RAFT_JOIN=node1",
-			"RAFT_BOOTSTRAP_EXPECT=1",
-			"GRPC_PORT=" + strconv.Itoa(p.WeaviateGRPC),
-			"DISABLE_TELEMETRY=true",
-			"DEFAULT_VECTORIZER_MODULE=none",
-			"ENABLE_MODULES=",
-			"QUERY_DEFAULTS_LIMIT=100",
-			"LOG_LEVEL=warning",
-			// Two API keys: the indexer writes, queryd can only read.
-			"AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED=false",
-			"AUTHENTICATION_APIKEY_ENABLED=true",
-			"AUTHENTICATION_APIKEY_ALLOWED_KEYS=" + LocalWeaviateWriter + "," + LocalWeaviateReader,
-			"AUTHENTICATION_APIKEY_USERS=strata-writer,strata-reader",
-			"AUTHORIZATION_ADMINLIST_ENABLED=true",
-			"AUTHORIZATION_ADMINLIST_USERS=strata-writer",
-			"AUTHORIZATION_ADMINLIST_READONLY_USERS=strata-reader",
-		},
-		LogFile: filepath.Join(logs, "weaviate-server.log"), Detach: o.Detach,
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := s.Weaviate.WaitReady(readyCtx, HTTPReady("http://"+s.WeaviateHost+"/v1/.well-known/ready")); err != nil {
+	if err := s.startWeaviate(readyCtx); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -202,4 +138,107 @@ func StartNATS(ctx context.Context, bin, dir string, port, monitorPort int, logD
 		return nil, err
 	}
 	return p, nil
+}
+
+func (s *Stack) startMinIO(ctx context.Context) (err error) {
+	p := s.Ports
+	minioDir := filepath.Join(s.opts.DataDir, "minio")
+	queueDir := filepath.Join(s.opts.DataDir, "minio-events")
+	for _, d := range []string{minioDir, queueDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	id := "_" + MinIONotifyID
+	s.MinIO, err = Start(Spec{
+		Name: "minio", Path: s.opts.Bins[MinIO.Name],
+		Args: []string{"server", minioDir, "--address", s.S3Endpoint, "--console-address", "127.0.0.1:" + strconv.Itoa(p.MinIOConsole), "--quiet"},
+		Env: []string{
+			"MINIO_ROOT_USER=" + LocalS3AccessKey,
+			"MINIO_ROOT_PASSWORD=" + LocalS3SecretKey,
+			"MINIO_BROWSER=off",
+			"MINIO_UPDATE=off",
+			"MINIO_NOTIFY_NATS_ENABLE" + id + "=on",
+			"MINIO_NOTIFY_NATS_ADDRESS" + id + "=127.0.0.1:" + strconv.Itoa(p.NATS),
+			"MINIO_NOTIFY_NATS_SUBJECT" + id + "=strata.objects.events",
+			"MINIO_NOTIFY_NATS_JETSTREAM" + id + "=on",
+			// Events wait on disk while NATS is unreachable instead of being lost.
+			"MINIO_NOTIFY_NATS_QUEUE_DIR" + id + "=" + queueDir,
+		},
+		LogFile: filepath.Join(filepath.Join(s.opts.DataDir, "logs"), "minio.log"), Detach: s.opts.Detach,
+	})
+	if err != nil {
+		return err
+	}
+	if err := s.MinIO.WaitReady(ctx, HTTPReady("http://"+s.S3Endpoint+"/minio/health/ready")); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+func (s *Stack) startWeaviate(ctx context.Context) (err error) {
+	p := s.Ports
+	wvDir := filepath.Join(s.opts.DataDir, "weaviate")
+	if err := os.MkdirAll(wvDir, 0o755); err != nil {
+		return err
+	}
+	s.Weaviate, err = Start(Spec{
+		Name: "weaviate-server", Path: s.opts.Bins[Weaviate.Name],
+		Args: []string{"--host", "127.0.0.1", "--port", strconv.Itoa(p.Weaviate), "--scheme", "http"},
+		Env: []string{
+			"PERSISTENCE_DATA_PATH=" + wvDir,
+			"CLUSTER_HOSTNAME=node1",
+			"CLUSTER_ADVERTISE_ADDR=127.0.0.1",
+			"CLUSTER_GOSSIP_BIND_PORT=" + strconv.Itoa(p.WeaviateGossip),
+			"CLUSTER_DATA_BIND_PORT=" + strconv.Itoa(p.WeaviateData),
+			"RAFT_PORT=" + strconv.Itoa(p.Raft),
+			"RAFT_INTERNAL_RPC_PORT=" + strconv.Itoa(p.RaftRPC),
+			"RAFT_JOIN=node1",
+			"RAFT_BOOTSTRAP_EXPECT=1",
+			"GRPC_PORT=" + strconv.Itoa(p.WeaviateGRPC),
+			"DISABLE_TELEMETRY=true",
+			"DEFAULT_VECTORIZER_MODULE=none",
+			"ENABLE_MODULES=",
+			"QUERY_DEFAULTS_LIMIT=100",
+			"LOG_LEVEL=warning",
+			// Two API keys: the indexer writes, queryd can only read.
+			"AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED=false",
+			"AUTHENTICATION_APIKEY_ENABLED=true",
+			"AUTHENTICATION_APIKEY_ALLOWED_KEYS=" + LocalWeaviateWriter + "," + LocalWeaviateReader,
+			"AUTHENTICATION_APIKEY_USERS=strata-writer,strata-reader",
+			"AUTHORIZATION_ADMINLIST_ENABLED=true",
+			"AUTHORIZATION_ADMINLIST_USERS=strata-writer",
+			"AUTHORIZATION_ADMINLIST_READONLY_USERS=strata-reader",
+		},
+		LogFile: filepath.Join(filepath.Join(s.opts.DataDir, "logs"), "weaviate-server.log"), Detach: s.opts.Detach,
+	})
+	if err != nil {
+		return err
+	}
+	if err := s.Weaviate.WaitReady(ctx, HTTPReady("http://"+s.WeaviateHost+"/v1/.well-known/ready")); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Restart kills one server with SIGKILL, as a crash would, and starts it
+// again on the same ports and data: "nats-server", "minio" or "weaviate-server".
+func (s *Stack) Restart(ctx context.Context, name string) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	switch name {
+	case NATSServer.Name:
+		s.NATS.Kill()
+		p, err := StartNATS(ctx, s.opts.Bins[NATSServer.Name], filepath.Join(s.opts.DataDir, "nats"), s.Ports.NATS, s.Ports.NATSMonitor, filepath.Join(s.opts.DataDir, "logs"), s.opts.Detach)
+		s.NATS = p
+		return err
+	case MinIO.Name:
+		s.MinIO.Kill()
+		return s.startMinIO(ctx)
+	case Weaviate.Name:
+		s.Weaviate.Kill()
+		return s.startWeaviate(ctx)
+	}
+	return fmt.Errorf("restart: unknown server %q", name)
 }

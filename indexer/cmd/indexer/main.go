@@ -115,7 +115,11 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	writer := index.New(wv, states, log)
+	seqs, err := index.OpenSequences(ctx, js, 1)
+	if err != nil {
+		return err
+	}
+	writer := index.New(wv, seqs, states, log)
 	stopReleases, err := writer.ServeReleases(ctx, nc)
 	if err != nil {
 		return err

@@ -1,0 +1,76 @@
+package index
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// CommitsBucket is the NATS KV bucket holding each project's published
+// commit sequence. It is the authority: a Weaviate read that comes back empty
+// while a restarted weaviate-server is still loading its shards must never
+// look like "sequence 0", or the rollback of unpublished commits would delete
+// published ones. Weaviate's ProjectState object mirrors it for readers.
+const CommitsBucket = "strata_commits"
+
+// Sequences stores published sequences.
+type Sequences interface {
+	Get(ctx context.Context, project string) (seq int64, found bool, err error)
+	// Set raises the sequence to seq; it never lowers it.
+	Set(ctx context.Context, project string, seq int64) error
+}
+
+// KVSequences keeps sequences in NATS KV.
+type KVSequences struct{ kv jetstream.KeyValue }
+
+// OpenSequences creates or opens the bucket.
+func OpenSequences(ctx context.Context, js jetstream.JetStream, replicas int) (*KVSequences, error) {
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: CommitsBucket,
+		Description: "Strata: published commit sequence per project", History: 1, Storage: jetstream.FileStorage, Replicas: replicas})
+	if err != nil {
+		return nil, fmt.Errorf("open kv %s: %w", CommitsBucket, err)
+	}
+	return &KVSequences{kv: kv}, nil
+}
+
+// Get implements Sequences.
+func (k *KVSequences) Get(ctx context.Context, project string) (int64, bool, error) {
+	e, err := k.kv.Get(ctx, project)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("read sequence of %s: %w", project, err)
+	}
+	if len(e.Value()) != 8 {
+		return 0, false, fmt.Errorf("sequence of %s: corrupt value", project)
+	}
+	return int64(binary.BigEndian.Uint64(e.Value())), true, nil
+}
+
+// Set implements Sequences with compare-and-set, so it only ever rises.
+func (k *KVSequences) Set(ctx context.Context, project string, seq int64) error {
+	val := binary.BigEndian.AppendUint64(nil, uint64(seq))
+	for range 20 {
+		e, err := k.kv.Get(ctx, project)
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+			if _, err := k.kv.Create(ctx, project, val); err == nil || !errors.Is(err, jetstream.ErrKeyExists) {
+				return err
+			}
+		case err != nil:
+			return fmt.Errorf("publish sequence of %s: %w", project, err)
+		default:
+			if int64(binary.BigEndian.Uint64(e.Value())) >= seq {
+				return nil
+			}
+			if _, err := k.kv.Update(ctx, project, val, e.Revision()); err == nil || !errors.Is(err, jetstream.ErrKeyExists) {
+				return err
+			}
+		}
+	}
+	return fmt.Errorf("publish sequence of %s: too much contention", project)
+}
