@@ -479,6 +479,11 @@ func TestBadInputIsRecordedAndDoesNotBlock(t *testing.T) {
 	if !strings.Contains(errText, "was not indexed (failed)") || !strings.Contains(errText, "binary or invalid UTF-8") {
 		t.Fatalf("broken file must report its recorded error, got %q", errText)
 	}
+	// The status tool lists the failure with its reason.
+	st, _ := h.call("status", map[string]any{})
+	if b, _ := json.Marshal(st); !strings.Contains(string(b), `"path":"broken.md","status":"failed"`) {
+		t.Fatalf("status must list broken.md's failure: %s", b)
+	}
 	// The hostile key is dead-lettered with its reason and the original event.
 	stream, err := h.js.Stream(ctx, pipeline.DeadLetterStream)
 	if err != nil {

@@ -166,3 +166,8 @@ func (s *Store) aggregate(ctx context.Context, class, project string, where *fil
 	}
 	return out, nil
 }
+
+// StatusFilter matches documents with one of the statuses.
+func StatusFilter(statuses ...string) *Where {
+	return filters.Where().WithPath([]string{"status"}).WithOperator(filters.ContainsAny).WithValueText(statuses...)
+}

@@ -341,6 +341,20 @@ type projectStatus struct {
 	EmbeddedChunkCount int    `json:"embeddedChunkCount"`
 	// Watermark is the project's last published commit sequence: reads see everything committed up to it.
 	Watermark int64 `json:"watermark"`
+	// Failures are the project's failed and unsupported files with why (at most MaxStatusFailures).
+	Failures []failure `json:"failures"`
+}
+
+// MaxStatusFailures bounds the failures status lists per project; list_files lists them all.
+const MaxStatusFailures = 20
+
+// failure is a file that could not be indexed.
+type failure struct {
+	Path      string `json:"path"`
+	Branch    string `json:"branch,omitempty"`
+	Status    string `json:"status"`
+	Error     string `json:"error"`
+	UpdatedAt string `json:"updatedAt"`
 }
 
 // statusConfig is Strata's answer to the original's "configuration
@@ -379,9 +393,20 @@ func (t *Tools) status(ctx context.Context, p auth.Principal, _ struct{}) (any, 
 		if err != nil {
 			return nil, err
 		}
+		failed, err := t.read.AllDocuments(ctx, project, store.StatusFilter(pipeline.StatusFailed, pipeline.StatusUnsupported), MaxStatusFailures)
+		if err != nil {
+			return nil, err
+		}
+		failures := []failure{}
+		for _, d := range failed {
+			if d.Status != pipeline.StatusFailed && d.Status != pipeline.StatusUnsupported {
+				continue
+			}
+			failures = append(failures, failure{Path: d.FilePath, Branch: d.Branch, Status: d.Status, Error: d.Error, UpdatedAt: d.UpdatedAt})
+		}
 		out.Projects = append(out.Projects, projectStatus{
 			Project: project, DocumentCount: st.Indexed, ChunkCount: st.Chunks, FailedCount: st.Failed,
-			UnsupportedCount: st.Unsupported, EmbeddedChunkCount: st.EmbeddedChunks, Watermark: wm,
+			UnsupportedCount: st.Unsupported, EmbeddedChunkCount: st.EmbeddedChunks, Watermark: wm, Failures: failures,
 		})
 		out.DocumentCount += st.Indexed
 		out.ChunkCount += st.Chunks

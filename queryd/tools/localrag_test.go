@@ -256,7 +256,10 @@ func TestStatus(t *testing.T) {
 	}
 	// acme: 3 indexed (guide on main and branch, docsv2/x), 1 failed, 1 unsupported, 3+1+2 chunks; deleted not counted.
 	wantAcme := map[string]any{"project": "acme", "documentCount": 3.0, "chunkCount": 6.0, "failedCount": 1.0,
-		"unsupportedCount": 1.0, "embeddedChunkCount": 0.0, "watermark": 1.0}
+		"unsupportedCount": 1.0, "embeddedChunkCount": 0.0, "watermark": 1.0, "failures": []any{
+			map[string]any{"path": "docs/secret.pdf", "status": "failed", "error": "encrypted PDF: a password is required", "updatedAt": "2026-01-02T03:04:05Z"},
+			map[string]any{"path": "media/clip.mp4", "status": "unsupported", "error": "unsupported type video/mp4", "updatedAt": "2026-01-02T03:04:05Z"},
+		}}
 	if !reflect.DeepEqual(out["projects"], []any{wantAcme}) {
 		t.Errorf("projects %v", out["projects"])
 	}
