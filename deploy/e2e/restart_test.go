@@ -58,30 +58,7 @@ func TestServersRestartedWhileIngesting(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(4 * time.Minute)
-	for {
-		out, _ := h.call("status", map[string]any{})
-		if out != nil && out["documentCount"] == float64(n) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not all %d files indexed after the restarts: %v", n, out)
-		}
-		time.Sleep(time.Second)
-	}
-	out, _ := h.call("status", map[string]any{})
-	if out["chunkCount"] != float64(n) || out["failedCount"] != 0.0 {
-		t.Fatalf("want %d documents with one chunk each and no failures, got %v", n, out)
-	}
-	var missing []string
-	for i := range n {
-		out, errText := h.call("list_file_chunks", map[string]any{"project_reference": "acme", "file_path": fmt.Sprintf("restart/f%03d.md", i)})
-		cs := chunksOf(out)
-		if errText != "" || len(cs) != 1 || !strings.Contains(cs[0]["content"].(string), fmt.Sprintf("restartword%03d", i)) {
-			missing = append(missing, fmt.Sprintf("%d: %s", i, errText))
-		}
-	}
-	if len(missing) > 0 {
-		t.Fatalf("%d files wrong after the restarts (status %v): %v", len(missing), out, missing)
-	}
+	h.expectExactly(n, 4*time.Minute, func(i int) (string, string) {
+		return fmt.Sprintf("restart/f%03d.md", i), fmt.Sprintf("restartword%03d", i)
+	})
 }
