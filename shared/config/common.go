@@ -11,6 +11,8 @@ type Common struct {
 	HTTPAddr  string // /healthz, /readyz and /metrics
 	LogLevel  string
 	LogFormat string
+	// TraceExporter is none (default), stdout or otlp (OTEL_EXPORTER_OTLP_ENDPOINT).
+	TraceExporter string
 }
 
 // RegisterFlags registers the common flags with defaults for a service whose
@@ -20,6 +22,7 @@ func (c *Common) RegisterFlags(fs *flag.FlagSet, httpAddr string) {
 	fs.StringVar(&c.HTTPAddr, "http-addr", httpAddr, "address of the /healthz, /readyz and /metrics HTTP endpoint")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "json", "json or text")
+	fs.StringVar(&c.TraceExporter, "trace-exporter", "none", "none, stdout or otlp (OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT)")
 }
 
 // Validate records problems with the common flags.
@@ -34,6 +37,11 @@ func (c *Common) Validate(p *Problems) {
 	case "debug", "info", "warn", "error":
 	default:
 		p.Addf("log-level", "must be debug, info, warn or error, got %q", c.LogLevel)
+	}
+	switch c.TraceExporter {
+	case "none", "stdout", "otlp":
+	default:
+		p.Addf("trace-exporter", "must be none, stdout or otlp, got %q", c.TraceExporter)
 	}
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		p.Addf("log-format", "must be json or text, got %q", c.LogFormat)

@@ -6,6 +6,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/strata-kb/strata/shared/tracing"
 )
 
 // Publisher publishes to JetStream with a message id, so a retried or replayed
@@ -22,6 +24,7 @@ func (p Publisher) Publish(ctx context.Context, subject, msgID string, headers m
 	if msgID != "" {
 		m.Header.Set(nats.MsgIdHdr, msgID)
 	}
+	tracing.Inject(ctx, m.Header) // the next stage continues this trace
 	if _, err := p.JS.PublishMsg(ctx, m); err != nil {
 		return fmt.Errorf("publish %s: %w", subject, err)
 	}

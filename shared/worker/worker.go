@@ -16,7 +16,12 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/tracing"
 )
 
 // Dead-letter headers: what failed, where and why. The body is the original message.
@@ -152,6 +157,11 @@ func (l *Loop) process(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 	log := l.log.With("subject", msg.Subject(), "stream_seq", meta.Sequence.Stream, "delivered", meta.NumDelivered)
+	// Continue the trace of whoever published the message (none for bucket events).
+	ctx, span := tracing.Tracer().Start(tracing.Extract(ctx, msg.Headers()), l.cfg.Stage+" "+msg.Subject(),
+		trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(
+			attribute.String("strata.stage", l.cfg.Stage), attribute.Int64("strata.delivered", int64(meta.NumDelivered))))
+	defer span.End()
 
 	done := make(chan struct{})
 	go func() { // keep the message while long work runs
@@ -169,6 +179,10 @@ func (l *Loop) process(ctx context.Context, msg jetstream.Msg) {
 	start := time.Now()
 	err = l.handle(ctx, msg)
 	close(done)
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
 	observe := func(outcome string) {
 		if l.cfg.Observer != nil {
 			l.cfg.Observer.Observe(outcome, time.Since(start))

@@ -10,6 +10,10 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/servers/serverstest"
@@ -150,4 +154,38 @@ func TestShutdownFinishesInFlightWork(t *testing.T) {
 	if ci.NumAckPending != 0 || ci.AckFloor.Stream != 1 {
 		t.Fatalf("in-flight message not acked on shutdown: ack pending %d, ack floor %d", ci.NumAckPending, ci.AckFloor.Stream)
 	}
+}
+
+// TestTraceContinuesAcrossStages: a message published inside a span is
+// handled in a child span of the same trace, through the NATS headers.
+func TestTraceContinuesAcrossStages(t *testing.T) {
+	js, cons := setup(t, "w3")
+	rec := tracetest.NewSpanRecorder()
+	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
+	otel.SetTextMapPropagator(propagation.TraceContext{})
+	ctx, parent := otel.Tracer("test").Start(context.Background(), "upload")
+	if err := (pipeline.Publisher{JS: js}).Publish(ctx, "strata.chunks.test", "", nil, []byte("traced")); err != nil {
+		t.Fatal(err)
+	}
+	parent.End()
+	handled := make(chan struct{})
+	loop := New(Config{Stage: "test", Concurrency: 1, MaxDeliver: 5}, js, cons, func(context.Context, jetstream.Msg) error {
+		close(handled)
+		return nil
+	}, quiet)
+	runCtx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- loop.Run(runCtx) }()
+	<-handled
+	cancel()
+	<-done
+	for _, s := range rec.Ended() {
+		if s.Name() == "test strata.chunks.test" {
+			if s.Parent().TraceID() != parent.SpanContext().TraceID() || s.Parent().SpanID() != parent.SpanContext().SpanID() {
+				t.Fatalf("handler span is not a child of the publisher's span: %v vs %v", s.Parent(), parent.SpanContext())
+			}
+			return
+		}
+	}
+	t.Fatalf("no handler span among %d recorded", len(rec.Ended()))
 }

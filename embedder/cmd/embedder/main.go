@@ -20,6 +20,7 @@ import (
 	"github.com/strata-kb/strata/shared/logging"
 	"github.com/strata-kb/strata/shared/metrics"
 	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/tracing"
 	"github.com/strata-kb/strata/shared/worker"
 )
 
@@ -83,6 +84,11 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	stopTracing, err := tracing.Setup(ctx, "embedder", cfg.TraceExporter)
+	if err != nil {
+		return err
+	}
+	defer stopTracing(context.WithoutCancel(ctx))
 	provider, err := embed.New(cfg.Provider)
 	if errors.Is(err, embed.ErrNoProvider) {
 		log.Warn("no embedding provider configured: chunks are indexed for keyword search with embedding status missing")

@@ -23,6 +23,7 @@ import (
 	"github.com/strata-kb/strata/shared/logging"
 	"github.com/strata-kb/strata/shared/metrics"
 	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/tracing"
 	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/worker"
 )
@@ -93,6 +94,11 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	stopTracing, err := tracing.Setup(ctx, "indexer", cfg.TraceExporter)
+	if err != nil {
+		return err
+	}
+	defer stopTracing(context.WithoutCancel(ctx))
 	wv, err := schema.NewClient(cfg.WeaviateHost, cfg.WeaviateGRPC, cfg.WeaviateAPIKey)
 	if err != nil {
 		return err

@@ -29,6 +29,7 @@ import (
 	"github.com/strata-kb/strata/shared/logging"
 	"github.com/strata-kb/strata/shared/metrics"
 	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/tracing"
 	"github.com/strata-kb/strata/shared/tokens"
 	"github.com/strata-kb/strata/shared/worker"
 )
@@ -157,6 +158,11 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	stopTracing, err := tracing.Setup(ctx, "ingestor", cfg.TraceExporter)
+	if err != nil {
+		return err
+	}
+	defer stopTracing(context.WithoutCancel(ctx))
 	counter, err := tokens.New()
 	if err != nil {
 		return err
