@@ -29,8 +29,8 @@ import (
 	"github.com/strata-kb/strata/shared/logging"
 	"github.com/strata-kb/strata/shared/metrics"
 	"github.com/strata-kb/strata/shared/pipeline"
-	"github.com/strata-kb/strata/shared/tracing"
 	"github.com/strata-kb/strata/shared/tokens"
+	"github.com/strata-kb/strata/shared/tracing"
 	"github.com/strata-kb/strata/shared/worker"
 )
 
