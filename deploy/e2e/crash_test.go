@@ -14,8 +14,9 @@ import (
 	"github.com/strata-kb/strata/shared/pipeline"
 )
 
-// TestWorkersKilledMidBatch uploads a batch, kills the ingestor and then the
-// indexer with SIGKILL while it is being processed, restarts them, and checks
+// TestWorkersKilledMidBatch uploads a batch, kills the ingestor, the indexer
+// and the embedder with SIGKILL while it is being processed, restarts them
+// (and the ingestor once more gracefully), and checks
 // that the index holds exactly the uploaded files' contents: nothing lost,
 // nothing duplicated.
 func TestWorkersKilledMidBatch(t *testing.T) {
@@ -59,6 +60,14 @@ func TestWorkersKilledMidBatch(t *testing.T) {
 	}
 	killWhenBusy("ingestor", pipeline.ObjectsStream, pipeline.IngestorConsumer)
 	killWhenBusy("indexer", pipeline.ChunksStream, pipeline.IndexerChunksConsumer)
+	killWhenBusy("embedder", pipeline.ChunksStream, pipeline.EmbedderConsumer)
+	// A graceful restart under load: SIGTERM drains in-flight work before exiting.
+	if err := h.stack.Process("ingestor").Stop(30 * time.Second); err != nil {
+		t.Fatalf("graceful stop of the ingestor: %v", err)
+	}
+	if err := h.stack.StartService(ctx, "ingestor"); err != nil {
+		t.Fatal(err)
+	}
 	wg.Wait()
 	close(errs)
 	for err := range errs {
