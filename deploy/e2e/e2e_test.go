@@ -59,6 +59,11 @@ func start(t *testing.T) *harness {
 
 // up starts a stack in state (on free ports unless ports is given).
 func up(t *testing.T, state string, ports *localstack.Ports, detach bool, querydEnv ...string) *localstack.Stack {
+	return upWith(t, state, ports, detach, map[string][]string{"queryd": querydEnv})
+}
+
+// upWith starts a stack with extra environment per service.
+func upWith(t *testing.T, state string, ports *localstack.Ports, detach bool, env map[string][]string) *localstack.Stack {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("end-to-end test starts the whole stack; skipped with -short")
@@ -75,7 +80,7 @@ func up(t *testing.T, state string, ports *localstack.Ports, detach bool, queryd
 		t.Fatal(err)
 	}
 	st, err := localstack.Up(context.Background(), localstack.Options{Root: root, StateDir: state, Ports: *ports, Detach: detach, Progress: logWriter{t},
-		ServiceEnv: map[string][]string{"queryd": querydEnv}})
+		ServiceEnv: env})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,12 +3,16 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/servers"
 )
 
 func (h *harness) watermark(project string) float64 {
@@ -85,4 +89,49 @@ func TestReindexAndRedrive(t *testing.T) {
 	if info.State.Msgs != 2 {
 		t.Fatalf("the re-driven event (still an invalid key) must be processed again and dead-lettered again: %d dead letters", info.State.Msgs)
 	}
+}
+
+// TestDeadLetterRedriveAfterFix: with weaviate-server down, the indexer's
+// attempts at a file are exhausted and the file version is dead-lettered;
+// once weaviate-server is back (the fix), re-driving the dead letter indexes
+// the file normally.
+func TestDeadLetterRedriveAfterFix(t *testing.T) {
+	st := upWith(t, t.TempDir(), nil, false, map[string][]string{
+		"queryd": {"STRATA_TOOL_BUDGET=0"}, "indexer": {"STRATA_RETRY_DELAYS=50ms"}})
+	t.Cleanup(func() { st.Stop(15 * time.Second); dumpLogsOnFailure(t, st) })
+	h := harnessFor(t, st)
+	ctx := context.Background()
+	if err := st.Servers.Weaviate.Stop(15 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	h.put("acme/later.md", "# Later\n\nredriven after the fix\n")
+	dl, err := h.js.Stream(ctx, pipeline.DeadLetterStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msg *jetstream.RawStreamMsg
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if msg, err = dl.GetLastMsgForSubject(ctx, pipeline.DeadLetterSubjectFor("indexer")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the indexer never dead-lettered the file while weaviate-server was down: %v", err)
+		}
+	}
+	if msg.Header.Get("Strata-Delivered") != strconv.Itoa(pipeline.MaxDeliver) || msg.Header.Get("Strata-Error") == "" {
+		t.Fatalf("dead letter headers: %v", msg.Header)
+	}
+	if err := st.Servers.Restart(ctx, servers.Weaviate.Name); err != nil { // the fix
+		t.Fatal(err)
+	}
+	redrive := nats.NewMsg(msg.Header.Get("Strata-Original-Subject"))
+	redrive.Data = msg.Data
+	redrive.Header.Set(pipeline.HeaderKind, msg.Header.Get(pipeline.HeaderKind))
+	if _, err := h.js.PublishMsg(ctx, redrive); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("the re-driven file indexed", "list_file_chunks", map[string]any{"project_reference": "acme", "file_path": "later.md"},
+		func(out map[string]any, _ string) bool {
+			return strings.Contains(contents(out), "redriven after the fix")
+		})
 }

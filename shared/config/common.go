@@ -3,6 +3,7 @@ package config
 import (
 	"flag"
 	"strings"
+	"time"
 )
 
 // Common is the configuration every Strata service has.
@@ -13,6 +14,19 @@ type Common struct {
 	LogFormat string
 	// TraceExporter is none (default), stdout or otlp (OTEL_EXPORTER_OTLP_ENDPOINT).
 	TraceExporter string
+	// RetryDelays is the backoff between attempts after a transient failure.
+	RetryDelays string
+}
+
+// Retries parses RetryDelays (validated by Validate).
+func (c *Common) Retries() []time.Duration {
+	var out []time.Duration
+	for _, f := range strings.Split(c.RetryDelays, ",") {
+		if d, err := time.ParseDuration(strings.TrimSpace(f)); err == nil {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // RegisterFlags registers the common flags with defaults for a service whose
@@ -23,6 +37,7 @@ func (c *Common) RegisterFlags(fs *flag.FlagSet, httpAddr string) {
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "json", "json or text")
 	fs.StringVar(&c.TraceExporter, "trace-exporter", "none", "none, stdout or otlp (OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT)")
+	fs.StringVar(&c.RetryDelays, "retry-delays", "1s,5s,30s,2m", "delays between the attempts at a message after transient failures; after the last it is dead-lettered")
 }
 
 // Validate records problems with the common flags.
@@ -37,6 +52,12 @@ func (c *Common) Validate(p *Problems) {
 	case "debug", "info", "warn", "error":
 	default:
 		p.Addf("log-level", "must be debug, info, warn or error, got %q", c.LogLevel)
+	}
+	for _, f := range strings.Split(c.RetryDelays, ",") {
+		if d, err := time.ParseDuration(strings.TrimSpace(f)); err != nil || d <= 0 {
+			p.Addf("retry-delays", "want positive durations separated by commas, got %q", c.RetryDelays)
+			break
+		}
 	}
 	switch c.TraceExporter {
 	case "none", "stdout", "otlp":

@@ -107,7 +107,7 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	emb := embedding.New(provider, pipeline.Publisher{JS: js}, cfg.BatchSize, log)
-	loop := worker.New(worker.Config{Stage: "embedder", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver, Observer: stage},
+	loop := worker.New(worker.Config{Stage: "embedder", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver, Observer: stage, RetryDelays: cfg.Retries()},
 		js, cons, emb.Handle, log)
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", reg.Handler())

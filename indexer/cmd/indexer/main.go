@@ -134,7 +134,7 @@ func run(ctx context.Context, args []string) error {
 	if cfg.GCInterval > 0 {
 		go collectGarbage(ctx, wv, writer, cfg.GCInterval, cfg.GCRetention, log)
 	}
-	loop := worker.New(worker.Config{Stage: "indexer", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver, Observer: stage},
+	loop := worker.New(worker.Config{Stage: "indexer", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver, Observer: stage, RetryDelays: cfg.Retries()},
 		js, cons, writer.HandleChunks, log)
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", reg.Handler())

@@ -202,7 +202,7 @@ func run(ctx context.Context, args []string) error {
 		}
 		return ing.HandleEvent(ctx, msg.Data())
 	}
-	loop := worker.New(worker.Config{Stage: "ingestor", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver, Observer: stage}, js, cons, handle, log)
+	loop := worker.New(worker.Config{Stage: "ingestor", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver, Observer: stage, RetryDelays: cfg.Retries()}, js, cons, handle, log)
 
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", reg.Handler())
