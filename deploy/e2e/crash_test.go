@@ -60,7 +60,12 @@ func TestWorkersKilledMidBatch(t *testing.T) {
 	}
 	killWhenBusy("ingestor", pipeline.ObjectsStream, pipeline.IngestorConsumer)
 	killWhenBusy("indexer", pipeline.ChunksStream, pipeline.IndexerChunksConsumer)
-	killWhenBusy("embedder", pipeline.ChunksStream, pipeline.EmbedderConsumer)
+	// The embedder (no provider configured) only acknowledges, too fast to catch
+	// with work queued: kill it mid-burst regardless.
+	h.stack.Process("embedder").Kill()
+	if err := h.stack.StartService(ctx, "embedder"); err != nil {
+		t.Fatalf("restart embedder: %v", err)
+	}
 	// A graceful restart under load: SIGTERM drains in-flight work before exiting.
 	if err := h.stack.Process("ingestor").Stop(30 * time.Second); err != nil {
 		t.Fatalf("graceful stop of the ingestor: %v", err)
