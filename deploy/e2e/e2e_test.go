@@ -48,8 +48,18 @@ type harness struct {
 
 func start(t *testing.T) *harness {
 	t.Helper()
+	return startWith(t, nil)
+}
+
+// startWith starts a stack with extra environment per service.
+func startWith(t *testing.T, env map[string][]string) *harness {
+	t.Helper()
+	if env == nil {
+		env = map[string][]string{}
+	}
 	// Most tests poll through one MCP session, far past a tool budget; TestToolBudget covers it.
-	st := up(t, t.TempDir(), nil, false, "STRATA_TOOL_BUDGET=0")
+	env["queryd"] = append(env["queryd"], "STRATA_TOOL_BUDGET=0")
+	st := upWith(t, t.TempDir(), nil, false, env)
 	t.Cleanup(func() {
 		st.Stop(15 * time.Second)
 		dumpLogsOnFailure(t, st)

@@ -11,6 +11,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/strata-kb/strata/deploy/localstack"
+	"github.com/strata-kb/strata/shared/bucket"
+	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/servers"
 )
@@ -134,4 +137,40 @@ func TestDeadLetterRedriveAfterFix(t *testing.T) {
 		func(out map[string]any, _ string) bool {
 			return strings.Contains(contents(out), "redriven after the fix")
 		})
+}
+
+// TestLostNotificationsAreReconciled: with the bucket notification switched
+// off, an upload and a delete produce no events at all (as when MinIO dies
+// between answering and queueing). The ingestor's periodic reconcile pass
+// finds both: the new file is indexed and the deleted one disappears.
+func TestLostNotificationsAreReconciled(t *testing.T) {
+	h := startWith(t, map[string][]string{"ingestor": {"STRATA_RECONCILE_INTERVAL=2s"}})
+	ctx := context.Background()
+	h.put("acme/kept.md", "# Kept\n\nreconcilekept\n")
+	h.put("acme/removed.md", "# Removed\n\nreconcileremoved\n")
+	h.put("acme@feature/branchfile.md", "# Branch\n\nreconcilebranch\n")
+	h.settle()
+	if err := h.s3.RemoveAllBucketNotification(ctx, localstack.Bucket); err != nil {
+		t.Fatal(err)
+	}
+	h.put("acme/unnoticed.md", "# Unnoticed\n\nreconcileunnoticed\n")
+	h.put("acme@feature/unnoticed.md", "# Unnoticed on a branch\n\nreconcilebranchunnoticed\n")
+	h.remove("acme/removed.md")
+	h.events -= 3 // none of them reaches the stream
+	if err := bucket.Ensure(ctx, h.s3, localstack.Bucket, bucket.NATSTargetARN(servers.MinIONotifyID, "")); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("the unnoticed upload to be indexed", "list_file_chunks", map[string]any{"project_reference": "acme", "file_path": "unnoticed.md"},
+		func(out map[string]any, _ string) bool {
+			cs := chunksOf(out)
+			return len(cs) == 1 && strings.Contains(cs[0]["content"].(string), "reconcileunnoticed")
+		})
+	h.waitFor("the unnoticed branch upload to be indexed", "list_file_chunks",
+		map[string]any{"project_reference": "acme", "file_path": "unnoticed.md", "branch_id": ids.Branch("acme", "feature")},
+		func(out map[string]any, _ string) bool { return len(chunksOf(out)) == 1 })
+	h.waitFor("the unnoticed delete to remove the file", "list_file_chunks", map[string]any{"project_reference": "acme", "file_path": "removed.md"},
+		func(_ map[string]any, errText string) bool { return errText != "" })
+	if out, errText := h.call("list_file_chunks", map[string]any{"project_reference": "acme", "file_path": "kept.md"}); errText != "" || len(chunksOf(out)) != 1 {
+		t.Fatalf("an unchanged file must stay indexed: %v %s", out, errText)
+	}
 }

@@ -25,11 +25,15 @@ type ObjectInfo struct {
 // Lister lists a bucket's objects under a prefix.
 type Lister interface {
 	List(ctx context.Context, bucket, prefix string, fn func(ObjectInfo) error) error
+	// Exists reports whether key is in the bucket now.
+	Exists(ctx context.Context, bucket, key string) (bool, error)
 }
 
 // StateReader reads recorded object freshness.
 type StateReader interface {
 	Get(ctx context.Context, project, objectKey string) (*pipeline.ObjectState, error)
+	// List calls fn for every object state recorded for project.
+	List(ctx context.Context, project string, fn func(pipeline.ObjectState) error) error
 }
 
 // Reindexer re-lists a bucket and re-emits work through the normal event path.
@@ -43,13 +47,17 @@ type Reindexer struct {
 // ReindexResult counts what a reindex did.
 type ReindexResult struct {
 	Listed, Emitted, Skipped int
+	// Deleted counts objects the index holds that are gone from the bucket
+	// (a lost delete notification): a delete event was emitted for each.
+	Deleted int
 }
 
 // Handle processes a request on strata.reindex.<project>: every object under
 // the prefix whose recorded state does not match its ETag (or every object,
 // with force) is re-emitted as a bucket event on the objects stream, with a
 // sequencer newer than the last one seen, so the normal path re-processes it.
-// This also recovers objects whose notifications were lost.
+// Objects recorded as present that are no longer in the bucket get a delete
+// event. This recovers objects whose notifications were lost.
 func (r *Reindexer) Handle(ctx context.Context, subject string, data []byte) (ReindexResult, error) {
 	var res ReindexResult
 	project := strings.TrimPrefix(subject, pipeline.ReindexSubject+".")
@@ -67,8 +75,10 @@ func (r *Reindexer) Handle(ctx context.Context, subject string, data []byte) (Re
 		head += "@" + req.Branch
 	}
 	prefix := head + "/" + strings.TrimPrefix(req.Prefix, "/")
+	listed := map[string]bool{}
 	err := r.Lister.List(ctx, r.Bucket, prefix, func(o ObjectInfo) error {
 		res.Listed++
+		listed[o.Key] = true
 		st, err := r.States.Get(ctx, project, o.Key)
 		if err != nil {
 			return err
@@ -92,7 +102,47 @@ func (r *Reindexer) Handle(ctx context.Context, subject string, data []byte) (Re
 	if err != nil {
 		return res, fmt.Errorf("reindex %s: %w", prefix, err)
 	}
+	if err := r.deleteVanished(ctx, project, prefix, listed, &res); err != nil {
+		return res, fmt.Errorf("reindex %s: %w", prefix, err)
+	}
 	return res, nil
+}
+
+// deleteVanished emits a delete event for every recorded object under prefix
+// that the listing did not show and that is still absent when checked again
+// (it may have been uploaded after the listing began). The delete's
+// sequencer is newer than the recorded one and not older than now, so a
+// later upload of the same key still wins.
+func (r *Reindexer) deleteVanished(ctx context.Context, project, prefix string, listed map[string]bool, res *ReindexResult) error {
+	var gone []pipeline.ObjectState
+	err := r.States.List(ctx, project, func(st pipeline.ObjectState) error {
+		if strings.HasPrefix(st.Key, prefix) && !listed[st.Key] && st.State != pipeline.StateDeleted {
+			gone = append(gone, st)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, st := range gone {
+		exists, err := r.Lister.Exists(ctx, r.Bucket, st.Key)
+		if err != nil {
+			return err
+		}
+		if exists {
+			continue
+		}
+		seq := sequencerAfter(&st, time.Now())
+		body, err := json.Marshal(syntheticDelete(r.Bucket, st.Key, seq))
+		if err != nil {
+			return err
+		}
+		if err := r.Pub.Publish(ctx, pipeline.ObjectEventsSubject, "reindex-delete-"+st.Key+"-"+seq, nil, body); err != nil {
+			return err
+		}
+		res.Deleted++
+	}
+	return nil
 }
 
 // sequencerAfter is a sequencer newer than the recorded one and not older
@@ -105,6 +155,22 @@ func sequencerAfter(st *pipeline.ObjectState, modified time.Time) string {
 		}
 	}
 	return strings.ToUpper(strconv.FormatUint(n, 16))
+}
+
+// syntheticDelete is a removal notification in MinIO's format.
+func syntheticDelete(bucket, key, sequencer string) map[string]any {
+	return map[string]any{
+		"EventName": "s3:ObjectRemoved:Delete",
+		"Key":       bucket + "/" + key,
+		"Records": []map[string]any{{
+			"eventName": "s3:ObjectRemoved:Delete",
+			"eventTime": time.Now().UTC().Format(time.RFC3339Nano),
+			"s3": map[string]any{
+				"bucket": map[string]any{"name": bucket},
+				"object": map[string]any{"key": url.QueryEscape(key), "sequencer": sequencer},
+			},
+		}},
+	}
 }
 
 // syntheticEvent is a notification in MinIO's format for a listed object.

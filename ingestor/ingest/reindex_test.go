@@ -24,10 +24,28 @@ func (f fakeLister) List(_ context.Context, _, prefix string, fn func(ObjectInfo
 	return nil
 }
 
+func (f fakeLister) Exists(_ context.Context, _, key string) (bool, error) {
+	for _, o := range f {
+		if o.Key == key {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 type fakeStateReader map[string]*pipeline.ObjectState
 
 func (f fakeStateReader) Get(_ context.Context, _, key string) (*pipeline.ObjectState, error) {
 	return f[key], nil
+}
+
+func (f fakeStateReader) List(_ context.Context, _ string, fn func(pipeline.ObjectState) error) error {
+	for _, st := range f {
+		if err := fn(*st); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func TestReindex(t *testing.T) {
@@ -42,6 +60,10 @@ func TestReindex(t *testing.T) {
 	states := fakeStateReader{
 		"acme/docs/a.md": {Key: "acme/docs/a.md", ETag: "e1", State: pipeline.StateIndexed, Sequencer: "FFFFFFFFFFFFFF00"},
 		"acme/docs/b.md": {Key: "acme/docs/b.md", ETag: "e2", State: pipeline.StateIndexed, Sequencer: "10"},
+		// Gone from the bucket, but its delete notification was lost.
+		"acme/docs/gone.md": {Key: "acme/docs/gone.md", ETag: "e9", State: pipeline.StateIndexed, Sequencer: "FFFFFFFFFFFFFFF0"},
+		// Already deleted: nothing to do.
+		"acme/docs/deleted.md": {Key: "acme/docs/deleted.md", State: pipeline.StateDeleted, Sequencer: "20"},
 	}
 	run := func(body string) (ReindexResult, *fakePub) {
 		pub := &fakePub{}
@@ -53,21 +75,27 @@ func TestReindex(t *testing.T) {
 		return res, pub
 	}
 	res, pub := run(`{"prefix":"docs/"}`)
-	if res.Listed != 3 || res.Emitted != 2 || res.Skipped != 1 {
+	if res.Listed != 3 || res.Emitted != 2 || res.Skipped != 1 || res.Deleted != 1 {
 		t.Fatalf("result %+v", res)
 	}
 	for _, m := range pub.msgs {
 		recs, err := event.Parse(m.data)
-		if err != nil || len(recs) != 1 || recs[0].Op != event.Put {
-			t.Fatalf("re-emitted event does not parse as a put: %v %s", err, m.data)
+		if err != nil || len(recs) != 1 {
+			t.Fatalf("re-emitted event does not parse: %v %s", err, m.data)
 		}
 		r := recs[0]
+		if wantDelete := r.Key == "acme/docs/gone.md"; wantDelete != (r.Op == event.Delete) {
+			t.Fatalf("%s re-emitted as %v", r.Key, r.Op)
+		}
 		if st := states[r.Key]; st != nil && pipeline.CompareSequencers(r.Sequencer, st.Sequencer) <= 0 {
 			t.Fatalf("%s re-emitted with sequencer %s, not newer than %s", r.Key, r.Sequencer, st.Sequencer)
 		}
 		if m.subject != pipeline.ObjectEventsSubject || !strings.HasPrefix(m.msgID, "reindex-") {
 			t.Fatalf("published on %s id %s", m.subject, m.msgID)
 		}
+	}
+	if res, _ := run(`{"prefix":"other/"}`); res.Deleted != 0 {
+		t.Fatalf("a delete was emitted outside the prefix: %+v", res)
 	}
 	if res, _ := run(`{"prefix":"docs/","force":true}`); res.Emitted != 3 || res.Skipped != 0 {
 		t.Fatalf("force: %+v", res)

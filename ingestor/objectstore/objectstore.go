@@ -89,3 +89,29 @@ func (s Store) List(ctx context.Context, bucket, prefix string, fn func(ingest.O
 	}
 	return nil
 }
+
+// Exists reports whether key is in bucket now.
+func (s Store) Exists(ctx context.Context, bucket, key string) (bool, error) {
+	_, err := s.Client.StatObject(ctx, bucket, key, minio.StatObjectOptions{})
+	if err == nil {
+		return true, nil
+	}
+	if minio.ToErrorResponse(err).StatusCode == http.StatusNotFound {
+		return false, nil
+	}
+	return false, fmt.Errorf("stat %s/%s: %w", bucket, key, err)
+}
+
+// Heads lists the top-level prefixes of bucket ("acme", "acme@feature").
+func (s Store) Heads(ctx context.Context, bucket string) ([]string, error) {
+	var heads []string
+	for o := range s.Client.ListObjects(ctx, bucket, minio.ListObjectsOptions{Recursive: false}) {
+		if o.Err != nil {
+			return nil, fmt.Errorf("list %s: %w", bucket, o.Err)
+		}
+		if head, ok := strings.CutSuffix(o.Key, "/"); ok {
+			heads = append(heads, head)
+		}
+	}
+	return heads, nil
+}

@@ -88,3 +88,32 @@ func (s *Store) Get(ctx context.Context, project, objectKey string) (*pipeline.O
 	}
 	return &st, nil
 }
+
+// List calls fn for every object state recorded for project.
+func (s *Store) List(ctx context.Context, project string, fn func(pipeline.ObjectState) error) error {
+	keys, err := s.kv.ListKeysFiltered(ctx, project+".*")
+	if err != nil {
+		return fmt.Errorf("freshness list %s: %w", project, err)
+	}
+	var all []string // read every key first: the lister blocks if left unread
+	for key := range keys.Keys() {
+		all = append(all, key)
+	}
+	for _, key := range all {
+		e, err := s.kv.Get(ctx, key)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("freshness %s: %w", key, err)
+		}
+		var st pipeline.ObjectState
+		if json.Unmarshal(e.Value(), &st) != nil {
+			continue
+		}
+		if err := fn(st); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -56,6 +56,7 @@ type Config struct {
 	MaxChildMemory  int64
 	PopplerDir      string
 	UniDoc          pdf.License
+	Reconcile       time.Duration
 }
 
 // RegisterFlags registers the ingestor's flags.
@@ -73,6 +74,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.OverlapTokens, "chunk-overlap", 0, "tokens of trailing blocks a chunk repeats from the previous one")
 	fs.StringVar(&c.AssetsBucket, "assets-bucket", "strata-assets", "bucket for images extracted from documents (no notifications)")
 	fs.StringVar(&c.Bucket, "bucket", "strata", "the watched bucket, listed by reindex requests")
+	fs.DurationVar(&c.Reconcile, "reconcile-interval", 5*time.Minute, "how often to compare the bucket with what was ingested and re-emit lost events (0: never)")
 	def := extract.DefaultLimits()
 	fs.DurationVar(&c.ExtractTimeout, "extract-timeout", def.Timeout, "time limit to extract one file")
 	fs.IntVar(&c.MaxTextBytes, "max-text-bytes", def.MaxTextBytes, "extracted text over this size is an error")
@@ -116,6 +118,9 @@ func (c *Config) Validate() error {
 	}
 	if c.OverlapTokens < 0 || c.OverlapTokens >= c.TargetTokens {
 		p.Addf("chunk-overlap", "must be 0 or more and less than -chunk-tokens (%d), got %d", c.TargetTokens, c.OverlapTokens)
+	}
+	if c.Reconcile != 0 && c.Reconcile < time.Second {
+		p.Addf("reconcile-interval", "must be 0 or at least 1s, got %v", c.Reconcile)
 	}
 	if c.AssetsBucket == "" {
 		p.Addf("assets-bucket", "required")
@@ -197,10 +202,14 @@ func run(ctx context.Context, args []string) error {
 	handle := func(ctx context.Context, msg jetstream.Msg) error {
 		if strings.HasPrefix(msg.Subject(), pipeline.ReindexSubject+".") {
 			res, err := reindexer.Handle(ctx, msg.Subject(), msg.Data())
-			log.Info("reindex", "subject", msg.Subject(), "listed", res.Listed, "emitted", res.Emitted, "skipped", res.Skipped, "err", err)
+			log.Info("reindex", "subject", msg.Subject(), "listed", res.Listed, "emitted", res.Emitted, "skipped", res.Skipped, "deleted", res.Deleted, "err", err)
 			return err
 		}
 		return ing.HandleEvent(ctx, msg.Data())
+	}
+	if cfg.Reconcile > 0 {
+		rec := &ingest.Reconciler{Bucket: cfg.Bucket, Heads: objectstore.Store{Client: s3}, Pub: pipeline.Publisher{JS: js}, Interval: cfg.Reconcile, Log: log}
+		go rec.Run(ctx)
 	}
 	loop := worker.New(worker.Config{Stage: "ingestor", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver, Observer: stage, RetryDelays: cfg.Retries()}, js, cons, handle, log)
 
