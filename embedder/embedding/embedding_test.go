@@ -2,6 +2,8 @@ package embedding
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -15,13 +17,20 @@ import (
 type fakeProvider struct {
 	dims  int
 	calls int
+	texts []string
 	fail  error
+}
+
+func checksum(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
 }
 
 func (f *fakeProvider) Model() string   { return "fake-model" }
 func (f *fakeProvider) Dimensions() int { return f.dims }
 func (f *fakeProvider) Embed(_ context.Context, texts []string) ([][]float32, error) {
 	f.calls++
+	f.texts = append(f.texts, texts...)
 	if f.fail != nil {
 		return nil, f.fail
 	}
@@ -48,7 +57,8 @@ func (r *recorder) Publish(_ context.Context, subject, msgID string, _ map[strin
 func fileVersion(n int) pipeline.FileVersion {
 	fv := pipeline.FileVersion{Object: pipeline.Object{Project: "acme", Path: "a.md"}, FileID: "f", FileVersionID: "v"}
 	for i := range n {
-		fv.Chunks = append(fv.Chunks, pipeline.Chunk{ID: string(rune('a' + i)), Index: i, Content: strings.Repeat("x", i+1), SourceChecksum: "s"})
+		content := strings.Repeat("x", i+1)
+		fv.Chunks = append(fv.Chunks, pipeline.Chunk{ID: string(rune('a' + i)), Index: i, Content: content, SourceChecksum: checksum(content)})
 	}
 	return fv
 }
@@ -58,7 +68,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 func TestEmbedsInBatchesAndPublishesOnce(t *testing.T) {
 	p := &fakeProvider{dims: 4}
 	pub := &recorder{}
-	e := New(p, pub, 2, quiet)
+	e := New(p, pub, nil, 2, quiet)
 	if err := e.EmbedFileVersion(context.Background(), fileVersion(5)); err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +86,7 @@ func TestEmbedsInBatchesAndPublishesOnce(t *testing.T) {
 
 func TestNoProviderPublishesNothing(t *testing.T) {
 	pub := &recorder{}
-	if err := New(nil, pub, 2, quiet).EmbedFileVersion(context.Background(), fileVersion(3)); err != nil || pub.n != 0 {
+	if err := New(nil, pub, nil, 2, quiet).EmbedFileVersion(context.Background(), fileVersion(3)); err != nil || pub.n != 0 {
 		t.Fatalf("err %v publishes %d", err, pub.n)
 	}
 }
@@ -84,7 +94,7 @@ func TestNoProviderPublishesNothing(t *testing.T) {
 func TestProviderErrorIsReturnedForRetry(t *testing.T) {
 	p := &fakeProvider{dims: 4, fail: errors.New("429 too many requests")}
 	pub := &recorder{}
-	err := New(p, pub, 2, quiet).EmbedFileVersion(context.Background(), fileVersion(3))
+	err := New(p, pub, nil, 2, quiet).EmbedFileVersion(context.Background(), fileVersion(3))
 	if err == nil || !strings.Contains(err.Error(), "429") || pub.n != 0 {
 		t.Fatalf("err %v publishes %d", err, pub.n)
 	}

@@ -46,6 +46,8 @@ type Writer struct {
 	log     *slog.Logger
 	states  States
 	tenants sync.Map // project -> struct{}: tenants known to exist
+	// vectorModels and vectorTenants cache what EnsureVectorSpace made sure of.
+	vectorModels, vectorTenants sync.Map
 	// projects serialises commits per project: sequences are assigned and
 	// published in order, one commit at a time.
 	projects sync.Map // project -> *sync.Mutex
@@ -244,6 +246,9 @@ func (w *Writer) ApplyFileVersion(ctx context.Context, fv pipeline.FileVersion) 
 		state = pipeline.StateFailed
 	}
 	w.recordState(ctx, o, state, fv.Error, seq, fv.FileVersionID)
+	if state == pipeline.StateIndexed {
+		w.markEmbedded(ctx, fv, seq)
+	}
 	return Applied, nil
 }
 

@@ -188,7 +188,11 @@ func (w *Writer) CollectGarbage(ctx context.Context, project string, retention t
 			if next.committed.After(cutoff) || pinned(pins, vs[i].from, next.from) {
 				continue
 			}
-			for _, class := range []string{schema.ChunkClass, schema.SectionClass, schema.VersionClass} {
+			classes := []string{schema.ChunkClass, schema.SectionClass, schema.VersionClass}
+			if _, ok := w.vectorTenants.Load(project); ok || w.vectorClassExists(ctx) {
+				classes = append([]string{schema.ChunkVectorClass}, classes...)
+			}
+			for _, class := range classes {
 				if _, err := w.wv.Batch().ObjectsBatchDeleter().WithClassName(class).WithTenant(project).WithOutput("minimal").
 					WithWhere(textFilter("file_version_id", vs[i].id)).Do(ctx); err != nil {
 					return deleted, fmt.Errorf("gc %s of version %s: %w", class, vs[i].id, err)
@@ -208,4 +212,10 @@ func pinned(pins []int64, from, to int64) bool {
 		}
 	}
 	return false
+}
+
+// vectorClassExists reports whether any vectors were ever written.
+func (w *Writer) vectorClassExists(ctx context.Context) bool {
+	exists, err := w.wv.Schema().ClassExistenceChecker().WithClassName(schema.ChunkVectorClass).Do(ctx)
+	return err == nil && exists
 }

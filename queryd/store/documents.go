@@ -68,11 +68,10 @@ func (s *Store) AllDocuments(ctx context.Context, project string, where *Where, 
 
 // Stats are a project's index counts.
 type Stats struct {
-	Indexed        int // live documents by status
-	Failed         int
-	Unsupported    int
-	Chunks         int // chunks in the index (only indexed documents have chunks)
-	EmbeddedChunks int // chunks whose embedding is ready
+	Indexed     int // live documents by status
+	Failed      int
+	Unsupported int
+	Chunks      int // chunks in the index (only indexed documents have chunks)
 }
 
 // Stats counts a project's documents by status (tombstones excluded) and its
@@ -101,11 +100,6 @@ func (s *Store) Stats(ctx context.Context, project string) (Stats, error) {
 		return st, err
 	}
 	st.Chunks = chunks
-	ready, err := s.aggregate(ctx, schema.ChunkClass, project, eq("embedding_status", pipeline.EmbeddingReady), "")
-	if err != nil {
-		return st, err
-	}
-	st.EmbeddedChunks = ready[""]
 	return st, nil
 }
 

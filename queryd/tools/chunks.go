@@ -42,20 +42,14 @@ type PageInfo struct {
 	Prev  *string        `json:"prev"`
 }
 
-func chunkOut(c store.Chunk, withEmbedding bool) ChunkOut {
-	out := ChunkOut{
+// chunkOut is c in Veryfront's form; embedding (nil unless asked for) is
+// its embedding metadata from embeddingsOf.
+func chunkOut(c store.Chunk, embedding *EmbeddingOut) ChunkOut {
+	return ChunkOut{
 		ID: c.ID, FilePath: c.FilePath, FileID: c.FileID, FileVersionID: c.FileVersionID, Index: c.Index,
 		Content: c.Content, StartOffset: c.StartOffset, EndOffset: c.EndOffset, TokenCount: c.TokenCount,
-		SourceChecksum: c.SourceChecksum, CreatedAt: c.CreatedAt,
+		SourceChecksum: c.SourceChecksum, CreatedAt: c.CreatedAt, Embedding: embedding,
 	}
-	if withEmbedding {
-		status := c.EmbeddingStatus
-		if status == "" {
-			status = pipeline.EmbeddingMissing
-		}
-		out.Embedding = &EmbeddingOut{ID: c.ID, Model: c.EmbeddingModel, Status: status}
-	}
-	return out
 }
 
 type listFileChunksArgs struct {
@@ -119,8 +113,14 @@ func (t *Tools) listFileChunks(ctx context.Context, p auth.Principal, a listFile
 	more := len(rows) > limit
 	rows = rows[:min(len(rows), limit)]
 	out := listFileChunksOut{Data: make([]ChunkOut, 0, len(rows))}
+	emb := map[string]*EmbeddingOut{}
+	if a.IncludeEmbeddings {
+		if emb, err = t.embeddingsOf(ctx, project, rows); err != nil {
+			return nil, err
+		}
+	}
 	for _, c := range rows {
-		out.Data = append(out.Data, chunkOut(c, a.IncludeEmbeddings))
+		out.Data = append(out.Data, chunkOut(c, emb[c.ID]))
 	}
 	at := func(off int) *string {
 		s := t.cursor.Encode(cursor.Position{Tool: "list_file_chunks", Project: project, Scope: doc.FileVersionID + "|" + path, Offset: off, Limit: limit})
@@ -147,7 +147,15 @@ func (t *Tools) getFileChunk(ctx context.Context, p auth.Principal, a getFileChu
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"chunk": chunkOut(*c, a.IncludeEmbedding)}, nil
+	var emb *EmbeddingOut
+	if a.IncludeEmbedding {
+		all, err := t.embeddingsOf(ctx, c.Project, []store.Chunk{*c})
+		if err != nil {
+			return nil, err
+		}
+		emb = all[c.ID]
+	}
+	return map[string]any{"chunk": chunkOut(*c, emb)}, nil
 }
 
 // currentChunk finds a chunk of a current file version in a project the

@@ -320,9 +320,9 @@ type statusOut struct {
 	Uptime float64 `json:"uptime"`
 	// FtsIndexEnabled: chunk content has a BM25 full-text index in Weaviate.
 	FtsIndexEnabled bool `json:"ftsIndexEnabled"`
-	// SearchMode: the original answers "hybrid" or "vector-only"; Strata
-	// searches by keyword (BM25) only until embeddings are served, so neither
-	// is true and it says "keyword".
+	// SearchMode: "hybrid" (keyword and vector, query_documents) with an
+	// embedding provider; without one Strata searches by keyword (BM25)
+	// only, and says "keyword".
 	SearchMode string `json:"searchMode"`
 
 	// Strata extras.
@@ -360,14 +360,18 @@ type failure struct {
 // statusConfig is Strata's answer to the original's "configuration
 // information".
 type statusConfig struct {
-	// Embedding is the provider queryd embeds queries with: "none" (vector
-	// search is not served yet).
+	// Embedding is the provider queryd embeds queries with (local, openai,
+	// or none: vector search is not served).
 	Embedding string `json:"embedding"`
+	// Model is the embedding model; searches read only its vectors.
+	Model string `json:"model,omitempty"`
+	// Dimensions is the model's vector length (search_files' dimension).
+	Dimensions int `json:"dimensions,omitempty"`
 	// Embeddings is the state of the chunks' vectors: "missing" (none
 	// embedded), "partial" or "ready" (all embedded).
 	Embeddings string `json:"embeddings"`
-	// Search is the search served: "keyword" (BM25 over chunk content, the
-	// search_keyword tool).
+	// Search is the search served: "hybrid" (search_keyword, search_knowledge,
+	// search_files and query_documents) or "keyword" (search_keyword only).
 	Search       string `json:"search"`
 	MaxListFiles int    `json:"maxListFiles"`
 }
@@ -382,6 +386,10 @@ func (t *Tools) status(ctx context.Context, p auth.Principal, _ struct{}) (any, 
 		MemoryUsage: heapMB(), Uptime: time.Since(started).Seconds(), FtsIndexEnabled: true, SearchMode: "keyword",
 		Projects:      []projectStatus{},
 		Configuration: statusConfig{Embedding: "none", Search: "keyword", MaxListFiles: MaxListFiles},
+	}
+	if t.queries != nil {
+		out.SearchMode, out.Configuration.Search = "hybrid", "hybrid"
+		out.Configuration.Embedding, out.Configuration.Model, out.Configuration.Dimensions = t.provider, t.queries.Model(), t.queries.Dimensions()
 	}
 	embedded := 0
 	for _, project := range projects {
@@ -404,15 +412,21 @@ func (t *Tools) status(ctx context.Context, p auth.Principal, _ struct{}) (any, 
 			}
 			failures = append(failures, failure{Path: d.FilePath, Branch: d.Branch, Status: d.Status, Error: d.Error, UpdatedAt: d.UpdatedAt})
 		}
+		embeddedHere := 0
+		if t.vectors != nil {
+			if embeddedHere, err = t.vectors.EmbeddedChunkCount(ctx, project, t.queries.Model()); err != nil {
+				return nil, err
+			}
+		}
 		out.Projects = append(out.Projects, projectStatus{
 			Project: project, DocumentCount: st.Indexed, ChunkCount: st.Chunks, FailedCount: st.Failed,
-			UnsupportedCount: st.Unsupported, EmbeddedChunkCount: st.EmbeddedChunks, Watermark: wm, Failures: failures,
+			UnsupportedCount: st.Unsupported, EmbeddedChunkCount: embeddedHere, Watermark: wm, Failures: failures,
 		})
 		out.DocumentCount += st.Indexed
 		out.ChunkCount += st.Chunks
 		out.FailedCount += st.Failed
 		out.UnsupportedCount += st.Unsupported
-		embedded += st.EmbeddedChunks
+		embedded += embeddedHere
 	}
 	switch {
 	case embedded == 0:

@@ -278,7 +278,7 @@ func TestStatus(t *testing.T) {
 	if ps := all["projects"].([]any); len(ps) != 2 || ps[1].(map[string]any)["project"] != "beta" {
 		t.Errorf("all projects %v", ps)
 	}
-	if all["documentCount"] != 4.0 || all["chunkCount"] != 7.0 || all["configuration"].(map[string]any)["embeddings"] != "partial" {
+	if all["documentCount"] != 4.0 || all["chunkCount"] != 7.0 || all["configuration"].(map[string]any)["embeddings"] != "missing" {
 		t.Errorf("all totals %v", all)
 	}
 	none, _ := callTool(t, s, "gamma", "status", nil)

@@ -44,22 +44,51 @@ type searchOut struct {
 	Results []Hit  `json:"results"`
 }
 
-func (t *Tools) searchKeyword(ctx context.Context, p auth.Principal, a searchArgs) (any, error) {
+// checkSearchArgs validates Knowledge Stack's search arguments.
+func checkSearchArgs(a searchArgs) (query string, topK int, err error) {
 	q := strings.TrimSpace(a.Query)
 	if q == "" || len(q) > MaxQueryBytes || !utf8.ValidString(q) {
-		return nil, userErrorf("query must be 1 to %d bytes of UTF-8 text", MaxQueryBytes)
+		return "", 0, userErrorf("query must be 1 to %d bytes of UTF-8 text", MaxQueryBytes)
 	}
-	topK, err := intArg("top_k", a.TopK, 5, 1, 20)
+	topK, err = intArg("top_k", a.TopK, 5, 1, 20)
 	if err != nil {
-		return nil, err
+		return "", 0, err
 	}
 	if len(a.ParentPathPartIDs) > 50 {
-		return nil, userErrorf("parent_path_part_ids takes at most 50 ids, got %d", len(a.ParentPathPartIDs))
+		return "", 0, userErrorf("parent_path_part_ids takes at most 50 ids, got %d", len(a.ParentPathPartIDs))
 	}
 	for _, id := range a.ParentPathPartIDs {
 		if !ids.Valid(id) {
-			return nil, userErrorf("parent_path_part_ids must be UUIDs, got %q", clip(id))
+			return "", 0, userErrorf("parent_path_part_ids must be UUIDs, got %q", clip(id))
 		}
+	}
+	return q, topK, nil
+}
+
+// unresolved reports the first parent id no project recognised.
+func unresolved(parents []string, resolved map[string]bool) error {
+	for _, id := range parents {
+		if !resolved[id] {
+			return userErrorf("path_part_id not found: %s", id)
+		}
+	}
+	return nil
+}
+
+// sortHits orders hits best first, ties by chunk id (stable across calls).
+func sortHits(hits []Hit) {
+	slices.SortStableFunc(hits, func(x, y Hit) int {
+		if c := compareDesc(x.Score, y.Score); c != 0 {
+			return c
+		}
+		return strings.Compare(x.ChunkID, y.ChunkID)
+	})
+}
+
+func (t *Tools) searchKeyword(ctx context.Context, p auth.Principal, a searchArgs) (any, error) {
+	q, topK, err := checkSearchArgs(a)
+	if err != nil {
+		return nil, err
 	}
 	projects, err := t.projectsOf(ctx, p)
 	if err != nil {
@@ -87,20 +116,10 @@ func (t *Tools) searchKeyword(ctx context.Context, p auth.Principal, a searchArg
 			out.Results = append(out.Results, hit(project, c))
 		}
 	}
-	for _, id := range a.ParentPathPartIDs {
-		if !resolved[id] {
-			return nil, userErrorf("path_part_id not found: %s", id)
-		}
+	if err := unresolved(a.ParentPathPartIDs, resolved); err != nil {
+		return nil, err
 	}
-	slices.SortStableFunc(out.Results, func(x, y Hit) int {
-		switch {
-		case x.Score > y.Score:
-			return -1
-		case x.Score < y.Score:
-			return 1
-		}
-		return strings.Compare(x.ChunkID, y.ChunkID)
-	})
+	sortHits(out.Results)
 	out.Results = out.Results[:min(len(out.Results), topK)]
 	return out, nil
 }

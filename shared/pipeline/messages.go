@@ -110,6 +110,9 @@ type FileDeleted struct {
 
 // Vectors carries the embeddings of a file version's chunks.
 type Vectors struct {
+	// Object is the uploaded object the file version came from (for
+	// freshness and for the vectors' branch and path).
+	Object        Object        `json:"object"`
 	Project       string        `json:"project"`
 	FileID        string        `json:"file_id"`
 	FileVersionID string        `json:"file_version_id"`

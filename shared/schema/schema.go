@@ -183,7 +183,12 @@ func addMissingProperties(ctx context.Context, c *weaviate.Client, want *models.
 
 // EnsureTenant creates the project's tenant in every collection.
 func EnsureTenant(ctx context.Context, c *weaviate.Client, project string) error {
-	for _, class := range Classes {
+	return EnsureTenantIn(ctx, c, project, Classes...)
+}
+
+// EnsureTenantIn creates the project's tenant in the given collections.
+func EnsureTenantIn(ctx context.Context, c *weaviate.Client, project string, classes ...string) error {
+	for _, class := range classes {
 		ts, err := c.Schema().TenantsGetter().WithClassName(class).Do(ctx)
 		if err != nil {
 			return fmt.Errorf("list tenants of %s: %w", class, err)

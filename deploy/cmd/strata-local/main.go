@@ -50,6 +50,11 @@ func run(ctx context.Context, args []string) error {
 		for _, b := range servers.All {
 			fmt.Printf("%s %s: %s\n", b.Name, b.Version, paths[b.Name])
 		}
+		model, err := localstack.InstallModel(ctx, os.Stdout)
+		if err != nil {
+			return err
+		}
+		fmt.Println("local embedding model (USE-Lite):", model)
 		return syspkg.Ensure(ctx, syspkg.Poppler, os.Stdout)
 	case "up":
 		return up(ctx, root, state)

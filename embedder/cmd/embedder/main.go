@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/strata-kb/strata/embedder/embedding"
+	"github.com/strata-kb/strata/embedder/vectorcache"
 	"github.com/strata-kb/strata/shared/config"
 	"github.com/strata-kb/strata/shared/embed"
 	"github.com/strata-kb/strata/shared/health"
@@ -27,7 +28,8 @@ import (
 // Config is the embedder's configuration.
 type Config struct {
 	config.Common
-	Provider      string
+	Embedding     embed.Config
+	CacheBytes    int64
 	BatchSize     int
 	Concurrency   int
 	MaxAckPending int
@@ -36,7 +38,8 @@ type Config struct {
 // RegisterFlags registers the embedder's flags.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	c.Common.RegisterFlags(fs, "127.0.0.1:8082")
-	fs.StringVar(&c.Provider, "embedding-provider", "none", "embedding provider (none: chunks stay at status missing)")
+	c.Embedding.RegisterFlags(fs)
+	fs.Int64Var(&c.CacheBytes, "cache-bytes", 1<<30, "size of the vector cache (NATS KV strata_embedding_cache); 0 disables it")
 	fs.IntVar(&c.BatchSize, "batch-size", 32, "texts per provider call")
 	fs.IntVar(&c.Concurrency, "concurrency", 2, "file versions embedded at once")
 	fs.IntVar(&c.MaxAckPending, "max-ack-pending", 32, "unacknowledged messages the consumer may hold")
@@ -46,8 +49,9 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 func (c *Config) Validate() error {
 	var p config.Problems
 	c.Common.Validate(&p)
-	if _, err := embed.New(c.Provider); err != nil && !errors.Is(err, embed.ErrNoProvider) {
-		p.Addf("embedding-provider", "%v", err)
+	c.Embedding.Validate(&p)
+	if c.CacheBytes < 0 {
+		p.Addf("cache-bytes", "must be 0 or more")
 	}
 	if c.BatchSize < 1 || c.BatchSize > 2048 {
 		p.Addf("batch-size", "must be 1..2048, got %d", c.BatchSize)
@@ -89,7 +93,7 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer stopTracing(context.WithoutCancel(ctx))
-	provider, err := embed.New(cfg.Provider)
+	provider, err := embed.New(cfg.Embedding)
 	if errors.Is(err, embed.ErrNoProvider) {
 		log.Warn("no embedding provider configured: chunks are indexed for keyword search with embedding status missing")
 	} else if err != nil {
@@ -106,7 +110,15 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	emb := embedding.New(provider, pipeline.Publisher{JS: js}, cfg.BatchSize, log)
+	var cache embedding.Cache
+	if cfg.CacheBytes > 0 && provider != nil {
+		kv, err := vectorcache.Open(ctx, js, 1, cfg.CacheBytes)
+		if err != nil {
+			return err
+		}
+		cache = kv
+	}
+	emb := embedding.New(provider, pipeline.Publisher{JS: js}, cache, cfg.BatchSize, log)
 	loop := worker.New(worker.Config{Stage: "embedder", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver, Observer: stage, RetryDelays: cfg.Retries()},
 		js, cons, emb.Handle, log)
 	mux := http.NewServeMux()
@@ -122,10 +134,17 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	go hs.Serve(ctx, log)
-	log.Info("embedder running", "nats", cfg.NATSURL, "provider", cfg.Provider, "http", hs.Addr())
+	log.Info("embedder running", "nats", cfg.NATSURL, "provider", cfg.Embedding.Provider, "model", modelName(provider), "http", hs.Addr())
 	err = loop.Run(ctx)
 	drainCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_ = pipeline.Drain(drainCtx, nc)
 	return err
+}
+
+func modelName(p embed.Provider) string {
+	if p == nil {
+		return "none"
+	}
+	return p.Model()
 }

@@ -136,6 +136,17 @@ func run(ctx context.Context, args []string) error {
 	}
 	loop := worker.New(worker.Config{Stage: "indexer", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver, Observer: stage, RetryDelays: cfg.Retries()},
 		js, cons, writer.HandleChunks, log)
+	// Vectors are applied by a second loop of their own, so a backlog of
+	// embeddings never delays keyword indexing (and the other way round).
+	vectorStage := reg.NewStage("indexer_vectors")
+	vcons, err := pipeline.EnsureConsumer(ctx, js, pipeline.EmbeddingsStream, pipeline.ConsumerConfig(pipeline.IndexerVectorsConsumer, cfg.MaxAckPending))
+	if err != nil {
+		return err
+	}
+	vectorLoop := worker.New(worker.Config{Stage: "indexer-vectors", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver, Observer: vectorStage, RetryDelays: cfg.Retries()},
+		js, vcons, writer.HandleVectors, log)
+	vectorsDone := make(chan error, 1)
+	go func() { vectorsDone <- vectorLoop.Run(ctx) }()
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", reg.Handler())
 	go stage.WatchLag(ctx, cons, 5*time.Second)
@@ -150,7 +161,11 @@ func run(ctx context.Context, args []string) error {
 	}
 	go hs.Serve(ctx, log)
 	log.Info("indexer running", "nats", cfg.NATSURL, "weaviate", cfg.WeaviateHost, "http", hs.Addr())
+	go vectorStage.WatchLag(ctx, vcons, 5*time.Second)
 	err = loop.Run(ctx)
+	if verr := <-vectorsDone; err == nil {
+		err = verr
+	}
 	drainCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_ = pipeline.Drain(drainCtx, nc)

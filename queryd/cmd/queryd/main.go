@@ -26,6 +26,7 @@ import (
 	"github.com/strata-kb/strata/queryd/store"
 	"github.com/strata-kb/strata/queryd/tools"
 	"github.com/strata-kb/strata/shared/config"
+	"github.com/strata-kb/strata/shared/embed"
 	"github.com/strata-kb/strata/shared/logging"
 	"github.com/strata-kb/strata/shared/metrics"
 	"github.com/strata-kb/strata/shared/pipeline"
@@ -56,6 +57,7 @@ type Config struct {
 	S3AccessKey    string
 	S3SecretKey    string
 	S3Secure       bool
+	Embedding      embed.Config
 }
 
 // RegisterFlags registers queryd's flags.
@@ -79,6 +81,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.S3AccessKey, "s3-access-key", "", "S3 access key (read-only is enough)")
 	fs.StringVar(&c.S3SecretKey, "s3-secret-key", "", "S3 secret key")
 	fs.BoolVar(&c.S3Secure, "s3-secure", false, "use TLS to reach S3")
+	c.Embedding.RegisterFlags(fs) // must match the embedder's: queries and documents share the model
 }
 
 // Validate reports every problem at once.
@@ -110,6 +113,7 @@ func (c *Config) Validate() error {
 	if c.ToolBudget < 0 || c.ToolBudgetWarn < 0 || (c.ToolBudget > 0 && c.ToolBudgetWarn >= c.ToolBudget) {
 		p.Addf("tool-budget", "budget %d and warning threshold %d (-tool-budget-warn) must be >= 0, the threshold below the budget", c.ToolBudget, c.ToolBudgetWarn)
 	}
+	c.Embedding.Validate(&p)
 	switch c.Transport {
 	case "http":
 	case "stdio":
@@ -176,7 +180,17 @@ func run(ctx context.Context, args []string) error {
 		server.WithInputSchemaValidation(),
 		server.WithInstructions("Strata: search and read the files of the projects your API key can read. All tools are read-only."),
 	)
-	tl := tools.New(store.New(wv), signer, log).SetTokenBudget(cfg.TokenBudget)
+	st := store.New(wv)
+	tl := tools.New(st, signer, log).SetTokenBudget(cfg.TokenBudget)
+	provider, err := embed.New(cfg.Embedding)
+	switch {
+	case errors.Is(err, embed.ErrNoProvider):
+		log.Warn("no embedding provider: search_knowledge, search_files and query_documents are not served")
+	case err != nil:
+		return err
+	default:
+		tl.SetEmbeddings(st, provider, cfg.Embedding.Provider)
+	}
 	if cfg.S3Endpoint != "" {
 		s3, err := minio.New(cfg.S3Endpoint, &minio.Options{Creds: credentials.NewStaticV4(cfg.S3AccessKey, cfg.S3SecretKey, ""), Secure: cfg.S3Secure})
 		if err != nil {

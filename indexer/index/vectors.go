@@ -1,0 +1,142 @@
+package index
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"github.com/go-openapi/strfmt"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
+	"github.com/weaviate/weaviate/entities/models"
+
+	"github.com/strata-kb/strata/shared/ids"
+	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/schema"
+	"github.com/strata-kb/strata/shared/worker"
+)
+
+// MaxDimensions bounds vectors accepted from the embeddings stream.
+const MaxDimensions = 8192
+
+// HandleVectors applies one message of the embeddings stream.
+func (w *Writer) HandleVectors(ctx context.Context, msg jetstream.Msg) error {
+	var v pipeline.Vectors
+	if err := json.Unmarshal(msg.Data(), &v); err != nil {
+		return worker.Permanent(fmt.Errorf("decode vectors: %w", err))
+	}
+	return w.ApplyVectors(ctx, v)
+}
+
+// ApplyVectors writes a file version's embeddings as ChunkVector objects
+// (upserts by chunk and model, so a replay writes the same objects). The
+// object is marked embedded once both its chunks are committed and its
+// vectors written, whichever comes last (see markEmbedded).
+func (w *Writer) ApplyVectors(ctx context.Context, v pipeline.Vectors) error {
+	if err := validateVectors(v); err != nil {
+		return worker.Permanent(err)
+	}
+	if err := w.ensureVectorSpace(ctx, v.Project, v.Model); err != nil {
+		return err
+	}
+	objs := make([]*models.Object, 0, len(v.Chunks))
+	name := schema.VectorName(v.Model)
+	for _, c := range v.Chunks {
+		objs = append(objs, &models.Object{
+			Class: schema.ChunkVectorClass, ID: strfmt.UUID(ids.ChunkVector(c.ChunkID, v.Model)), Tenant: v.Project,
+			Properties: map[string]any{
+				"chunk_id": c.ChunkID, "file_id": v.FileID, "file_version_id": v.FileVersionID, "file_path": v.Object.Path,
+				"branch": v.Object.Branch, "model": v.Model, "source_checksum": c.SourceChecksum, "dimensions": v.Dimensions,
+			},
+			Vectors: models.Vectors{name: models.Vector(c.Vector)},
+		})
+	}
+	if err := w.batch(ctx, objs); err != nil {
+		return fmt.Errorf("write vectors of %s (%s): %w", v.FileVersionID, v.Model, err)
+	}
+	doc, err := w.document(ctx, v.Project, v.FileID)
+	if err != nil {
+		return err
+	}
+	if doc.fileVersionID == v.FileVersionID {
+		w.recordState(ctx, v.Object, pipeline.StateEmbedded, "", doc.commitSeq, v.FileVersionID)
+	}
+	w.log.Info("vectors applied", "project", v.Project, "path", v.Object.Path, "file_version_id", v.FileVersionID, "model", v.Model, "chunks", len(v.Chunks))
+	return nil
+}
+
+// markEmbedded records a just-committed file version as embedded when its
+// vectors were written before the commit. Between this and ApplyVectors one
+// of the two always sees the other's write.
+func (w *Writer) markEmbedded(ctx context.Context, fv pipeline.FileVersion, seq int64) {
+	if len(fv.Chunks) == 0 {
+		return
+	}
+	found, err := w.hasVectors(ctx, fv.Object.Project, fv.FileVersionID)
+	if err != nil {
+		w.log.Warn("look up vectors", "file_version_id", fv.FileVersionID, "err", err)
+		return
+	}
+	if found {
+		w.recordState(ctx, fv.Object, pipeline.StateEmbedded, "", seq, fv.FileVersionID)
+	}
+}
+
+func (w *Writer) hasVectors(ctx context.Context, project, fileVersionID string) (bool, error) {
+	exists, err := w.wv.Schema().ClassExistenceChecker().WithClassName(schema.ChunkVectorClass).Do(ctx)
+	if err != nil || !exists {
+		return false, err
+	}
+	resp, err := w.wv.GraphQL().Get().WithClassName(schema.ChunkVectorClass).WithTenant(project).WithLimit(1).
+		WithWhere(textFilter("file_version_id", fileVersionID)).WithFields(graphql.Field{Name: "chunk_id"}).Do(ctx)
+	if err != nil {
+		return false, err
+	}
+	if len(resp.Errors) > 0 {
+		return false, nil // the project has no vectors tenant yet
+	}
+	rows, _ := resp.Data["Get"].(map[string]any)[schema.ChunkVectorClass].([]any)
+	return len(rows) > 0, nil
+}
+
+func (w *Writer) ensureVectorSpace(ctx context.Context, project, model string) error {
+	if _, ok := w.vectorModels.Load(model); !ok {
+		if err := schema.EnsureVectorSpace(ctx, w.wv, model); err != nil {
+			return err
+		}
+		w.vectorModels.Store(model, struct{}{})
+	}
+	if _, ok := w.vectorTenants.Load(project); !ok {
+		if err := schema.EnsureTenantIn(ctx, w.wv, project, schema.ChunkVectorClass); err != nil {
+			return err
+		}
+		w.vectorTenants.Store(project, struct{}{})
+	}
+	return nil
+}
+
+func validateVectors(v pipeline.Vectors) error {
+	switch {
+	case v.Model == "":
+		return fmt.Errorf("vectors of %s: no model", v.FileVersionID)
+	case v.Dimensions < 1 || v.Dimensions > MaxDimensions:
+		return fmt.Errorf("vectors of %s: %d dimensions, want 1..%d", v.FileVersionID, v.Dimensions, MaxDimensions)
+	case v.Project == "" || v.FileID == "" || v.FileVersionID == "":
+		return fmt.Errorf("vectors: project, file_id and file_version_id are required")
+	}
+	for _, c := range v.Chunks {
+		if !ids.Valid(c.ChunkID) {
+			return fmt.Errorf("vectors of %s: chunk id %q is not a UUID", v.FileVersionID, c.ChunkID)
+		}
+		if len(c.Vector) != v.Dimensions {
+			return fmt.Errorf("vectors of %s: chunk %s has %d dimensions, model %s has %d", v.FileVersionID, c.ChunkID, len(c.Vector), v.Model, v.Dimensions)
+		}
+		for _, f := range c.Vector {
+			if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+				return fmt.Errorf("vectors of %s: chunk %s has a non-finite value", v.FileVersionID, c.ChunkID)
+			}
+		}
+	}
+	return nil
+}

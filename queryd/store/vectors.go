@@ -1,0 +1,242 @@
+package store
+
+import (
+	"context"
+
+	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
+	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
+
+	"github.com/strata-kb/strata/shared/ids"
+	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/schema"
+)
+
+// VectorQuery is a nearest-neighbour search over one model's vectors, read
+// as of a view (branch over main, sequence At) and within Where (a filter on
+// Chunk properties; nil = everything).
+type VectorQuery struct {
+	Model         string
+	Vector        []float32
+	Branch        string
+	At            int64
+	Limit         int
+	MinSimilarity float64 // cosine similarity in [-1, 1]; 0 keeps all
+	Where         *Where
+}
+
+// ChunkEmbedding is a chunk's vector of one model.
+type ChunkEmbedding struct {
+	ID             string
+	ChunkID        string
+	Model          string
+	SourceChecksum string
+	Vector         []float32
+}
+
+// hasVectors reports whether any vectors of model were ever written.
+func (s *Store) hasVectors(ctx context.Context, model string) (bool, error) {
+	return schema.HasVectorSpace(ctx, s.wv, model)
+}
+
+// SearchVector returns the chunks visible in the view nearest to q.Vector
+// among q.Model's vectors, best first, with Score = cosine similarity. A
+// chunk without a vector of this model (status missing or stale) is not
+// found: models never mix. Chunks of replaced versions are dropped, and
+// further candidates fetched, as for keyword search.
+func (s *Store) SearchVector(ctx context.Context, project string, q VectorQuery) ([]Chunk, error) {
+	if ok, err := s.hasVectors(ctx, q.Model); err != nil || !ok {
+		return nil, err
+	}
+	name := schema.VectorName(q.Model)
+	branches := []string{""}
+	if q.Branch != "" {
+		branches = append(branches, q.Branch)
+	}
+	scope := filters.Where().WithPath([]string{"branch"}).WithOperator(filters.ContainsAny).WithValueText(branches...)
+	var out []Chunk
+	fetch := max(q.Limit*3, 30)
+	for offset, round := 0, 0; len(out) < q.Limit && round < 6; round, offset = round+1, offset+fetch {
+		near := (&graphql.NearVectorArgumentBuilder{}).WithVector(q.Vector).WithTargetVectors(name)
+		if q.MinSimilarity > 0 {
+			near = near.WithDistance(float32(1 - q.MinSimilarity))
+		}
+		rows, err := s.get(ctx, schema.ChunkVectorClass, project,
+			[]graphql.Field{{Name: "chunk_id"}, {Name: "_additional", Fields: []graphql.Field{{Name: "distance"}}}},
+			func(g *graphql.GetBuilder) *graphql.GetBuilder {
+				return g.WithNearVector(near).WithWhere(scope).WithLimit(fetch).WithOffset(offset)
+			})
+		if err != nil {
+			return nil, err
+		}
+		order := make([]string, 0, len(rows))
+		similarity := map[string]float64{}
+		for _, r := range rows {
+			add, _ := r["_additional"].(map[string]any)
+			d, _ := add["distance"].(float64)
+			id := str(r, "chunk_id")
+			if _, dup := similarity[id]; !dup {
+				order = append(order, id)
+			}
+			similarity[id] = 1 - d
+		}
+		visible, err := s.visibleChunks(ctx, project, order, q.Branch, q.At, q.Where)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range order {
+			if c, ok := visible[id]; ok {
+				c.Score = similarity[id]
+				out = append(out, c)
+			}
+		}
+		if len(rows) < fetch {
+			break
+		}
+	}
+	return out[:min(q.Limit, len(out))], nil
+}
+
+// visibleChunks loads the chunks among chunkIDs that are in the view (the
+// file's visible version as of at, a branch's copy hiding main's) and
+// match where.
+func (s *Store) visibleChunks(ctx context.Context, project string, chunkIDs []string, branch string, at int64, where *Where) (map[string]Chunk, error) {
+	out := map[string]Chunk{}
+	if len(chunkIDs) == 0 {
+		return out, nil
+	}
+	filter := and(filters.Where().WithPath([]string{"id"}).WithOperator(filters.ContainsAny).WithValueText(chunkIDs...), intLE("valid_from", at))
+	if where != nil {
+		filter = and(filter, where)
+	}
+	rows, err := s.get(ctx, schema.ChunkClass, project, chunkFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.WithWhere(filter).WithLimit(len(chunkIDs))
+	})
+	if err != nil {
+		return nil, err
+	}
+	cs := chunks(project, rows)
+	var fileIDs []string
+	for _, c := range cs {
+		fileIDs = append(fileIDs, c.FileID)
+		if branch != "" && c.Branch == "" {
+			fileIDs = append(fileIDs, ids.File(project, branch, c.FilePath)) // a branch copy hides main's
+		}
+	}
+	latest, err := s.LatestVersions(ctx, project, fileIDs, at)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cs {
+		if c.Branch != "" && c.Branch != branch {
+			continue
+		}
+		if c.Branch == "" && branch != "" {
+			if _, shadowed := latest[ids.File(project, branch, c.FilePath)]; shadowed {
+				continue
+			}
+		}
+		if latest[c.FileID] == c.FileVersionID {
+			out[c.ID] = c
+		}
+	}
+	return out, nil
+}
+
+// ChunkVectors are what a chunk has been embedded with.
+type ChunkVectors struct {
+	Current     *ChunkEmbedding // the vector of the model asked for, if any
+	OtherModels bool            // vectors of other models exist
+}
+
+// Embeddings returns, for each of chunkIDs that has any vector, its vector
+// of model and whether other models embedded it. withVector fetches the
+// vector itself.
+func (s *Store) Embeddings(ctx context.Context, project, model string, chunkIDs []string, withVector bool) (map[string]ChunkVectors, error) {
+	out := map[string]ChunkVectors{}
+	if len(chunkIDs) == 0 {
+		return out, nil
+	}
+	exists, err := s.wv.Schema().ClassExistenceChecker().WithClassName(schema.ChunkVectorClass).Do(ctx)
+	if err != nil || !exists {
+		return out, err
+	}
+	name := schema.VectorName(model)
+	extra := []graphql.Field{{Name: "id"}}
+	if withVector {
+		if ok, err := s.hasVectors(ctx, model); err != nil {
+			return nil, err
+		} else if ok {
+			extra = append(extra, graphql.Field{Name: "vectors", Fields: []graphql.Field{{Name: name}}})
+		}
+	}
+	rows, err := s.get(ctx, schema.ChunkVectorClass, project,
+		[]graphql.Field{{Name: "chunk_id"}, {Name: "model"}, {Name: "source_checksum"}, {Name: "_additional", Fields: extra}},
+		func(g *graphql.GetBuilder) *graphql.GetBuilder {
+			return g.WithWhere(filters.Where().WithPath([]string{"chunk_id"}).WithOperator(filters.ContainsAny).WithValueText(chunkIDs...)).
+				WithLimit(10 * len(chunkIDs))
+		})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		add, _ := r["_additional"].(map[string]any)
+		e := ChunkEmbedding{ID: str(add, "id"), ChunkID: str(r, "chunk_id"), Model: str(r, "model"), SourceChecksum: str(r, "source_checksum")}
+		cv := out[e.ChunkID]
+		if e.Model != model {
+			cv.OtherModels = true
+			out[e.ChunkID] = cv
+			continue
+		}
+		if vs, ok := add["vectors"].(map[string]any); ok {
+			if list, ok := vs[name].([]any); ok {
+				e.Vector = make([]float32, len(list))
+				for i, f := range list {
+					v, _ := f.(float64)
+					e.Vector[i] = float32(v)
+				}
+			}
+		}
+		cv.Current = &e
+		out[e.ChunkID] = cv
+	}
+	return out, nil
+}
+
+// EmbeddedChunkCount counts the chunks of the current indexed documents
+// that have a vector of model.
+func (s *Store) EmbeddedChunkCount(ctx context.Context, project, model string) (int, error) {
+	if ok, err := s.hasVectors(ctx, model); err != nil || !ok {
+		return 0, err
+	}
+	docs, err := s.documents(ctx, project, and(notDeleted(), eq("status", pipeline.StatusIndexed)), 10000)
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	for start := 0; start < len(docs); start += 500 {
+		var versions []string
+		for _, d := range docs[start:min(start+500, len(docs))] {
+			versions = append(versions, d.FileVersionID)
+		}
+		counts, err := s.aggregate(ctx, schema.ChunkVectorClass, project, and(eq("model", model),
+			filters.Where().WithPath([]string{"file_version_id"}).WithOperator(filters.ContainsAny).WithValueText(versions...)), "")
+		if err != nil {
+			return 0, err
+		}
+		total += counts[""]
+	}
+	return total, nil
+}
+
+// EmbeddingStatus is a chunk's status against the configured model:
+// ready when its vector of that model matches its content, stale when it
+// only has a vector of another model or of other content, missing otherwise.
+func EmbeddingStatus(c Chunk, v ChunkVectors) string {
+	switch {
+	case v.Current != nil && v.Current.SourceChecksum == c.SourceChecksum:
+		return pipeline.EmbeddingReady
+	case v.Current != nil || v.OtherModels:
+		return pipeline.EmbeddingStale
+	}
+	return pipeline.EmbeddingMissing
+}

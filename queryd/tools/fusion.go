@@ -1,0 +1,82 @@
+package tools
+
+import "github.com/strata-kb/strata/queryd/store"
+
+// Fusion combines a keyword and a vector ranking into one.
+type Fusion struct {
+	// Method is "relative" (each list's scores min-max normalised to 0..1,
+	// then weighted) or "ranked" (reciprocal rank, 1/(60+rank), weighted).
+	Method string
+	// Alpha weighs the vector side: 0 is keyword only, 1 vector only.
+	Alpha float64
+}
+
+// DefaultFusion is used when a call does not choose one.
+var DefaultFusion = Fusion{Method: "relative", Alpha: 0.5}
+
+// rrfK is the usual reciprocal rank fusion constant.
+const rrfK = 60
+
+// fusedHit is one fused result with what produced it (explain): the rank
+// (1-based, 0 = not found) and raw score on each side.
+type fusedHit struct {
+	Chunk        store.Chunk
+	Score        float64 // fused, 0..1, higher is better
+	KeywordRank  int
+	KeywordScore float64
+	VectorRank   int
+	VectorScore  float64
+}
+
+// fuse merges two rankings of chunks (best first, Score set) into one,
+// best first is left to the caller; the fused score is in 0..1.
+func fuse(keyword, vector []store.Chunk, f Fusion) []fusedHit {
+	byID := map[string]*fusedHit{}
+	var order []string
+	add := func(list []store.Chunk, weight float64, isVector bool) {
+		lo, hi := scoreRange(list)
+		for i, c := range list {
+			h := byID[c.ID]
+			if h == nil {
+				h = &fusedHit{Chunk: c}
+				byID[c.ID] = h
+				order = append(order, c.ID)
+			}
+			var part float64
+			switch f.Method {
+			case "ranked":
+				part = float64(rrfK+1) / float64(rrfK+i+1) // 1 for the first, normalised
+			default:
+				part = 1
+				if hi > lo {
+					part = (c.Score - lo) / (hi - lo)
+				}
+			}
+			h.Score += weight * part
+			if isVector {
+				h.VectorRank, h.VectorScore = i+1, c.Score
+			} else {
+				h.KeywordRank, h.KeywordScore = i+1, c.Score
+			}
+		}
+	}
+	add(keyword, 1-f.Alpha, false)
+	add(vector, f.Alpha, true)
+	out := make([]fusedHit, 0, len(order))
+	for _, id := range order {
+		out = append(out, *byID[id])
+	}
+	return out
+}
+
+func scoreRange(list []store.Chunk) (lo, hi float64) {
+	for i, c := range list {
+		if i == 0 || c.Score < lo {
+			lo = c.Score
+		}
+		if i == 0 || c.Score > hi {
+			hi = c.Score
+		}
+	}
+	return lo, hi
+}

@@ -1,0 +1,412 @@
+package tools
+
+// The tools that need vectors: search_knowledge (Knowledge Stack),
+// search_files (Veryfront) and query_documents (mcp-local-rag). They are
+// served when queryd has an embedding provider (SetEmbeddings), which must
+// be the embedder's: queries and documents are embedded by the same model,
+// and a search reads only that model's vectors.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/strata-kb/strata/queryd/auth"
+	"github.com/strata-kb/strata/queryd/cursor"
+	"github.com/strata-kb/strata/queryd/store"
+	"github.com/strata-kb/strata/shared/pipeline"
+)
+
+// VectorReader is what the vector tools read.
+type VectorReader interface {
+	SearchVector(ctx context.Context, project string, q store.VectorQuery) ([]store.Chunk, error)
+	Embeddings(ctx context.Context, project, model string, chunkIDs []string, withVector bool) (map[string]store.ChunkVectors, error)
+	EmbeddedChunkCount(ctx context.Context, project, model string) (int, error)
+}
+
+// QueryEmbedder embeds query text (embed.Provider).
+type QueryEmbedder interface {
+	Model() string
+	Dimensions() int
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// SetEmbeddings enables the vector tools, embedding queries with q.
+func (t *Tools) SetEmbeddings(v VectorReader, q QueryEmbedder, provider string) *Tools {
+	t.vectors, t.queries, t.provider = v, q, provider
+	return t
+}
+
+// embedQuery embeds one query text.
+func (t *Tools) embedQuery(ctx context.Context, q string) ([]float32, error) {
+	vecs, err := t.queries.Embed(ctx, []string{q})
+	if err != nil {
+		return nil, err
+	}
+	if len(vecs) != 1 || len(vecs[0]) != t.queries.Dimensions() {
+		return nil, userErrorf("embedding model %s returned no usable vector for the query", t.queries.Model())
+	}
+	return vecs[0], nil
+}
+
+// embeddingsOf reports the embedding metadata of chunks against the
+// configured model (nil map when queryd has no provider).
+func (t *Tools) embeddingsOf(ctx context.Context, project string, cs []store.Chunk) (map[string]*EmbeddingOut, error) {
+	out := map[string]*EmbeddingOut{}
+	model := "none"
+	var have map[string]store.ChunkVectors
+	if t.vectors != nil {
+		model = t.queries.Model()
+		ids := make([]string, len(cs))
+		for i, c := range cs {
+			ids[i] = c.ID
+		}
+		var err error
+		if have, err = t.vectors.Embeddings(ctx, project, model, ids, false); err != nil {
+			return nil, err
+		}
+	}
+	for _, c := range cs {
+		e := &EmbeddingOut{ID: c.ID, Model: model, Status: store.EmbeddingStatus(c, have[c.ID])}
+		if cur := have[c.ID].Current; cur != nil {
+			e.ID = cur.ID
+		}
+		out[c.ID] = e
+	}
+	return out, nil
+}
+
+// searchKnowledge is Knowledge Stack's dense vector search: the query is
+// embedded and the nearest chunks of the current files are returned, with
+// Score = cosine similarity.
+func (t *Tools) searchKnowledge(ctx context.Context, p auth.Principal, a searchArgs) (any, error) {
+	q, topK, err := checkSearchArgs(a)
+	if err != nil {
+		return nil, err
+	}
+	projects, err := t.projectsOf(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	vec, err := t.embedQuery(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	out := searchOut{Query: q, Results: []Hit{}}
+	resolved := map[string]bool{}
+	for _, project := range projects {
+		at, err := t.read.Watermark(ctx, project)
+		if err != nil {
+			return nil, err
+		}
+		where, scoped, err := t.scope(ctx, project, a.ParentPathPartIDs, resolved, at)
+		if err != nil {
+			return nil, err
+		}
+		if !scoped {
+			continue
+		}
+		rows, err := t.vectors.SearchVector(ctx, project, store.VectorQuery{Model: t.queries.Model(), Vector: vec, At: at, Limit: topK, Where: where})
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range rows {
+			out.Results = append(out.Results, hit(project, c))
+		}
+	}
+	if err := unresolved(a.ParentPathPartIDs, resolved); err != nil {
+		return nil, err
+	}
+	sortHits(out.Results)
+	out.Results = out.Results[:min(len(out.Results), topK)]
+	return out, nil
+}
+
+// queryDocumentsDescription is mcp-local-rag's own (tool-definitions.ts).
+const queryDocumentsDescription = "Search ingested documents. Your query words are matched exactly (keyword search). Your query meaning is matched semantically (vector search). Preserve specific terms from the user. Add context if the query is ambiguous. Results include score (0 = most relevant, higher = less relevant)."
+
+type queryDocumentsArgs struct {
+	Query string          `json:"query"`
+	Limit *float64        `json:"limit"`
+	Scope json.RawMessage `json:"scope"`
+}
+
+// queryResult is mcp-local-rag's QueryResult.
+type queryResult struct {
+	FilePath   string  `json:"filePath"`
+	ChunkIndex int     `json:"chunkIndex"`
+	Text       string  `json:"text"`
+	Score      float64 `json:"score"`     // 0 = most relevant
+	FileTitle  *string `json:"fileTitle"` // null: Strata keeps titles on documents (get_info)
+}
+
+// queryDocuments is mcp-local-rag's hybrid search: keyword (BM25) and
+// vector results are fused (see fuse); the score is 1 - the fused score, so
+// 0 is the most relevant, as in the original.
+func (t *Tools) queryDocuments(ctx context.Context, p auth.Principal, a queryDocumentsArgs) (any, error) {
+	q := strings.TrimSpace(a.Query)
+	if q == "" || len(q) > MaxQueryBytes || !utf8.ValidString(q) {
+		return nil, userErrorf("query must be 1 to %d bytes of UTF-8 text", MaxQueryBytes)
+	}
+	limit, err := intArg("limit", a.Limit, 10, 1, 20)
+	if err != nil {
+		return nil, err
+	}
+	var scope []scopePrefix
+	if len(a.Scope) > 0 && string(a.Scope) != "null" {
+		prefixes, err := parseScope(a.Scope)
+		if err != nil {
+			return nil, err
+		}
+		if prefixes, err = checkScope(prefixes); err != nil {
+			return nil, err
+		}
+		scope, _ = normalizeScope(prefixes)
+	}
+	projects, err := t.projectsOf(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	vec, err := t.embedQuery(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	var fused []fusedHit
+	for _, project := range projects {
+		where, visit := projectScope(project, scope)
+		if !visit {
+			continue
+		}
+		at, err := t.read.Watermark(ctx, project)
+		if err != nil {
+			return nil, err
+		}
+		keyword, err := t.read.SearchKeyword(ctx, project, q, 2*limit, where, at)
+		if err != nil {
+			return nil, err
+		}
+		vector, err := t.vectors.SearchVector(ctx, project, store.VectorQuery{Model: t.queries.Model(), Vector: vec, At: at, Limit: 2 * limit, Where: where})
+		if err != nil {
+			return nil, err
+		}
+		fused = append(fused, fuse(keyword, vector, DefaultFusion)...)
+	}
+	slices.SortStableFunc(fused, func(x, y fusedHit) int {
+		if c := compareDesc(x.Score, y.Score); c != 0 {
+			return c
+		}
+		return strings.Compare(x.Chunk.ID, y.Chunk.ID)
+	})
+	results := []queryResult{}
+	for _, h := range fused[:min(len(fused), limit)] {
+		c := h.Chunk
+		results = append(results, queryResult{FilePath: rootOf(c.Project, c.Branch) + "/" + c.FilePath, ChunkIndex: c.Index, Text: c.Content,
+			Score: round4(1 - h.Score)})
+	}
+	return map[string]any{"results": results}, nil
+}
+
+// search_files: Veryfront's vector search with a caller-supplied vector.
+
+type searchFilesArgs struct {
+	ProjectReference    string    `json:"project_reference"`
+	QueryVector         []float64 `json:"query_vector"`
+	Dimension           string    `json:"dimension"`
+	BranchID            *string   `json:"branch_id"`
+	ReleaseID           *string   `json:"release_id"`
+	ReleaseVersion      *string   `json:"release_version"`
+	Limit               *float64  `json:"limit"`
+	Cursor              *string   `json:"cursor"`
+	SimilarityThreshold *float64  `json:"similarity_threshold"`
+}
+
+// searchChunk is the chunk of a search_files match: Veryfront's schema
+// for it has no source_checksum or created_at (and no other field).
+type searchChunk struct {
+	ID            string        `json:"id"`
+	FilePath      string        `json:"file_path"`
+	FileID        string        `json:"file_id"`
+	FileVersionID string        `json:"file_version_id"`
+	Index         int           `json:"index"`
+	Content       string        `json:"content"`
+	StartOffset   int           `json:"start_offset"`
+	EndOffset     int           `json:"end_offset"`
+	TokenCount    int           `json:"token_count"`
+	Embedding     *EmbeddingOut `json:"embedding"`
+}
+
+type scoredChunk struct {
+	Chunk searchChunk `json:"chunk"`
+	Score float64     `json:"score"`
+}
+
+type searchFilesOut struct {
+	Data         []scoredChunk `json:"data"`
+	PageInfo     PageInfo      `json:"page_info"`
+	TotalMatches int           `json:"total_matches"`
+	SearchTimeMS float64       `json:"search_time_ms"`
+}
+
+// MaxSearchMatches bounds the matches search_files ranks (and counts in
+// total_matches): pages reach this far.
+const MaxSearchMatches = 1000
+
+func (t *Tools) searchFiles(ctx context.Context, p auth.Principal, a searchFilesArgs) (any, error) {
+	started := time.Now()
+	project, err := t.resolveProject(ctx, p, a.ProjectReference)
+	if err != nil {
+		return nil, err
+	}
+	model, dims := t.queries.Model(), t.queries.Dimensions()
+	if a.Dimension != strconv.Itoa(dims) {
+		return nil, userErrorf("dimension %q does not match this index: its model %s has %d dimensions; pass dimension \"%d\" and a %d-dimensional query_vector",
+			clip(a.Dimension), model, dims, dims, dims)
+	}
+	if len(a.QueryVector) != dims {
+		return nil, userErrorf("query_vector has %d values; model %s expects exactly %d", len(a.QueryVector), model, dims)
+	}
+	vec := make([]float32, dims)
+	norm := 0.0
+	for i, f := range a.QueryVector {
+		if math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > math.MaxFloat32 {
+			return nil, userErrorf("query_vector[%d] is not a finite number", i)
+		}
+		vec[i] = float32(f)
+		norm += f * f
+	}
+	if norm == 0 {
+		return nil, userErrorf("query_vector is all zeros; cosine similarity is undefined")
+	}
+	limit, err := intArg("limit", a.Limit, 50, 1, 100)
+	if err != nil {
+		return nil, err
+	}
+	threshold := 0.7
+	if a.SimilarityThreshold != nil {
+		threshold = *a.SimilarityThreshold
+		if math.IsNaN(threshold) || threshold < 0 || threshold > 1 {
+			return nil, userErrorf("similarity_threshold must be from 0 to 1")
+		}
+	}
+	v, err := t.resolveView(ctx, project, a.BranchID, a.ReleaseID, a.ReleaseVersion)
+	if err != nil {
+		return nil, err
+	}
+	scope := searchScope(vec, v.branch, threshold)
+	offset := 0
+	if a.Cursor != nil && *a.Cursor != "" {
+		pos, err := t.cursor.Decode(*a.Cursor)
+		if err != nil {
+			return nil, userError{err.Error()}
+		}
+		at, ok := strings.CutPrefix(pos.Scope, scope+"@")
+		if pos.Tool != "search_files" || pos.Project != project || !ok {
+			return nil, userErrorf("this cursor belongs to another search; start again without a cursor")
+		}
+		pinned, err := strconv.ParseInt(at, 10, 64)
+		if err != nil || pinned > v.at {
+			return nil, userErrorf("this cursor belongs to another search; start again without a cursor")
+		}
+		v.at = pinned // pages of one search read one commit
+		offset = pos.Offset
+		if a.Limit == nil {
+			limit = pos.Limit
+		}
+	}
+	rows, err := t.vectors.SearchVector(ctx, project, store.VectorQuery{Model: model, Vector: vec, Branch: v.branch, At: v.at,
+		Limit: MaxSearchMatches, MinSimilarity: threshold})
+	if err != nil {
+		return nil, err
+	}
+	// MinSimilarity 0 means "keep all" to the store; apply it exactly here.
+	rows = slices.DeleteFunc(rows, func(c store.Chunk) bool { return c.Score < threshold })
+	page := rows[min(offset, len(rows)):min(offset+limit, len(rows))]
+	out := searchFilesOut{Data: make([]scoredChunk, 0, len(page)), TotalMatches: len(rows)}
+	emb, err := t.embeddingsOf(ctx, project, page)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range page {
+		out.Data = append(out.Data, scoredChunk{Score: round4(c.Score), Chunk: searchChunk{ID: c.ID, FilePath: c.FilePath, FileID: c.FileID,
+			FileVersionID: c.FileVersionID, Index: c.Index, Content: c.Content, StartOffset: c.StartOffset, EndOffset: c.EndOffset,
+			TokenCount: c.TokenCount, Embedding: emb[c.ID]}})
+	}
+	at := func(off int) *string {
+		s := t.cursor.Encode(cursor.Position{Tool: "search_files", Project: project, Scope: scope + "@" + strconv.FormatInt(v.at, 10), Offset: off, Limit: limit})
+		return &s
+	}
+	// Forward-only, as Veryfront's: first carries no cursor and prev is null.
+	out.PageInfo = PageInfo{Self: at(offset), First: map[string]any{}}
+	if offset+limit < len(rows) {
+		out.PageInfo.Next = at(offset + limit)
+	}
+	out.SearchTimeMS = float64(time.Since(started).Microseconds()) / 1000
+	return out, nil
+}
+
+// searchScope pins a cursor to one query (vector, branch, threshold).
+func searchScope(vec []float32, branch string, threshold float64) string {
+	h := sha256.New()
+	b, _ := json.Marshal([]any{vec, branch, threshold})
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// getFileChunkEmbedding reports a chunk's embedding with the configured
+// model: ready, stale (only another model's, or other content's, vector) or
+// missing, and the vector when asked.
+func (t *Tools) getFileChunkEmbedding(ctx context.Context, p auth.Principal, a chunkEmbeddingArgs) (any, error) {
+	dim := 0
+	if a.Dimension != nil {
+		d, err := strconv.Atoi(*a.Dimension)
+		if err != nil || (d != 512 && d != 768 && d != 1024 && d != 1536 && d != 3072 && d != 4096) {
+			return nil, userErrorf("dimension must be one of \"512\", \"768\", \"1024\", \"1536\", \"3072\", \"4096\"")
+		}
+		dim = d
+	}
+	c, err := t.currentChunk(ctx, p, a.ProjectReference, a.ChunkID)
+	if err != nil {
+		return nil, err
+	}
+	if t.vectors == nil {
+		return chunkEmbeddingOut{ID: c.ID, ChunkID: c.ID, Model: EmbeddingModelOut{Name: "none", Provider: "none", Dimension: dim},
+			Status: pipeline.EmbeddingMissing}, nil
+	}
+	model, dims := t.queries.Model(), t.queries.Dimensions()
+	if dim != 0 && dim != dims {
+		return nil, userErrorf("no %d-dimension embeddings: this index embeds with %s (%d dimensions)", dim, model, dims)
+	}
+	have, err := t.vectors.Embeddings(ctx, c.Project, model, []string{c.ID}, a.IncludeVector)
+	if err != nil {
+		return nil, err
+	}
+	cv := have[c.ID]
+	out := chunkEmbeddingOut{ID: c.ID, ChunkID: c.ID, Model: EmbeddingModelOut{Name: model, Provider: t.provider, Dimension: dims},
+		Status: store.EmbeddingStatus(*c, cv)}
+	if cv.Current != nil {
+		out.ID = cv.Current.ID
+		if a.IncludeVector && out.Status == pipeline.EmbeddingReady {
+			out.Vector = cv.Current.Vector
+		}
+	}
+	return out, nil
+}
+
+func round4(f float64) float64 { return math.Round(f*1e4) / 1e4 }
+
+func compareDesc(x, y float64) int {
+	switch {
+	case x > y:
+		return -1
+	case x < y:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,106 @@
+package schema
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/weaviate/weaviate-go-client/v4/weaviate"
+	"github.com/weaviate/weaviate/entities/models"
+)
+
+// ChunkVectorClass holds the embeddings of chunks, one object per (chunk,
+// model), each model in its own named vector. Vectors live apart from the
+// Chunk objects because those are immutable (see package index): a vector
+// arriving later is a new object, never an update that could make a chunk
+// drop out of keyword reads. A search names exactly one vector, so results
+// never mix models, and a new model is embedded side by side with the old.
+const ChunkVectorClass = "ChunkVector"
+
+func chunkVectorProperties() []*models.Property {
+	return []*models.Property{
+		field("chunk_id"), field("file_id"), field("file_version_id"), field("file_path"), field("branch"),
+		field("model"), field("source_checksum"), integer("dimensions"),
+	}
+}
+
+var nonName = regexp.MustCompile(`[^A-Za-z0-9_]+`)
+
+// VectorName is the named vector of model: readable, and unique through a
+// hash suffix, within Weaviate's name rules (/[_A-Za-z][_0-9A-Za-z]*/).
+func VectorName(model string) string {
+	sum := sha256.Sum256([]byte(model))
+	base := strings.Trim(nonName.ReplaceAllString(strings.ToLower(model), "_"), "_")
+	if len(base) > 48 {
+		base = base[:48]
+	}
+	return "m_" + base + "_" + hex.EncodeToString(sum[:4])
+}
+
+func namedVector() models.VectorConfig {
+	return models.VectorConfig{
+		Vectorizer:        map[string]any{"none": map[string]any{}},
+		VectorIndexType:   "hnsw",
+		VectorIndexConfig: map[string]any{"distance": "cosine"},
+	}
+}
+
+// EnsureVectorSpace makes sure ChunkVector exists with a named vector for
+// model, adding the vector to an existing collection when a model is new.
+func EnsureVectorSpace(ctx context.Context, c *weaviate.Client, model string) error {
+	name := VectorName(model)
+	exists, err := c.Schema().ClassExistenceChecker().WithClassName(ChunkVectorClass).Do(ctx)
+	if err != nil {
+		return fmt.Errorf("check collection %s: %w", ChunkVectorClass, err)
+	}
+	if !exists {
+		class := &models.Class{
+			Class:              ChunkVectorClass,
+			Description:        "Embeddings of chunks, one named vector per model.",
+			MultiTenancyConfig: &models.MultiTenancyConfig{Enabled: true},
+			Properties:         chunkVectorProperties(),
+			VectorConfig:       map[string]models.VectorConfig{name: namedVector()},
+		}
+		err := c.Schema().ClassCreator().WithClass(class).Do(ctx)
+		if err == nil || strings.Contains(err.Error(), "already exists") {
+			return ensureNamedVector(ctx, c, name) // a concurrent creator may have used another model
+		}
+		return fmt.Errorf("create collection %s for %s: %w", ChunkVectorClass, model, err)
+	}
+	return ensureNamedVector(ctx, c, name)
+}
+
+func ensureNamedVector(ctx context.Context, c *weaviate.Client, name string) error {
+	have, err := c.Schema().ClassGetter().WithClassName(ChunkVectorClass).Do(ctx)
+	if err != nil {
+		return fmt.Errorf("read collection %s: %w", ChunkVectorClass, err)
+	}
+	if _, ok := have.VectorConfig[name]; ok {
+		return nil
+	}
+	if have.VectorConfig == nil {
+		have.VectorConfig = map[string]models.VectorConfig{}
+	}
+	have.VectorConfig[name] = namedVector()
+	if err := c.Schema().ClassUpdater().WithClass(have).Do(ctx); err != nil {
+		return fmt.Errorf("add named vector %s to %s: %w", name, ChunkVectorClass, err)
+	}
+	return nil
+}
+
+// HasVectorSpace reports whether vectors of model have been written at all.
+func HasVectorSpace(ctx context.Context, c *weaviate.Client, model string) (bool, error) {
+	exists, err := c.Schema().ClassExistenceChecker().WithClassName(ChunkVectorClass).Do(ctx)
+	if err != nil || !exists {
+		return false, err
+	}
+	have, err := c.Schema().ClassGetter().WithClassName(ChunkVectorClass).Do(ctx)
+	if err != nil {
+		return false, fmt.Errorf("read collection %s: %w", ChunkVectorClass, err)
+	}
+	_, ok := have.VectorConfig[VectorName(model)]
+	return ok, nil
+}

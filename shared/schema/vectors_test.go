@@ -1,0 +1,62 @@
+package schema_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/strata-kb/strata/shared/schema"
+	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/servers/serverstest"
+)
+
+func TestVectorName(t *testing.T) {
+	a, b := schema.VectorName("use-lite-512"), schema.VectorName("openai:text-embedding-3-small:1536")
+	if a == b || a != schema.VectorName("use-lite-512") {
+		t.Fatalf("names must be stable and distinct: %s %s", a, b)
+	}
+	for _, n := range []string{a, b, schema.VectorName("../Ünïcode model\x00"), schema.VectorName("")} {
+		if !validName(n) {
+			t.Errorf("%q is not a valid Weaviate vector name", n)
+		}
+	}
+}
+
+func validName(s string) bool {
+	if s == "" || len(s) > 230 || (s[0] != '_' && !(s[0] >= 'a' && s[0] <= 'z') && !(s[0] >= 'A' && s[0] <= 'Z')) {
+		return false
+	}
+	for _, r := range s {
+		if !(r == '_' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z')) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestSecondModelIsAddedSideBySide: a second model's named vector is added
+// to the existing collection on a real weaviate-server; the first stays.
+func TestSecondModelIsAddedSideBySide(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a real weaviate-server; skipped with -short")
+	}
+	st := serverstest.StartShared(t)
+	defer serverstest.StopShared()
+	wv, err := schema.NewClient(st.WeaviateHost, st.WeaviateGRPCHost, servers.LocalWeaviateWriter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, m := range []string{"model-a", "model-b", "model-a"} {
+		if err := schema.EnsureVectorSpace(ctx, wv, m); err != nil {
+			t.Fatalf("ensure %s: %v", m, err)
+		}
+	}
+	for _, m := range []string{"model-a", "model-b"} {
+		if ok, err := schema.HasVectorSpace(ctx, wv, m); err != nil || !ok {
+			t.Fatalf("%s: %v %v", m, ok, err)
+		}
+	}
+	if ok, _ := schema.HasVectorSpace(ctx, wv, "model-c"); ok {
+		t.Fatal("model-c was never added")
+	}
+}
