@@ -212,7 +212,17 @@ func (s *Store) GetChunk(ctx context.Context, project, id string, at int64) (*Ch
 // within where (nil = everything). Chunks of versions replaced by then are
 // dropped, fetching further until limit hits are found or the results end.
 func (s *Store) SearchKeyword(ctx context.Context, project, query string, limit int, where *filters.WhereBuilder, at int64) ([]Chunk, error) {
-	scope := and(intLE("valid_from", at), eq("branch", ""))
+	return s.SearchKeywordIn(ctx, project, query, limit, where, "", at)
+}
+
+// SearchKeywordIn is SearchKeyword over a branch view (the branch's files
+// over main's; "" = main).
+func (s *Store) SearchKeywordIn(ctx context.Context, project, query string, limit int, where *filters.WhereBuilder, branch string, at int64) ([]Chunk, error) {
+	branches := []string{""}
+	if branch != "" {
+		branches = append(branches, branch)
+	}
+	scope := and(intLE("valid_from", at), filters.Where().WithPath([]string{"branch"}).WithOperator(filters.ContainsAny).WithValueText(branches...))
 	if where != nil {
 		scope = and(scope, where)
 	}
@@ -227,16 +237,12 @@ func (s *Store) SearchKeyword(ctx context.Context, project, query string, limit 
 			return nil, err
 		}
 		cs := chunks(project, rows)
-		var fileIDs []string
-		for _, c := range cs {
-			fileIDs = append(fileIDs, c.FileID)
-		}
-		latest, err := s.LatestVersions(ctx, project, fileIDs, at)
+		visible, err := s.visible(ctx, project, cs, branch, at)
 		if err != nil {
 			return nil, err
 		}
 		for _, c := range cs {
-			if latest[c.FileID] == c.FileVersionID {
+			if visible[c.ID] {
 				out = append(out, c)
 			}
 		}
@@ -344,4 +350,17 @@ func graphQLError(errs []*models.GraphQLError, format string, args ...any) (miss
 		return true, nil
 	}
 	return false, fmt.Errorf(format+": %s", append(args, joined)...)
+}
+
+// And matches what every filter matches.
+func And(ws ...*filters.WhereBuilder) *filters.WhereBuilder { return and(ws...) }
+
+// PathPrefixFilter matches objects whose file_path starts with prefix.
+func PathPrefixFilter(prefix string) *filters.WhereBuilder {
+	return filters.Where().WithPath([]string{"file_path"}).WithOperator(filters.Like).WithValueText(escapeLike(prefix) + "*")
+}
+
+// FileIDsFilter matches objects of the given files.
+func FileIDsFilter(fileIDs []string) *filters.WhereBuilder {
+	return filters.Where().WithPath([]string{"file_id"}).WithOperator(filters.ContainsAny).WithValueText(fileIDs...)
 }

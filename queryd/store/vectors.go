@@ -115,17 +115,33 @@ func (s *Store) visibleChunks(ctx context.Context, project string, chunkIDs []st
 		return nil, err
 	}
 	cs := chunks(project, rows)
+	ok, err := s.visible(ctx, project, cs, branch, at)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cs {
+		if ok[c.ID] {
+			out[c.ID] = c
+		}
+	}
+	return out, nil
+}
+
+// visible reports which of cs are in the view: their file's visible version
+// as of at on branch (a branch's copy or delete hiding main's file).
+func (s *Store) visible(ctx context.Context, project string, cs []Chunk, branch string, at int64) (map[string]bool, error) {
 	var fileIDs []string
 	for _, c := range cs {
 		fileIDs = append(fileIDs, c.FileID)
 		if branch != "" && c.Branch == "" {
-			fileIDs = append(fileIDs, ids.File(project, branch, c.FilePath)) // a branch copy hides main's
+			fileIDs = append(fileIDs, ids.File(project, branch, c.FilePath))
 		}
 	}
 	latest, err := s.LatestVersions(ctx, project, fileIDs, at)
 	if err != nil {
 		return nil, err
 	}
+	out := map[string]bool{}
 	for _, c := range cs {
 		if c.Branch != "" && c.Branch != branch {
 			continue
@@ -136,7 +152,7 @@ func (s *Store) visibleChunks(ctx context.Context, project string, chunkIDs []st
 			}
 		}
 		if latest[c.FileID] == c.FileVersionID {
-			out[c.ID] = c
+			out[c.ID] = true
 		}
 	}
 	return out, nil

@@ -161,3 +161,21 @@ func numf(m map[string]any, k string) float64 {
 	}
 	return 0
 }
+
+// Committed lists the versions (and deletes) of branch ("" = main)
+// committed in (from, to], oldest first, at most limit.
+func (s *Store) Committed(ctx context.Context, project, branch string, from, to int64, limit int) ([]Version, error) {
+	rows, err := s.get(ctx, schema.VersionClass, project, versionFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.WithWhere(and(eq("branch", branch), intLE("valid_from", to),
+			filters.Where().WithPath([]string{"valid_from"}).WithOperator(filters.GreaterThan).WithValueInt(from))).
+			WithSort(graphql.Sort{Path: []string{"valid_from"}, Order: graphql.Asc}).WithLimit(limit)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Version, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, version(r))
+	}
+	return out, nil
+}

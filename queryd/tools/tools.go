@@ -72,6 +72,11 @@ type Tools struct {
 	vectors  VectorReader
 	queries  QueryEmbedder
 	provider string // the embedding provider's name (local, openai)
+	// Strata's own tools (SetStrata); nil: the tools that need them are not served.
+	keyword KeywordSearcher
+	changes ChangeReader
+	states  ObjectStates
+	dead    DeadLetters
 }
 
 // New returns the tool set.
@@ -179,6 +184,16 @@ func (t *Tools) Register(s *server.MCPServer, toolsets ...string) {
 			handler(t, "search_files", t.searchFiles), "search_files.output.json")
 		add(ToolsetLocalRAG, "query_documents", queryDocumentsDescription, handler(t, "query_documents", t.queryDocuments), "")
 	}
+	if t.keyword != nil {
+		add(ToolsetStrata, "hybrid_search", hybridSearchDescription, handler(t, "hybrid_search", t.hybridSearch), "")
+	}
+	if t.states != nil {
+		add(ToolsetStrata, "object_status", objectStatusDescription, handler(t, "object_status", t.objectStatus), "")
+	}
+	if t.changes != nil {
+		add(ToolsetStrata, "list_changes", listChangesDescription, handler(t, "list_changes", t.listChanges), "")
+	}
+	add(ToolsetStrata, "list_failures", listFailuresDescription, handler(t, "list_failures", t.listFailures), "")
 	add(ToolsetStrata, "list_branches", "List a project's branches: main (branch_id null) and every branch that has files, with the branch_id the other tools take.",
 		handler(t, "list_branches", t.listBranches), "")
 }

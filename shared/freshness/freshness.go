@@ -117,3 +117,13 @@ func (s *Store) List(ctx context.Context, project string, fn func(pipeline.Objec
 	}
 	return nil
 }
+
+// Lookup binds to the existing bucket without changing it (for readers
+// such as queryd, which must not create pipeline state).
+func Lookup(ctx context.Context, js jetstream.JetStream) (*Store, error) {
+	kv, err := js.KeyValue(ctx, pipeline.ObjectStateBucket)
+	if err != nil {
+		return nil, fmt.Errorf("kv %s (created by the ingestor and indexer): %w", pipeline.ObjectStateBucket, err)
+	}
+	return &Store{kv: kv}, nil
+}

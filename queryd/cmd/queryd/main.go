@@ -23,10 +23,12 @@ import (
 	"github.com/strata-kb/strata/queryd/auth"
 	"github.com/strata-kb/strata/queryd/budget"
 	"github.com/strata-kb/strata/queryd/cursor"
+	"github.com/strata-kb/strata/queryd/deadletters"
 	"github.com/strata-kb/strata/queryd/store"
 	"github.com/strata-kb/strata/queryd/tools"
 	"github.com/strata-kb/strata/shared/config"
 	"github.com/strata-kb/strata/shared/embed"
+	"github.com/strata-kb/strata/shared/freshness"
 	"github.com/strata-kb/strata/shared/logging"
 	"github.com/strata-kb/strata/shared/metrics"
 	"github.com/strata-kb/strata/shared/pipeline"
@@ -159,6 +161,8 @@ func run(ctx context.Context, args []string) error {
 	}
 
 	var counter budget.Counter = &budget.Memory{}
+	var states tools.ObjectStates
+	var dead tools.DeadLetters
 	if cfg.NATSURL != "" {
 		nc, js, err := pipeline.Connect(cfg.NATSURL, "strata-queryd", log)
 		if err != nil {
@@ -170,6 +174,10 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 		counter = kv
+		if states, err = freshness.Lookup(ctx, js); err != nil {
+			return err
+		}
+		dead = deadletters.Reader{JS: js}
 	}
 	reg := metrics.New()
 	mcpServer := server.NewMCPServer("strata", version,
@@ -181,7 +189,7 @@ func run(ctx context.Context, args []string) error {
 		server.WithInstructions("Strata: search and read the files of the projects your API key can read. All tools are read-only."),
 	)
 	st := store.New(wv)
-	tl := tools.New(st, signer, log).SetTokenBudget(cfg.TokenBudget)
+	tl := tools.New(st, signer, log).SetTokenBudget(cfg.TokenBudget).SetStrata(st, st, states, dead)
 	provider, err := embed.New(cfg.Embedding)
 	switch {
 	case errors.Is(err, embed.ErrNoProvider):

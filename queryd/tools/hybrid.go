@@ -1,0 +1,273 @@
+package tools
+
+// hybrid_search: Strata's own search tool. Keyword (BM25) and vector
+// rankings are fused per call as the caller chooses, and every hit says how
+// it was found (explain). It takes the Veryfront scopes (branch, release)
+// and the Knowledge Stack scope (parent_path_part_ids), plus metadata
+// filters; every answer carries the watermark it read.
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/strata-kb/strata/queryd/auth"
+	"github.com/strata-kb/strata/queryd/store"
+)
+
+const hybridSearchDescription = "Hybrid search you can steer and explain: BM25 keyword and dense vector rankings fused per call " +
+	"(fusion \"relative\" score or \"ranked\" reciprocal rank; alpha 0 = keyword only, 1 = vector only). Every hit shows its keyword " +
+	"and vector rank and score. Scope by project, branch or release, parent_path_part_ids, path_prefix, content_types and modification time. " +
+	"The answer carries the index watermark (commit sequence) it read."
+
+// KeywordSearcher searches by keyword in a branch view.
+type KeywordSearcher interface {
+	SearchKeywordIn(ctx context.Context, project, query string, limit int, where *store.Where, branch string, at int64) ([]store.Chunk, error)
+}
+
+type hybridArgs struct {
+	Query             string   `json:"query"`
+	ProjectReference  *string  `json:"project_reference"`
+	TopK              *float64 `json:"top_k"`
+	Fusion            *string  `json:"fusion"`
+	Alpha             *float64 `json:"alpha"`
+	BranchID          *string  `json:"branch_id"`
+	ReleaseID         *string  `json:"release_id"`
+	ReleaseVersion    *string  `json:"release_version"`
+	ParentPathPartIDs []string `json:"parent_path_part_ids"`
+	PathPrefix        *string  `json:"path_prefix"`
+	ContentTypes      []string `json:"content_types"`
+	ModifiedAfter     *string  `json:"modified_after"`
+	ModifiedBefore    *string  `json:"modified_before"`
+}
+
+// Explain says how a hit was found.
+type Explain struct {
+	KeywordRank      *int     `json:"keyword_rank"`      // 1-based; null: not in the keyword ranking
+	KeywordScore     *float64 `json:"keyword_score"`     // BM25
+	VectorRank       *int     `json:"vector_rank"`       // 1-based; null: not in the vector ranking
+	VectorSimilarity *float64 `json:"vector_similarity"` // cosine
+}
+
+type hybridHit struct {
+	Hit
+	Branch  string  `json:"branch,omitempty"`
+	Explain Explain `json:"explain"`
+}
+
+type hybridOut struct {
+	Query      string           `json:"query"`
+	Fusion     string           `json:"fusion"`
+	Alpha      float64          `json:"alpha"`
+	Model      string           `json:"model"`
+	Results    []hybridHit      `json:"results"`
+	Watermarks map[string]int64 `json:"watermarks"` // per project: the commit sequence this answer read
+}
+
+func (t *Tools) hybridSearch(ctx context.Context, p auth.Principal, a hybridArgs) (any, error) {
+	q, topK, err := checkSearchArgs(searchArgs{Query: a.Query, ParentPathPartIDs: a.ParentPathPartIDs})
+	if err != nil {
+		return nil, err
+	}
+	if topK, err = intArg("top_k", a.TopK, 10, 1, 50); err != nil {
+		return nil, err
+	}
+	f := DefaultFusion
+	if a.Fusion != nil {
+		if *a.Fusion != "relative" && *a.Fusion != "ranked" {
+			return nil, userErrorf("fusion must be \"relative\" or \"ranked\"")
+		}
+		f.Method = *a.Fusion
+	}
+	if a.Alpha != nil {
+		if math.IsNaN(*a.Alpha) || *a.Alpha < 0 || *a.Alpha > 1 {
+			return nil, userErrorf("alpha must be from 0 (keyword only) to 1 (vector only)")
+		}
+		f.Alpha = *a.Alpha
+	}
+	if t.queries == nil {
+		if a.Alpha != nil && f.Alpha > 0 {
+			return nil, userErrorf("this server has no embedding provider: only alpha 0 (keyword) is available")
+		}
+		f.Alpha = 0
+	}
+	meta, err := parseMetaFilter(a)
+	if err != nil {
+		return nil, err
+	}
+	var projects []string
+	if a.ProjectReference != nil && *a.ProjectReference != "" {
+		project, err := t.resolveProject(ctx, p, *a.ProjectReference)
+		if err != nil {
+			return nil, err
+		}
+		projects = []string{project}
+	} else {
+		if a.BranchID != nil || a.ReleaseID != nil || a.ReleaseVersion != nil {
+			return nil, userErrorf("branch_id, release_id and release_version need project_reference")
+		}
+		if projects, err = t.projectsOf(ctx, p); err != nil {
+			return nil, err
+		}
+	}
+	var vec []float32
+	if f.Alpha > 0 {
+		if vec, err = t.embedQuery(ctx, q); err != nil {
+			return nil, err
+		}
+	}
+	out := hybridOut{Query: q, Fusion: f.Method, Alpha: f.Alpha, Model: "none", Results: []hybridHit{}, Watermarks: map[string]int64{}}
+	if t.queries != nil {
+		out.Model = t.queries.Model()
+	}
+	resolved := map[string]bool{}
+	var fused []fusedHit
+	for _, project := range projects {
+		v, err := t.resolveView(ctx, project, a.BranchID, a.ReleaseID, a.ReleaseVersion)
+		if err != nil {
+			return nil, err
+		}
+		out.Watermarks[project] = v.at
+		where, scoped, err := t.scope(ctx, project, a.ParentPathPartIDs, resolved, v.at)
+		if err != nil {
+			return nil, err
+		}
+		if !scoped {
+			continue
+		}
+		metaWhere, any, err := t.metaScope(ctx, project, v.branch, meta)
+		if err != nil {
+			return nil, err
+		}
+		if !any {
+			continue
+		}
+		where = andWhere(where, metaWhere)
+		var keyword, vector []store.Chunk
+		if f.Alpha < 1 {
+			if keyword, err = t.keyword.SearchKeywordIn(ctx, project, q, 2*topK, where, v.branch, v.at); err != nil {
+				return nil, err
+			}
+		}
+		if f.Alpha > 0 {
+			if vector, err = t.vectors.SearchVector(ctx, project, store.VectorQuery{Model: t.queries.Model(), Vector: vec, Branch: v.branch,
+				At: v.at, Limit: 2 * topK, Where: where}); err != nil {
+				return nil, err
+			}
+		}
+		fused = append(fused, fuse(keyword, vector, f)...)
+	}
+	if err := unresolved(a.ParentPathPartIDs, resolved); err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(fused, func(x, y fusedHit) int {
+		if c := compareDesc(x.Score, y.Score); c != 0 {
+			return c
+		}
+		return strings.Compare(x.Chunk.ID, y.Chunk.ID)
+	})
+	for _, h := range fused[:min(len(fused), topK)] {
+		hh := hybridHit{Hit: hit(h.Chunk.Project, h.Chunk), Branch: h.Chunk.Branch}
+		hh.Score = round4(h.Score)
+		if h.KeywordRank > 0 {
+			hh.Explain.KeywordRank, hh.Explain.KeywordScore = ptr(h.KeywordRank), ptr(round4(h.KeywordScore))
+		}
+		if h.VectorRank > 0 {
+			hh.Explain.VectorRank, hh.Explain.VectorSimilarity = ptr(h.VectorRank), ptr(round4(h.VectorScore))
+		}
+		out.Results = append(out.Results, hh)
+	}
+	return out, nil
+}
+
+// metaFilter is hybrid_search's metadata filter.
+type metaFilter struct {
+	pathPrefix     string
+	contentTypes   []string
+	after, before  time.Time
+	needsDocuments bool // content type or time: resolved through the documents
+}
+
+func parseMetaFilter(a hybridArgs) (metaFilter, error) {
+	var m metaFilter
+	if a.PathPrefix != nil {
+		m.pathPrefix = strings.TrimPrefix(*a.PathPrefix, "/")
+		if len(m.pathPrefix) > 1024 || strings.ContainsAny(m.pathPrefix, "*?\x00") {
+			return m, userErrorf("path_prefix must be a project-relative path prefix of at most 1024 bytes without wildcards")
+		}
+	}
+	if len(a.ContentTypes) > 20 {
+		return m, userErrorf("content_types takes at most 20 formats")
+	}
+	for _, ct := range a.ContentTypes {
+		if ct == "" || len(ct) > 64 {
+			return m, userErrorf("content_types are formats such as \"markdown\", \"pdf\", \"docx\", \"html\", \"code\", \"text\"")
+		}
+		m.contentTypes = append(m.contentTypes, strings.ToLower(ct))
+	}
+	parse := func(name string, v *string) (time.Time, error) {
+		if v == nil || *v == "" {
+			return time.Time{}, nil
+		}
+		tm, err := time.Parse(time.RFC3339, *v)
+		if err != nil {
+			return tm, userErrorf("%s must be an RFC 3339 time such as 2026-01-31T00:00:00Z", name)
+		}
+		return tm, nil
+	}
+	var err error
+	if m.after, err = parse("modified_after", a.ModifiedAfter); err != nil {
+		return m, err
+	}
+	if m.before, err = parse("modified_before", a.ModifiedBefore); err != nil {
+		return m, err
+	}
+	m.needsDocuments = len(m.contentTypes) > 0 || !m.after.IsZero() || !m.before.IsZero()
+	return m, nil
+}
+
+// metaScope turns the metadata filter into a chunk filter for one project;
+// ok=false means no file matches. Content type and modification time are
+// the current document's (its format and when its version was ingested).
+func (t *Tools) metaScope(ctx context.Context, project, branch string, m metaFilter) (where *store.Where, ok bool, err error) {
+	if m.pathPrefix != "" {
+		where = store.PathPrefixFilter(m.pathPrefix)
+	}
+	if !m.needsDocuments {
+		return where, true, nil
+	}
+	docs, err := t.read.AllDocuments(ctx, project, nil, 10000)
+	if err != nil {
+		return nil, false, err
+	}
+	var fileIDs []string
+	for _, d := range docs {
+		if d.Branch != "" && d.Branch != branch {
+			continue
+		}
+		if len(m.contentTypes) > 0 && !slices.Contains(m.contentTypes, strings.ToLower(d.Format)) {
+			continue
+		}
+		modified, _ := time.Parse(time.RFC3339Nano, d.IngestedAt)
+		if (!m.after.IsZero() && modified.Before(m.after)) || (!m.before.IsZero() && !modified.Before(m.before)) {
+			continue
+		}
+		fileIDs = append(fileIDs, d.FileID)
+	}
+	if len(fileIDs) == 0 {
+		return nil, false, nil
+	}
+	return andWhere(where, store.FileIDsFilter(fileIDs)), true, nil
+}
+
+func andWhere(a, b *store.Where) *store.Where {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return store.And(a, b)
+}
