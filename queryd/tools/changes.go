@@ -3,8 +3,10 @@ package tools
 // Strata's read-your-writes, change feed and failures tools.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -298,11 +300,12 @@ func (t *Tools) listChanges(ctx context.Context, p auth.Principal, a listChanges
 }
 
 func sortChanges(cs []change) {
-	for i := 1; i < len(cs); i++ {
-		for j := i; j > 0 && (cs[j].Sequence < cs[j-1].Sequence || (cs[j].Sequence == cs[j-1].Sequence && cs[j].Path < cs[j-1].Path)); j-- {
-			cs[j], cs[j-1] = cs[j-1], cs[j]
+	slices.SortStableFunc(cs, func(x, y change) int {
+		if c := cmp.Compare(x.Sequence, y.Sequence); c != 0 {
+			return c
 		}
-	}
+		return strings.Compare(x.Path, y.Path)
+	})
 }
 
 const listFailuresDescription = "Failures view: files that could not be ingested or indexed, with the stage (extract, or the pipeline stage that " +
@@ -391,10 +394,7 @@ func (t *Tools) listFailures(ctx context.Context, p auth.Principal, a listFailur
 	return map[string]any{"failures": out[:min(limit, len(out))], "total": len(out)}, nil
 }
 
+// sortFailures orders failures newest first (RFC 3339 times of one zone sort as text).
 func sortFailures(fs []failureOut) {
-	for i := 1; i < len(fs); i++ {
-		for j := i; j > 0 && fs[j].Time > fs[j-1].Time; j-- {
-			fs[j], fs[j-1] = fs[j-1], fs[j]
-		}
-	}
+	slices.SortStableFunc(fs, func(x, y failureOut) int { return strings.Compare(y.Time, x.Time) })
 }

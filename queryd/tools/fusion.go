@@ -80,3 +80,11 @@ func scoreRange(list []store.Chunk) (lo, hi float64) {
 	}
 	return lo, hi
 }
+
+// inProject marks chunks with the project they were read from.
+func inProject(project string, cs []store.Chunk) []store.Chunk {
+	for i := range cs {
+		cs[i].Project = project
+	}
+	return cs
+}

@@ -157,7 +157,7 @@ func (t *Tools) hybridSearch(ctx context.Context, p auth.Principal, a hybridArgs
 				return nil, err
 			}
 		}
-		fused = append(fused, fuse(keyword, vector, f)...)
+		fused = append(fused, fuse(inProject(project, keyword), inProject(project, vector), f)...)
 	}
 	if err := unresolved(a.ParentPathPartIDs, resolved); err != nil {
 		return nil, err

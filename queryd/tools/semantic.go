@@ -196,7 +196,7 @@ func (t *Tools) queryDocuments(ctx context.Context, p auth.Principal, a queryDoc
 		if err != nil {
 			return nil, err
 		}
-		fused = append(fused, fuse(keyword, vector, DefaultFusion)...)
+		fused = append(fused, fuse(inProject(project, keyword), inProject(project, vector), DefaultFusion)...)
 	}
 	slices.SortStableFunc(fused, func(x, y fusedHit) int {
 		if c := compareDesc(x.Score, y.Score); c != 0 {
