@@ -54,7 +54,19 @@ type Writer struct {
 	now      func() time.Time
 	// publishHook, when set, replaces publishing (tests simulate a crash with it).
 	publishHook func() error
+	// locks serialise commits across indexer processes (nil: this process is alone).
+	locks     CommitLocks
+	leaseLost sync.Map // project -> func() bool, while its lease is held
 }
+
+// CommitLocks serialise a project's commits across indexer processes (Leases).
+type CommitLocks interface {
+	Acquire(ctx context.Context, project string) (release func(), lost func() bool, err error)
+}
+
+// SetCommitLocks makes commits, releases and garbage collection of a
+// project exclusive across every indexer sharing locks.
+func (w *Writer) SetCommitLocks(l CommitLocks) { w.locks = l }
 
 // New returns a Writer.
 func New(wv *weaviate.Client, seqs Sequences, states States, log *slog.Logger) *Writer {
@@ -70,11 +82,26 @@ const (
 	Duplicate Outcome = "duplicate" // this very event was applied already
 )
 
-func (w *Writer) lockProject(project string) func() {
+// lock makes the caller the only committer of project: in this process
+// (a mutex) and across processes (the commit lease).
+func (w *Writer) lock(ctx context.Context, project string) (unlock func(), err error) {
 	m, _ := w.projects.LoadOrStore(project, &sync.Mutex{})
 	mu := m.(*sync.Mutex)
 	mu.Lock()
-	return mu.Unlock
+	if w.locks == nil {
+		return mu.Unlock, nil
+	}
+	release, lost, err := w.locks.Acquire(ctx, project)
+	if err != nil {
+		mu.Unlock()
+		return nil, err
+	}
+	w.leaseLost.Store(project, lost)
+	return func() {
+		w.leaseLost.Delete(project)
+		release()
+		mu.Unlock()
+	}, nil
 }
 
 func (w *Writer) ensureTenant(ctx context.Context, project string) error {
@@ -141,6 +168,10 @@ func (w *Writer) publish(ctx context.Context, project string, seq int64) error {
 	if w.publishHook != nil {
 		return w.publishHook()
 	}
+	if lost, ok := w.leaseLost.Load(project); ok && lost.(func() bool)() {
+		// Another indexer may hold the project now; its next commit rolls this one back.
+		return fmt.Errorf("commit lease of %s lost before publishing %d", project, seq)
+	}
 	if err := w.seqs.Set(ctx, project, seq); err != nil {
 		return err
 	}
@@ -158,7 +189,10 @@ func (w *Writer) begin(ctx context.Context, project string) (next int64, unlock 
 	if err := w.ensureTenant(ctx, project); err != nil {
 		return 0, nil, err
 	}
-	unlock = w.lockProject(project)
+	unlock, err = w.lock(ctx, project)
+	if err != nil {
+		return 0, nil, err
+	}
 	wm, err := w.Watermark(ctx, project)
 	if err == nil {
 		err = w.rollback(ctx, project, wm)

@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"fmt"
+	"github.com/nats-io/nats.go/jetstream"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -34,6 +35,7 @@ var (
 	sharedOnce   sync.Once
 	sharedClient *weaviate.Client
 	sharedSeqs   *KVSequences
+	sharedJS     jetstream.JetStream
 )
 
 // newWriter returns a writer on one Weaviate shared by this package's tests
@@ -60,6 +62,7 @@ func newWriter(t *testing.T) (*Writer, *weaviate.Client) {
 			t.Fatal(err)
 		}
 		_ = nc // lives as long as the test binary
+		sharedJS = js
 		sharedClient = wv
 	})
 	if sharedClient == nil {

@@ -41,7 +41,10 @@ func (w *Writer) CreateRelease(ctx context.Context, req pipeline.ReleaseRequest)
 	if !ok {
 		return nil, fmt.Errorf("project %q has no indexed files", req.Project)
 	}
-	unlock := w.lockProject(req.Project)
+	unlock, err := w.lock(ctx, req.Project)
+	if err != nil {
+		return nil, err
+	}
 	defer unlock()
 	id := ids.Release(req.Project, req.Branch, req.Version)
 	existing, err := w.object(ctx, schema.ReleaseClass, req.Project, id)
@@ -143,7 +146,10 @@ func (w *Writer) ServeReleases(ctx context.Context, nc *nats.Conn) (func(), erro
 // visible at R), with their sections and chunks. The latest version of every
 // file is always kept. It returns how many versions it deleted.
 func (w *Writer) CollectGarbage(ctx context.Context, project string, retention time.Duration) (int, error) {
-	unlock := w.lockProject(project)
+	unlock, err := w.lock(ctx, project)
+	if err != nil {
+		return 0, err
+	}
 	defer unlock()
 	releases, err := w.Releases(ctx, project)
 	if err != nil {

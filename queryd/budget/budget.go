@@ -91,9 +91,9 @@ const Bucket = "strata_tool_budget"
 type KV struct{ kv jetstream.KeyValue }
 
 // OpenKV creates or opens the counter bucket; entries expire after ttl (sessions end).
-func OpenKV(ctx context.Context, js jetstream.JetStream, ttl time.Duration) (*KV, error) {
+func OpenKV(ctx context.Context, js jetstream.JetStream, replicas int, ttl time.Duration) (*KV, error) {
 	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: Bucket, Description: "Strata: tool calls per MCP session",
-		History: 1, TTL: ttl, Storage: jetstream.FileStorage})
+		History: 1, TTL: ttl, Storage: jetstream.FileStorage, Replicas: replicas})
 	if err != nil {
 		return nil, fmt.Errorf("open kv %s: %w", Bucket, err)
 	}

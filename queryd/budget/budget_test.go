@@ -78,7 +78,7 @@ func TestKVSharedAcrossReplicas(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(nc.Close)
-		kv, err := OpenKV(context.Background(), js, time.Hour)
+		kv, err := OpenKV(context.Background(), js, 1, time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}

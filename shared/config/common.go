@@ -16,6 +16,9 @@ type Common struct {
 	TraceExporter string
 	// RetryDelays is the backoff between attempts after a transient failure.
 	RetryDelays string
+	// KVReplicas is the replica count of the NATS KV buckets the service
+	// creates (3 on a clustered NATS; must not exceed the cluster's size).
+	KVReplicas int
 }
 
 // Retries parses RetryDelays (validated by Validate).
@@ -37,6 +40,7 @@ func (c *Common) RegisterFlags(fs *flag.FlagSet, httpAddr string) {
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "json", "json or text")
 	fs.StringVar(&c.TraceExporter, "trace-exporter", "none", "none, stdout or otlp (OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT)")
+	fs.IntVar(&c.KVReplicas, "kv-replicas", 1, "replicas of the NATS KV buckets this service creates (1 on a single server, 3 on a cluster)")
 	fs.StringVar(&c.RetryDelays, "retry-delays", "1s,5s,30s,2m", "delays between the attempts at a message after transient failures; after the last it is dead-lettered")
 }
 
@@ -47,6 +51,9 @@ func (c *Common) Validate(p *Problems) {
 	}
 	if c.HTTPAddr == "" {
 		p.Addf("http-addr", "must be host:port")
+	}
+	if c.KVReplicas < 1 || c.KVReplicas > 5 {
+		p.Addf("kv-replicas", "must be 1..5, got %d", c.KVReplicas)
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

@@ -112,7 +112,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	var cache embedding.Cache
 	if cfg.CacheBytes > 0 && provider != nil {
-		kv, err := vectorcache.Open(ctx, js, 1, cfg.CacheBytes)
+		kv, err := vectorcache.Open(ctx, js, cfg.KVReplicas, cfg.CacheBytes)
 		if err != nil {
 			return err
 		}

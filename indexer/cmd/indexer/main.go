@@ -38,6 +38,7 @@ type Config struct {
 	MaxAckPending  int
 	GCInterval     time.Duration
 	GCRetention    time.Duration
+	CommitLease    time.Duration
 }
 
 // RegisterFlags registers the indexer's flags.
@@ -50,6 +51,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.MaxAckPending, "max-ack-pending", 64, "unacknowledged messages the consumer may hold")
 	fs.DurationVar(&c.GCInterval, "gc-interval", time.Hour, "how often superseded versions are garbage-collected (0 = never)")
 	fs.DurationVar(&c.GCRetention, "gc-retention", 7*24*time.Hour, "superseded versions no release pins are kept this long")
+	fs.DurationVar(&c.CommitLease, "commit-lease", 30*time.Second, "how long a crashed replica's hold on a project's commits lasts (renewed every third of it while committing)")
 }
 
 // Validate reports every problem at once.
@@ -61,6 +63,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Concurrency < 1 || c.Concurrency > 256 {
 		p.Addf("concurrency", "must be 1..256, got %d", c.Concurrency)
+	}
+	if c.CommitLease < 3*time.Second {
+		p.Addf("commit-lease", "must be at least 3s, got %v", c.CommitLease)
 	}
 	if c.GCInterval < 0 || c.GCRetention < 0 {
 		p.Addf("gc-interval", "gc interval and retention must not be negative")
@@ -117,15 +122,21 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	states, err := freshness.Open(ctx, js, 1)
+	states, err := freshness.Open(ctx, js, cfg.KVReplicas)
 	if err != nil {
 		return err
 	}
-	seqs, err := index.OpenSequences(ctx, js, 1)
+	seqs, err := index.OpenSequences(ctx, js, cfg.KVReplicas)
 	if err != nil {
 		return err
 	}
 	writer := index.New(wv, seqs, states, log)
+	host, _ := os.Hostname()
+	leases, err := index.OpenLeases(ctx, js, cfg.KVReplicas, fmt.Sprintf("%s-%d", host, os.Getpid()), cfg.CommitLease)
+	if err != nil {
+		return err
+	}
+	writer.SetCommitLocks(leases) // replicas commit one project one at a time
 	stopReleases, err := writer.ServeReleases(ctx, nc)
 	if err != nil {
 		return err

@@ -187,7 +187,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	states, err := freshness.Open(ctx, js, 1)
+	states, err := freshness.Open(ctx, js, cfg.KVReplicas)
 	if err != nil {
 		return err
 	}

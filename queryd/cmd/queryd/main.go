@@ -51,6 +51,7 @@ type Config struct {
 	Transport      string
 	StdioAPIKey    string
 	NATSURL        string
+	KVReplicas     int
 	ToolBudget     int
 	ToolBudgetWarn int
 	Toolsets       string
@@ -75,6 +76,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Transport, "transport", "http", "http (streamable HTTP at -addr) or stdio (one client on stdin/stdout, for desktop agents)")
 	fs.StringVar(&c.StdioAPIKey, "stdio-api-key", "", "with -transport stdio: the API key (one of -api-keys) whose projects the client reads")
 	fs.StringVar(&c.NATSURL, "nats-url", "", "NATS URL for state shared by replicas (tool budgets); empty: counted per process")
+	fs.IntVar(&c.KVReplicas, "kv-replicas", 1, "replicas of the tool-budget KV bucket (1 on a single NATS server, 3 on a cluster)")
 	fs.IntVar(&c.ToolBudget, "tool-budget", 20, "tool calls per MCP session (0 = unlimited)")
 	fs.IntVar(&c.ToolBudgetWarn, "tool-budget-warn", 4, "answers tell the agent to wrap up when this many calls remain")
 	fs.StringVar(&c.Toolsets, "toolsets", strings.Join(tools.AllToolsets, ","), "toolsets to serve: knowledge, chunks, localrag, strata (comma-separated)")
@@ -116,6 +118,9 @@ func (c *Config) Validate() error {
 		p.Addf("tool-budget", "budget %d and warning threshold %d (-tool-budget-warn) must be >= 0, the threshold below the budget", c.ToolBudget, c.ToolBudgetWarn)
 	}
 	c.Embedding.Validate(&p)
+	if c.KVReplicas < 1 || c.KVReplicas > 5 {
+		p.Addf("kv-replicas", "must be 1..5, got %d", c.KVReplicas)
+	}
 	switch c.Transport {
 	case "http":
 	case "stdio":
@@ -169,7 +174,7 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 		defer nc.Close()
-		kv, err := budget.OpenKV(ctx, js, 24*time.Hour)
+		kv, err := budget.OpenKV(ctx, js, cfg.KVReplicas, 24*time.Hour)
 		if err != nil {
 			return err
 		}
