@@ -101,9 +101,18 @@ func dumpLogsOnFailure(t *testing.T, st *localstack.Stack) {
 	if !t.Failed() { // the services' logs usually say why
 		return
 	}
-	for _, name := range localstack.Services {
-		b, _ := os.ReadFile(st.Process(name).LogFile)
+	for name, p := range st.Services { // replicas included
+		b, _ := os.ReadFile(p.LogFile)
+		var errs []string
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, `"level":"ERROR"`) {
+				errs = append(errs, line)
+			}
+		}
 		t.Logf("--- %s log (last 3000 bytes):\n%s", name, b[max(0, len(b)-3000):])
+		if len(errs) > 0 {
+			t.Logf("--- %s errors (last 10):\n%s", name, strings.Join(errs[max(0, len(errs)-10):], "\n"))
+		}
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -94,6 +95,9 @@ type Options struct {
 	Progress io.Writer
 	// ServiceEnv adds environment variables to a service (by name).
 	ServiceEnv map[string][]string
+	// NATSCluster runs NATS as a 3-node cluster (on free ports) with
+	// streams and KV buckets of 3 replicas.
+	NATSCluster bool
 }
 
 // Env is what a user or test needs to talk to a running stack.
@@ -173,7 +177,8 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 			s.Stop(10 * time.Second)
 		}
 	}()
-	s.Servers, err = servers.StartStack(ctx, servers.StackOptions{
+	replicas := 1
+	so := servers.StackOptions{
 		Bins: bins, DataDir: filepath.Join(o.StateDir, "data"), Ports: o.Ports.Ports, Detach: o.Detach, Progress: o.Progress,
 		BeforeMinIO: func(ctx context.Context, natsURL string) error {
 			fmt.Fprintln(o.Progress, "creating JetStream streams")
@@ -182,9 +187,26 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 				return err
 			}
 			defer nc.Close()
-			return pipeline.EnsureStreams(ctx, js, 1)
+			// A new cluster elects its JetStream leader shortly after its nodes answer.
+			for attempt := 0; ; attempt++ {
+				err := pipeline.EnsureStreams(ctx, js, replicas)
+				if err == nil || attempt == 60 {
+					return err
+				}
+				time.Sleep(500 * time.Millisecond)
+			}
 		},
-	})
+	}
+	if o.NATSCluster {
+		replicas = 3
+		fp, err := servers.FreePorts(7)
+		if err != nil {
+			return nil, err
+		}
+		so.NATSRoute = fp[0]
+		so.NATSPeers = []servers.NATSPeer{{Client: fp[1], Monitor: fp[2], Route: fp[3]}, {Client: fp[4], Monitor: fp[5], Route: fp[6]}}
+	}
+	s.Servers, err = servers.StartStack(ctx, so)
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +234,8 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 		return nil, err
 	}
 
-	common := []string{"STRATA_NATS_URL=" + s.Env.NATSURL, "STRATA_LOG_FORMAT=json", "STRATA_LOG_LEVEL=info"}
+	kvReplicas := "STRATA_KV_REPLICAS=" + strconv.Itoa(replicas)
+	common := []string{"STRATA_NATS_URL=" + s.Env.NATSURL, "STRATA_LOG_FORMAT=json", "STRATA_LOG_LEVEL=info", kvReplicas}
 	envs := map[string][]string{
 		"ingestor": append(common, "STRATA_HTTP_ADDR="+addr(o.Ports.Ingestor), "STRATA_S3_ENDPOINT="+s.Env.S3Endpoint,
 			"STRATA_S3_ACCESS_KEY="+s.Env.S3AccessKey, "STRATA_S3_SECRET_KEY="+s.Env.S3SecretKey, "STRATA_ASSETS_BUCKET="+AssetsBucket),
@@ -223,7 +246,7 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 			"STRATA_S3_ENDPOINT=" + s.Env.S3Endpoint, "STRATA_S3_ACCESS_KEY=" + s.Env.S3AccessKey, "STRATA_S3_SECRET_KEY=" + s.Env.S3SecretKey, "STRATA_WEAVIATE_HOST=" + s.Servers.WeaviateHost,
 			"STRATA_WEAVIATE_GRPC=" + s.Servers.WeaviateGRPCHost, "STRATA_WEAVIATE_API_KEY=" + servers.LocalWeaviateReader,
 			"STRATA_API_KEYS=" + secrets["STRATA_API_KEY"] + "=*", "STRATA_CURSOR_SECRET=" + secrets["STRATA_CURSOR_SECRET"],
-			"STRATA_EMBEDDING_MODEL_DIR=" + modelDir},
+			"STRATA_EMBEDDING_MODEL_DIR=" + modelDir, kvReplicas},
 	}
 	for _, name := range Services {
 		fmt.Fprintf(o.Progress, "starting %s\n", name)
@@ -249,7 +272,28 @@ func addr(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
 // stack's services with its environment and waits until it is ready.
 func (s *Stack) StartService(ctx context.Context, name string) error {
 	ports := map[string]int{"ingestor": s.opts.Ports.Ingestor, "embedder": s.opts.Ports.Embedder, "indexer": s.opts.Ports.Indexer, "queryd": s.opts.Ports.Queryd}
-	p, err := servers.Start(servers.Spec{Name: name, Path: filepath.Join(s.opts.StateDir, "bin", name), Env: s.ServiceEnv[name],
+	return s.start(ctx, name, name, s.ServiceEnv[name], ports[name])
+}
+
+// StartReplica starts one more process of a service (replica n >= 2, named
+// "<service>-<n>") on a free HTTP port, sharing the service's consumers.
+// It returns the replica's HTTP address (queryd: its MCP endpoint's host).
+func (s *Stack) StartReplica(ctx context.Context, service string, n int) (string, error) {
+	free, err := servers.FreePorts(1)
+	if err != nil {
+		return "", err
+	}
+	addrVar := "STRATA_HTTP_ADDR="
+	if service == "queryd" {
+		addrVar = "STRATA_ADDR="
+	}
+	env := append(slices.Clone(s.ServiceEnv[service]), addrVar+addr(free[0])) // the last value of a variable wins
+	name := fmt.Sprintf("%s-%d", service, n)
+	return addr(free[0]), s.start(ctx, name, service, env, free[0])
+}
+
+func (s *Stack) start(ctx context.Context, name, binary string, env []string, port int) error {
+	p, err := servers.Start(servers.Spec{Name: name, Path: filepath.Join(s.opts.StateDir, "bin", binary), Env: env,
 		LogFile: filepath.Join(s.opts.StateDir, "data", "logs", name+".log"), Detach: s.opts.Detach})
 	if err != nil {
 		return err
@@ -257,7 +301,7 @@ func (s *Stack) StartService(ctx context.Context, name string) error {
 	s.Services[name] = p
 	readyCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	return p.WaitReady(readyCtx, servers.HTTPReady(fmt.Sprintf("http://%s/readyz", addr(ports[name]))))
+	return p.WaitReady(readyCtx, servers.HTTPReady(fmt.Sprintf("http://%s/readyz", addr(port))))
 }
 
 // Ports returns the stack's ports.
@@ -273,6 +317,11 @@ func (s *Stack) Process(name string) *servers.Process { return s.Services[name] 
 func (s *Stack) Stop(timeout time.Duration) {
 	for i := len(Services) - 1; i >= 0; i-- {
 		if p := s.Services[Services[i]]; p != nil {
+			_ = p.Stop(timeout)
+		}
+	}
+	for name, p := range s.Services { // replicas
+		if !slices.Contains(Services, name) {
 			_ = p.Stop(timeout)
 		}
 	}

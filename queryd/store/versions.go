@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/fault"
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
@@ -49,7 +50,9 @@ func (s *Store) Watermark(ctx context.Context, project string) (int64, error) {
 	objs, err := s.wv.Data().ObjectsGetter().WithClassName(schema.ProjectStateClass).WithID(ids.Project(project)).WithTenant(project).Do(ctx)
 	if err != nil {
 		var ce *fault.WeaviateClientError
-		if errors.As(err, &ce) && ce.StatusCode == 404 {
+		// 404: nothing committed yet; "tenant not found": the project's
+		// tenants are being created by its first commit, class by class.
+		if errors.As(err, &ce) && (ce.StatusCode == 404 || strings.Contains(ce.Error(), "tenant not found")) {
 			return 0, nil
 		}
 		return 0, fmt.Errorf("watermark of %s: %w", project, err)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -41,6 +42,7 @@ type Stack struct {
 	Ports            Ports
 	DataDir          string
 	NATS             *Process
+	NATSPeers        []*Process // the other nodes of a clustered NATS
 	MinIO            *Process
 	Weaviate         *Process
 	NATSURL          string
@@ -60,7 +62,15 @@ type StackOptions struct {
 	// notification target needs the stream to exist.
 	BeforeMinIO func(ctx context.Context, natsURL string) error
 	Progress    io.Writer
+	// NATSPeers, when set, make NATS a cluster: the first node on
+	// Ports.NATS/NATSMonitor with route port NATSRoute, and one more node
+	// per peer. MinIO's notifications go to the first node.
+	NATSPeers []NATSPeer
+	NATSRoute int
 }
+
+// NATSPeer is one more node of a clustered NATS.
+type NATSPeer struct{ Client, Monitor, Route int }
 
 // StartStack starts the three servers and waits until each is ready. On error,
 // whatever was started is stopped.
@@ -87,9 +97,15 @@ func StartStack(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 	readyCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 
-	fmt.Fprintf(o.Progress, "starting nats-server on %s\n", s.NATSURL)
-	if s.NATS, err = StartNATS(readyCtx, o.Bins[NATSServer.Name], filepath.Join(o.DataDir, "nats"), p.NATS, p.NATSMonitor, logs, o.Detach); err != nil {
-		return nil, err
+	if len(o.NATSPeers) > 0 {
+		if err := s.startNATSCluster(readyCtx, logs); err != nil {
+			return nil, err
+		}
+	} else {
+		fmt.Fprintf(o.Progress, "starting nats-server on %s\n", s.NATSURL)
+		if s.NATS, err = StartNATS(readyCtx, o.Bins[NATSServer.Name], filepath.Join(o.DataDir, "nats"), p.NATS, p.NATSMonitor, logs, o.Detach); err != nil {
+			return nil, err
+		}
 	}
 	if o.BeforeMinIO != nil {
 		if err := o.BeforeMinIO(ctx, s.NATSURL); err != nil {
@@ -110,7 +126,7 @@ func StartStack(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 
 // Stop stops the servers in reverse order of start.
 func (s *Stack) Stop(timeout time.Duration) {
-	for _, p := range []*Process{s.Weaviate, s.MinIO, s.NATS} {
+	for _, p := range append([]*Process{s.Weaviate, s.MinIO, s.NATS}, s.NATSPeers...) {
 		if p != nil {
 			_ = p.Stop(timeout)
 		}
@@ -120,16 +136,66 @@ func (s *Stack) Stop(timeout time.Duration) {
 // StartNATS starts a JetStream-enabled nats-server with its store in dir and
 // waits until JetStream answers.
 func StartNATS(ctx context.Context, bin, dir string, port, monitorPort int, logDir string, detach bool) (*Process, error) {
+	return startNATSNode(ctx, bin, dir, "strata-local", port, monitorPort, "", logDir, detach)
+}
+
+// startNATSCluster starts every node of a clustered NATS, each routing to
+// all the others, and waits until JetStream answers on each.
+func (s *Stack) startNATSCluster(ctx context.Context, logs string) error {
+	o := s.opts
+	nodes := append([]NATSPeer{{Client: o.Ports.NATS, Monitor: o.Ports.NATSMonitor, Route: o.NATSRoute}}, o.NATSPeers...)
+	var routes, urls []string
+	for _, n := range nodes {
+		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", n.Route))
+		urls = append(urls, fmt.Sprintf("nats://127.0.0.1:%d", n.Client))
+	}
+	s.NATSURL = strings.Join(urls, ",")
+	type started struct {
+		i   int
+		p   *Process
+		err error
+	}
+	results := make(chan started, len(nodes))
+	for i, n := range nodes {
+		name := fmt.Sprintf("strata-%d", i+1)
+		cluster := fmt.Sprintf("cluster {\n  name: strata\n  listen: 127.0.0.1:%d\n  routes: [%s]\n}\n", n.Route, strings.Join(routes, ", "))
+		fmt.Fprintf(o.Progress, "starting nats-server %s on nats://127.0.0.1:%d\n", name, n.Client)
+		go func() { // JetStream waits for its peers: start every node before waiting
+			p, err := startNATSNode(ctx, o.Bins[NATSServer.Name], filepath.Join(o.DataDir, "nats", name), name, n.Client, n.Monitor, cluster, logs, o.Detach)
+			results <- started{i, p, err}
+		}()
+	}
+	s.NATSPeers = make([]*Process, len(nodes)-1)
+	var firstErr error
+	for range nodes {
+		r := <-results
+		if r.err != nil && firstErr == nil {
+			firstErr = r.err
+		}
+		if r.i == 0 {
+			s.NATS = r.p
+		} else {
+			s.NATSPeers[r.i-1] = r.p
+		}
+	}
+	return firstErr
+}
+
+func startNATSNode(ctx context.Context, bin, dir, name string, port, monitorPort int, cluster, logDir string, detach bool) (*Process, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	conf := filepath.Join(dir, "nats.conf")
-	confText := fmt.Sprintf("listen: 127.0.0.1:%d\nhttp: 127.0.0.1:%d\nserver_name: strata-local\nmax_payload: 8MB\njetstream {\n  store_dir: %q\n}\n",
-		port, monitorPort, filepath.Join(dir, "jetstream"))
+	confText := fmt.Sprintf("listen: 127.0.0.1:%d\nhttp: 127.0.0.1:%d\nserver_name: %s\nmax_payload: 8MB\njetstream {\n  store_dir: %q\n}\n%s",
+		port, monitorPort, name, filepath.Join(dir, "jetstream"), cluster)
 	if err := os.WriteFile(conf, []byte(confText), 0o644); err != nil {
 		return nil, err
 	}
-	p, err := Start(Spec{Name: "nats-server", Path: bin, Args: []string{"-c", conf}, LogFile: filepath.Join(logDir, "nats-server.log"), Detach: detach})
+	logName := "nats-server.log"
+	if cluster != "" {
+		logName = name + ".log"
+	}
+	p, err := Start(Spec{Name: "nats-server", Path: bin, Args: []string{"-c", conf}, LogFile: filepath.Join(logDir, logName), Detach: detach})
 	if err != nil {
 		return nil, err
 	}
