@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -136,4 +138,92 @@ func TestClusterSurvivesNodeAndReplicaLoss(t *testing.T) {
 		t.Fatalf("queryd replicas: %d of %d calls failed while a NATS node and worker replicas were down; first: %v", failed.Load(), asked.Load(), firstFailure.Load())
 	}
 	t.Logf("queryd replicas answered all %d calls", asked.Load())
+}
+
+// TestReplicatedWeaviateKeepsReading runs Weaviate as 3 nodes with every
+// collection replicated twice. After files are indexed, one Weaviate node
+// is killed with SIGKILL: every tool read still answers, complete (queryd
+// reads one replica; the indexer wrote to all before publishing).
+func TestReplicatedWeaviateKeepsReading(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test starts the whole stack; skipped with -short")
+	}
+	ports, err := localstack.FreePorts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ := filepath.Abs("../..")
+	ctx := context.Background()
+	st, err := localstack.Up(ctx, localstack.Options{Root: root, StateDir: t.TempDir(), Ports: ports, Progress: logWriter{t}, WeaviateCluster: true,
+		ServiceEnv: map[string][]string{"queryd": {"STRATA_TOOL_BUDGET=0"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		st.Stop(15 * time.Second)
+		dumpLogsOnFailure(t, st)
+	})
+	h := harnessFor(t, st)
+	const n = 20
+	for i := range n {
+		h.put(fmt.Sprintf("acme/replicated/f%03d.md", i), fmt.Sprintf("# File %d\n\nreplicaword file%03d body\n", i, i))
+	}
+	h.expectExactly(n, 3*time.Minute, func(i int) (string, string) {
+		return fmt.Sprintf("replicated/f%03d.md", i), fmt.Sprintf("file%03d", i)
+	})
+	h.waitEmbedded(n)
+	victim := replicaPeer(t, st, "acme")
+	t.Logf("killing weaviate node%d, which holds a replica of acme's chunks, with SIGKILL", victim+2)
+	st.Servers.WeaviatePeers[victim].Kill()
+	h.expectExactly(n, time.Minute, func(i int) (string, string) {
+		return fmt.Sprintf("replicated/f%03d.md", i), fmt.Sprintf("file%03d", i)
+	})
+	for _, tool := range []string{"search_keyword", "search_knowledge", "hybrid_search"} {
+		out, errText := h.call(tool, map[string]any{"query": "replicaword file007", "top_k": 20})
+		if errText != "" || len(results(out)) == 0 {
+			t.Fatalf("%s with a node down: %v %s", tool, out, errText)
+		}
+	}
+}
+
+// replicaPeer finds a Weaviate node other than the first (which the
+// services talk to) that holds a replica of project's Chunk shard, as an
+// index into WeaviatePeers.
+func replicaPeer(t *testing.T, st *localstack.Stack, project string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, "http://"+st.Env.WeaviateHost+"/v1/nodes?output=verbose", nil)
+	req.Header.Set("Authorization", "Bearer "+st.Env.WeaviateWriterKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var nodes struct {
+		Nodes []struct {
+			Name   string `json:"name"`
+			Shards []struct {
+				Class string `json:"class"`
+				Name  string `json:"name"`
+			} `json:"shards"`
+		} `json:"nodes"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&nodes); err != nil {
+		t.Fatal(err)
+	}
+	holders := 0
+	victim := -1
+	for _, n := range nodes.Nodes {
+		for _, sh := range n.Shards {
+			if sh.Class == "Chunk" && sh.Name == project {
+				holders++
+				if n.Name == "node2" || n.Name == "node3" {
+					victim = int(n.Name[4]-'0') - 2
+				}
+			}
+		}
+	}
+	if holders != 2 || victim < 0 {
+		t.Fatalf("want %s's chunks on 2 nodes (replication factor 2), one of them a peer: %d holders, %+v", project, holders, nodes)
+	}
+	return victim
 }

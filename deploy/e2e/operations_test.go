@@ -144,7 +144,7 @@ func TestDeadLetterRedriveAfterFix(t *testing.T) {
 // between answering and queueing). The ingestor's periodic reconcile pass
 // finds both: the new file is indexed and the deleted one disappears.
 func TestLostNotificationsAreReconciled(t *testing.T) {
-	h := startWith(t, map[string][]string{"ingestor": {"STRATA_RECONCILE_INTERVAL=2s"}})
+	h := startWith(t, map[string][]string{"ingestor": {"STRATA_RECONCILE_INTERVAL=2s", "STRATA_RECONCILE_MIN_AGE=1s"}})
 	ctx := context.Background()
 	h.put("acme/kept.md", "# Kept\n\nreconcilekept\n")
 	h.put("acme/removed.md", "# Removed\n\nreconcileremoved\n")

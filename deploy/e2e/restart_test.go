@@ -22,7 +22,7 @@ import (
 // it was killed may never have its notification queued: the ingestor's
 // reconcile pass (every 5 s here) finds such objects.
 func TestServersRestartedWhileIngesting(t *testing.T) {
-	h := startWith(t, map[string][]string{"ingestor": {"STRATA_RECONCILE_INTERVAL=5s"}})
+	h := startWith(t, map[string][]string{"ingestor": {"STRATA_RECONCILE_INTERVAL=5s", "STRATA_RECONCILE_MIN_AGE=2s"}})
 	ctx := context.Background()
 	const n = 60
 	var wg sync.WaitGroup

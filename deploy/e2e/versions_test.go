@@ -128,7 +128,7 @@ func TestReleasesAndBranches(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, err := fr.Get(context.Background(), "acme", "acme/keep.md")
-	if err != nil || st == nil || st.State != pipeline.StateIndexed || st.Sequence == 0 {
+	if err != nil || st == nil || (st.State != pipeline.StateIndexed && st.State != pipeline.StateEmbedded) || st.Sequence == 0 {
 		t.Fatalf("freshness of acme/keep.md: %+v %v", st, err)
 	}
 	st, _ = fr.Get(context.Background(), "acme", "acme/guide.md")

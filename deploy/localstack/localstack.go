@@ -98,6 +98,9 @@ type Options struct {
 	// NATSCluster runs NATS as a 3-node cluster (on free ports) with
 	// streams and KV buckets of 3 replicas.
 	NATSCluster bool
+	// WeaviateCluster runs Weaviate as 3 nodes (on free ports) with
+	// collections replicated twice; services talk to the first node.
+	WeaviateCluster bool
 }
 
 // Env is what a user or test needs to talk to a running stack.
@@ -206,6 +209,23 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 		so.NATSRoute = fp[0]
 		so.NATSPeers = []servers.NATSPeer{{Client: fp[1], Monitor: fp[2], Route: fp[3]}, {Client: fp[4], Monitor: fp[5], Route: fp[6]}}
 	}
+	replication := 1
+	if o.WeaviateCluster {
+		replication = 2
+		fp, err := servers.FreePorts(4)
+		if err != nil {
+			return nil, err
+		}
+		pairs, err := servers.FreePortPairs(6) // gossip+data and raft+rpc of each node
+		if err != nil {
+			return nil, err
+		}
+		so.Ports.WeaviateGossip, so.Ports.WeaviateData, so.Ports.Raft, so.Ports.RaftRPC = pairs[0][0], pairs[0][1], pairs[1][0], pairs[1][1]
+		for i := range 2 {
+			g, r := pairs[2+2*i], pairs[3+2*i]
+			so.WeaviatePeers = append(so.WeaviatePeers, servers.WeaviatePeer{HTTP: fp[2*i], GRPC: fp[2*i+1], Gossip: g[0], Data: g[1], Raft: r[0], RaftRPC: r[1]})
+		}
+	}
 	s.Servers, err = servers.StartStack(ctx, so)
 	if err != nil {
 		return nil, err
@@ -230,7 +250,7 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := schema.Ensure(ctx, wv); err != nil {
+	if err := schema.EnsureReplicated(ctx, wv, replication); err != nil {
 		return nil, err
 	}
 
@@ -241,12 +261,16 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 			"STRATA_S3_ACCESS_KEY="+s.Env.S3AccessKey, "STRATA_S3_SECRET_KEY="+s.Env.S3SecretKey, "STRATA_ASSETS_BUCKET="+AssetsBucket),
 		"embedder": append(common, "STRATA_HTTP_ADDR="+addr(o.Ports.Embedder), "STRATA_EMBEDDING_MODEL_DIR="+modelDir),
 		"indexer": append(common, "STRATA_HTTP_ADDR="+addr(o.Ports.Indexer), "STRATA_WEAVIATE_HOST="+s.Servers.WeaviateHost,
-			"STRATA_WEAVIATE_GRPC="+s.Servers.WeaviateGRPCHost, "STRATA_WEAVIATE_API_KEY="+servers.LocalWeaviateWriter),
+			"STRATA_WEAVIATE_GRPC="+s.Servers.WeaviateGRPCHost, "STRATA_WEAVIATE_API_KEY="+servers.LocalWeaviateWriter,
+			"STRATA_WEAVIATE_REPLICATION_FACTOR="+strconv.Itoa(replication)),
 		"queryd": {"STRATA_ADDR=" + addr(o.Ports.Queryd), "STRATA_LOG_FORMAT=json", "STRATA_NATS_URL=" + s.Env.NATSURL,
 			"STRATA_S3_ENDPOINT=" + s.Env.S3Endpoint, "STRATA_S3_ACCESS_KEY=" + s.Env.S3AccessKey, "STRATA_S3_SECRET_KEY=" + s.Env.S3SecretKey, "STRATA_WEAVIATE_HOST=" + s.Servers.WeaviateHost,
 			"STRATA_WEAVIATE_GRPC=" + s.Servers.WeaviateGRPCHost, "STRATA_WEAVIATE_API_KEY=" + servers.LocalWeaviateReader,
 			"STRATA_API_KEYS=" + secrets["STRATA_API_KEY"] + "=*", "STRATA_CURSOR_SECRET=" + secrets["STRATA_CURSOR_SECRET"],
 			"STRATA_EMBEDDING_MODEL_DIR=" + modelDir, kvReplicas},
+	}
+	if o.WeaviateCluster {
+		envs["queryd"] = append(envs["queryd"], "STRATA_WEAVIATE_READ_CONSISTENCY=ONE")
 	}
 	for _, name := range Services {
 		fmt.Fprintf(o.Progress, "starting %s\n", name)

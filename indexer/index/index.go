@@ -54,6 +54,8 @@ type Writer struct {
 	now      func() time.Time
 	// publishHook, when set, replaces publishing (tests simulate a crash with it).
 	publishHook func() error
+	// replication is the replication factor of collections the writer creates.
+	replication int
 	// locks serialise commits across indexer processes (nil: this process is alone).
 	locks     CommitLocks
 	leaseLost sync.Map // project -> func() bool, while its lease is held
@@ -63,6 +65,10 @@ type Writer struct {
 type CommitLocks interface {
 	Acquire(ctx context.Context, project string) (release func(), lost func() bool, err error)
 }
+
+// SetReplication sets the replication factor of collections created later
+// (ChunkVector, on the first vectors).
+func (w *Writer) SetReplication(factor int) { w.replication = factor }
 
 // SetCommitLocks makes commits, releases and garbage collection of a
 // project exclusive across every indexer sharing locks.
@@ -387,7 +393,9 @@ func (w *Writer) recordState(ctx context.Context, o pipeline.Object, state, errT
 func (w *Writer) batch(ctx context.Context, objs []*models.Object) error {
 	for start := 0; start < len(objs); start += batchSize {
 		end := min(start+batchSize, len(objs))
-		resp, err := w.wv.Batch().ObjectsBatcher().WithObjects(objs[start:end]...).Do(ctx)
+		// ALL: every replica holds an object before its commit is published,
+		// so readers may ask any one replica (queryd reads with ONE).
+		resp, err := w.wv.Batch().ObjectsBatcher().WithConsistencyLevel("ALL").WithObjects(objs[start:end]...).Do(ctx)
 		if err != nil {
 			return fmt.Errorf("batch of %d objects: %w", end-start, err)
 		}

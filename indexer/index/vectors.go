@@ -102,7 +102,7 @@ func (w *Writer) hasVectors(ctx context.Context, project, fileVersionID string) 
 
 func (w *Writer) ensureVectorSpace(ctx context.Context, project, model string) error {
 	if _, ok := w.vectorModels.Load(model); !ok {
-		if err := schema.EnsureVectorSpace(ctx, w.wv, model); err != nil {
+		if err := schema.EnsureVectorSpace(ctx, w.wv, model, w.replication); err != nil {
 			return err
 		}
 		w.vectorModels.Store(model, struct{}{})

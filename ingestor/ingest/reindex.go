@@ -42,6 +42,10 @@ type Reindexer struct {
 	Lister Lister
 	States StateReader
 	Pub    Publisher
+	// MinAge: an unforced reindex leaves objects modified more recently
+	// alone (their notifications are still on the way), so a reconcile
+	// during a burst does not queue every upload twice.
+	MinAge time.Duration
 }
 
 // ReindexResult counts what a reindex did.
@@ -83,8 +87,11 @@ func (r *Reindexer) Handle(ctx context.Context, subject string, data []byte) (Re
 		if err != nil {
 			return err
 		}
-		current := st != nil && st.ETag == o.ETag && st.State != pipeline.StatePending && st.State != pipeline.StateDeleted
-		if current && !req.Force {
+		// This upload's event was seen (it may still be in the pipeline), or
+		// the upload is too recent for its notification to count as lost.
+		seen := st != nil && st.ETag == o.ETag && st.State != pipeline.StateDeleted
+		recent := time.Since(o.LastModified) < r.MinAge
+		if !req.Force && (seen || recent) {
 			res.Skipped++
 			return nil
 		}
@@ -116,7 +123,7 @@ func (r *Reindexer) Handle(ctx context.Context, subject string, data []byte) (Re
 func (r *Reindexer) deleteVanished(ctx context.Context, project, prefix string, listed map[string]bool, res *ReindexResult) error {
 	var gone []pipeline.ObjectState
 	err := r.States.List(ctx, project, func(st pipeline.ObjectState) error {
-		if strings.HasPrefix(st.Key, prefix) && !listed[st.Key] && st.State != pipeline.StateDeleted {
+		if strings.HasPrefix(st.Key, prefix) && !listed[st.Key] && st.State != pipeline.StateDeleted && time.Since(st.UpdatedAt) >= r.MinAge {
 			gone = append(gone, st)
 		}
 		return nil

@@ -113,3 +113,23 @@ func TestReindex(t *testing.T) {
 		}
 	}
 }
+
+// TestReindexLeavesRecentAndSeenUploadsAlone: during a burst, objects whose
+// event was seen (even if still pending) or that changed less than MinAge
+// ago are not re-emitted by an unforced reindex; a forced one takes them.
+func TestReindexLeavesRecentAndSeenUploadsAlone(t *testing.T) {
+	objects := fakeLister{
+		{Key: "acme/new.md", ETag: "n1", LastModified: time.Now()},                    // just uploaded, no state yet
+		{Key: "acme/pending.md", ETag: "p1", LastModified: time.Now().Add(-time.Hour)}, // event seen, still in the pipeline
+		{Key: "acme/lost.md", ETag: "l1", LastModified: time.Now().Add(-time.Hour)},    // old, never seen: lost
+	}
+	states := fakeStateReader{"acme/pending.md": {Key: "acme/pending.md", ETag: "p1", State: pipeline.StatePending, Sequencer: "10", UpdatedAt: time.Now()}}
+	r := &Reindexer{Bucket: "strata", Lister: objects, States: states, Pub: &fakePub{}, MinAge: time.Minute}
+	res, err := r.Handle(context.Background(), "strata.reindex.acme", nil)
+	if err != nil || res.Emitted != 1 || res.Skipped != 2 {
+		t.Fatalf("unforced: %+v %v; want only the lost upload", res, err)
+	}
+	if res, _ := r.Handle(context.Background(), "strata.reindex.acme", []byte(`{"force":true}`)); res.Emitted != 3 {
+		t.Fatalf("forced: %+v", res)
+	}
+}

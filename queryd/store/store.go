@@ -6,8 +6,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 	"unicode"
 
 	"github.com/weaviate/weaviate-go-client/v4/weaviate"
@@ -61,10 +64,27 @@ type Document struct {
 }
 
 // Store reads the index.
-type Store struct{ wv *weaviate.Client }
+type Store struct {
+	wv *weaviate.Client
+	// consistency is the read consistency level on a replicated Weaviate
+	// ("" on a single node, which refuses the argument).
+	consistency string
+
+	mu           sync.Mutex
+	lastProjects []string // the last tenant list read (Projects)
+}
 
 // New returns a Store.
 func New(wv *weaviate.Client) *Store { return &Store{wv: wv} }
+
+// SetReadConsistency sets the consistency level of reads on a replicated
+// Weaviate. ONE lets reads go on while a node is down and is still exact:
+// committed objects are immutable and written to every replica
+// (consistency ALL) before their commit is published.
+func (s *Store) SetReadConsistency(level string) *Store {
+	s.consistency = level
+	return s
+}
 
 var chunkFields = []graphql.Field{
 	{Name: "content"}, {Name: "file_id"}, {Name: "file_version_id"}, {Name: "file_path"}, {Name: "branch"},
@@ -78,12 +98,22 @@ var documentFields = []graphql.Field{
 	{Name: "title"}, {Name: "status"}, {Name: "error"}, {Name: "deleted"}, {Name: "chunk_count"},
 }
 
-// Projects lists the projects (tenants) that have an index.
+// Projects lists the projects (tenants) that have an index. Listing
+// tenants asks every node; while a replicated Weaviate has a node down it
+// can stall, so it is bounded and the last list answers meanwhile.
 func (s *Store) Projects(ctx context.Context) ([]string, error) {
-	ts, err := s.wv.Schema().TenantsGetter().WithClassName(schema.ChunkClass).Do(ctx)
+	listCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	ts, err := s.wv.Schema().TenantsGetter().WithClassName(schema.ChunkClass).Do(listCtx)
 	if err != nil {
 		if isNotFound(err) {
 			return nil, nil
+		}
+		s.mu.Lock()
+		last := s.lastProjects
+		s.mu.Unlock()
+		if last != nil && ctx.Err() == nil {
+			return last, nil
 		}
 		return nil, fmt.Errorf("list projects: %w", err)
 	}
@@ -91,7 +121,10 @@ func (s *Store) Projects(ctx context.Context) ([]string, error) {
 	for _, t := range ts {
 		out = append(out, t.Name)
 	}
-	return out, nil
+	s.mu.Lock()
+	s.lastProjects = out
+	s.mu.Unlock()
+	return slices.Clone(out), nil
 }
 
 // HasProject reports whether project has an index.
@@ -267,6 +300,9 @@ func Sanitize(s string) string {
 
 func (s *Store) get(ctx context.Context, class, project string, fields []graphql.Field, build func(*graphql.GetBuilder) *graphql.GetBuilder) ([]map[string]any, error) {
 	g := s.wv.GraphQL().Get().WithClassName(class).WithTenant(project).WithFields(fields...)
+	if s.consistency != "" {
+		g = g.WithConsistencyLevel(s.consistency)
+	}
 	resp, err := build(g).Do(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("query %s of %s: %w", class, project, err)

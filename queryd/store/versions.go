@@ -47,7 +47,11 @@ func intLE(path string, v int64) *filters.WhereBuilder {
 // Watermark returns the project's published commit sequence; reads as of
 // "latest" use it, so a commit becomes visible all at once.
 func (s *Store) Watermark(ctx context.Context, project string) (int64, error) {
-	objs, err := s.wv.Data().ObjectsGetter().WithClassName(schema.ProjectStateClass).WithID(ids.Project(project)).WithTenant(project).Do(ctx)
+	getter := s.wv.Data().ObjectsGetter().WithClassName(schema.ProjectStateClass).WithID(ids.Project(project)).WithTenant(project)
+	if s.consistency != "" {
+		getter = getter.WithConsistencyLevel(s.consistency)
+	}
+	objs, err := getter.Do(ctx)
 	if err != nil {
 		var ce *fault.WeaviateClientError
 		// 404: nothing committed yet; "tenant not found": the project's

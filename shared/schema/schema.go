@@ -137,8 +137,13 @@ func Definitions() []*models.Class {
 }
 
 // Ensure creates every missing collection. Existing ones are left as they are.
-func Ensure(ctx context.Context, c *weaviate.Client) error {
+func Ensure(ctx context.Context, c *weaviate.Client) error { return EnsureReplicated(ctx, c, 1) }
+
+// EnsureReplicated is Ensure on a multi-node Weaviate: new collections keep
+// factor copies of every shard (existing ones keep theirs).
+func EnsureReplicated(ctx context.Context, c *weaviate.Client, factor int) error {
 	for _, class := range Definitions() {
+		class.ReplicationConfig = replication(factor)
 		exists, err := c.Schema().ClassExistenceChecker().WithClassName(class.Class).Do(ctx)
 		if err != nil {
 			return fmt.Errorf("check collection %s: %w", class.Class, err)
@@ -252,4 +257,12 @@ func Projects(ctx context.Context, c *weaviate.Client) ([]string, error) {
 		out = append(out, t.Name)
 	}
 	return out, nil
+}
+
+// replication is the replication config of a collection (nil: Weaviate's default, 1).
+func replication(factor int) *models.ReplicationConfig {
+	if factor <= 1 {
+		return nil
+	}
+	return &models.ReplicationConfig{Factor: int64(factor)}
 }

@@ -50,7 +50,7 @@ func namedVector() models.VectorConfig {
 
 // EnsureVectorSpace makes sure ChunkVector exists with a named vector for
 // model, adding the vector to an existing collection when a model is new.
-func EnsureVectorSpace(ctx context.Context, c *weaviate.Client, model string) error {
+func EnsureVectorSpace(ctx context.Context, c *weaviate.Client, model string, replicationFactor int) error {
 	name := VectorName(model)
 	exists, err := c.Schema().ClassExistenceChecker().WithClassName(ChunkVectorClass).Do(ctx)
 	if err != nil {
@@ -63,6 +63,7 @@ func EnsureVectorSpace(ctx context.Context, c *weaviate.Client, model string) er
 			MultiTenancyConfig: &models.MultiTenancyConfig{Enabled: true},
 			Properties:         chunkVectorProperties(),
 			VectorConfig:       map[string]models.VectorConfig{name: namedVector()},
+			ReplicationConfig:  replication(replicationFactor),
 		}
 		err := c.Schema().ClassCreator().WithClass(class).Do(ctx)
 		if err == nil || strings.Contains(err.Error(), "already exists") {

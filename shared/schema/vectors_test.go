@@ -47,7 +47,7 @@ func TestSecondModelIsAddedSideBySide(t *testing.T) {
 	}
 	ctx := context.Background()
 	for _, m := range []string{"model-a", "model-b", "model-a"} {
-		if err := schema.EnsureVectorSpace(ctx, wv, m); err != nil {
+		if err := schema.EnsureVectorSpace(ctx, wv, m, 1); err != nil {
 			t.Fatalf("ensure %s: %v", m, err)
 		}
 	}

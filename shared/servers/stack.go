@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -45,6 +46,7 @@ type Stack struct {
 	NATSPeers        []*Process // the other nodes of a clustered NATS
 	MinIO            *Process
 	Weaviate         *Process
+	WeaviatePeers    []*Process // the other nodes of a multi-node Weaviate
 	NATSURL          string
 	S3Endpoint       string // host:port
 	WeaviateHost     string // host:port
@@ -62,6 +64,9 @@ type StackOptions struct {
 	// notification target needs the stream to exist.
 	BeforeMinIO func(ctx context.Context, natsURL string) error
 	Progress    io.Writer
+	// WeaviatePeers, when set, make Weaviate a multi-node cluster: the
+	// first node on the Ports.Weaviate* ports and one more per peer.
+	WeaviatePeers []WeaviatePeer
 	// NATSPeers, when set, make NATS a cluster: the first node on
 	// Ports.NATS/NATSMonitor with route port NATSRoute, and one more node
 	// per peer. MinIO's notifications go to the first node.
@@ -126,7 +131,7 @@ func StartStack(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 
 // Stop stops the servers in reverse order of start.
 func (s *Stack) Stop(timeout time.Duration) {
-	for _, p := range append([]*Process{s.Weaviate, s.MinIO, s.NATS}, s.NATSPeers...) {
+	for _, p := range append(append(append([]*Process{}, s.WeaviatePeers...), s.Weaviate, s.MinIO, s.NATS), s.NATSPeers...) {
 		if p != nil {
 			_ = p.Stop(timeout)
 		}
@@ -245,47 +250,120 @@ func (s *Stack) startMinIO(ctx context.Context) (err error) {
 
 func (s *Stack) startWeaviate(ctx context.Context) (err error) {
 	p := s.Ports
-	wvDir := filepath.Join(s.opts.DataDir, "weaviate")
-	if err := os.MkdirAll(wvDir, 0o755); err != nil {
+	first := WeaviatePeer{HTTP: p.Weaviate, GRPC: p.WeaviateGRPC, Gossip: p.WeaviateGossip, Data: p.WeaviateData, Raft: p.Raft, RaftRPC: p.RaftRPC}
+	if len(s.opts.WeaviatePeers) == 0 {
+		if s.Weaviate, err = s.startWeaviateNode("node1", first, "", "node1", 1); err != nil {
+			return err
+		}
+		return weaviateReady(ctx, s.Weaviate, first.HTTP)
+	}
+	nodes := append([]WeaviatePeer{first}, s.opts.WeaviatePeers...)
+	var raftJoin []string
+	for i, n := range nodes {
+		raftJoin = append(raftJoin, fmt.Sprintf("node%d:%d", i+1, n.Raft))
+	}
+	// The others join the first node's gossip, so it must listen first;
+	// readiness needs the Raft quorum, so every node starts before any is waited for.
+	if s.Weaviate, err = s.startWeaviateNode("node1", first, "", strings.Join(raftJoin, ","), len(nodes)); err != nil {
 		return err
 	}
-	s.Weaviate, err = Start(Spec{
-		Name: "weaviate-server", Path: s.opts.Bins[Weaviate.Name],
-		Args: []string{"--host", "127.0.0.1", "--port", strconv.Itoa(p.Weaviate), "--scheme", "http"},
-		Env: []string{
-			"PERSISTENCE_DATA_PATH=" + wvDir,
-			"CLUSTER_HOSTNAME=node1",
-			"CLUSTER_ADVERTISE_ADDR=127.0.0.1",
-			"CLUSTER_GOSSIP_BIND_PORT=" + strconv.Itoa(p.WeaviateGossip),
-			"CLUSTER_DATA_BIND_PORT=" + strconv.Itoa(p.WeaviateData),
-			"RAFT_PORT=" + strconv.Itoa(p.Raft),
-			"RAFT_INTERNAL_RPC_PORT=" + strconv.Itoa(p.RaftRPC),
-			"RAFT_JOIN=node1",
-			"RAFT_BOOTSTRAP_EXPECT=1",
-			"GRPC_PORT=" + strconv.Itoa(p.WeaviateGRPC),
-			"DISABLE_TELEMETRY=true",
-			"DEFAULT_VECTORIZER_MODULE=none",
-			"ENABLE_MODULES=",
-			"QUERY_DEFAULTS_LIMIT=100",
-			"LOG_LEVEL=warning",
-			// Two API keys: the indexer writes, queryd can only read.
-			"AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED=false",
-			"AUTHENTICATION_APIKEY_ENABLED=true",
-			"AUTHENTICATION_APIKEY_ALLOWED_KEYS=" + LocalWeaviateWriter + "," + LocalWeaviateReader,
-			"AUTHENTICATION_APIKEY_USERS=strata-writer,strata-reader",
-			"AUTHORIZATION_ADMINLIST_ENABLED=true",
-			"AUTHORIZATION_ADMINLIST_USERS=strata-writer",
-			"AUTHORIZATION_ADMINLIST_READONLY_USERS=strata-reader",
-		},
-		LogFile: filepath.Join(filepath.Join(s.opts.DataDir, "logs"), "weaviate-server.log"), Detach: s.opts.Detach,
-	})
-	if err != nil {
-		return err
+	if err := waitListening(ctx, first.Gossip); err != nil {
+		return fmt.Errorf("weaviate node1 gossip: %w", err)
 	}
-	if err := s.Weaviate.WaitReady(ctx, HTTPReady("http://"+s.WeaviateHost+"/v1/.well-known/ready")); err != nil {
-		return err
+	s.WeaviatePeers = nil
+	for i, n := range nodes[1:] {
+		p, err := s.startWeaviateNode(fmt.Sprintf("node%d", i+2), n, fmt.Sprintf("127.0.0.1:%d", first.Gossip), strings.Join(raftJoin, ","), len(nodes))
+		if err != nil {
+			return err
+		}
+		s.WeaviatePeers = append(s.WeaviatePeers, p)
+	}
+	for i, n := range nodes {
+		p := s.Weaviate
+		if i > 0 {
+			p = s.WeaviatePeers[i-1]
+		}
+		if err := weaviateReady(ctx, p, n.HTTP); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+func weaviateReady(ctx context.Context, p *Process, port int) error {
+	return p.WaitReady(ctx, HTTPReady(fmt.Sprintf("http://127.0.0.1:%d/v1/.well-known/ready", port)))
+}
+
+// waitListening waits until something accepts TCP connections on port.
+func waitListening(ctx context.Context, port int) error {
+	for {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+		if err == nil {
+			return c.Close()
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// WeaviatePeer is one more node of a multi-node Weaviate.
+type WeaviatePeer struct{ HTTP, GRPC, Gossip, Data, Raft, RaftRPC int }
+
+func (s *Stack) startWeaviateNode(name string, n WeaviatePeer, clusterJoin, raftJoin string, expect int) (*Process, error) {
+	wvDir := filepath.Join(s.opts.DataDir, "weaviate")
+	logName := "weaviate-server.log"
+	if expect > 1 {
+		wvDir = filepath.Join(wvDir, name)
+		logName = "weaviate-" + name + ".log"
+	}
+	if err := os.MkdirAll(wvDir, 0o755); err != nil {
+		return nil, err
+	}
+	env := []string{
+		"PERSISTENCE_DATA_PATH=" + wvDir,
+		"CLUSTER_HOSTNAME=" + name,
+		"CLUSTER_ADVERTISE_ADDR=127.0.0.1",
+		"CLUSTER_GOSSIP_BIND_PORT=" + strconv.Itoa(n.Gossip),
+		"CLUSTER_DATA_BIND_PORT=" + strconv.Itoa(n.Data),
+		"RAFT_PORT=" + strconv.Itoa(n.Raft),
+		"RAFT_INTERNAL_RPC_PORT=" + strconv.Itoa(n.RaftRPC),
+		"RAFT_JOIN=" + raftJoin,
+		"RAFT_BOOTSTRAP_EXPECT=" + strconv.Itoa(expect),
+		"GRPC_PORT=" + strconv.Itoa(n.GRPC),
+		"DISABLE_TELEMETRY=true",
+		"DEFAULT_VECTORIZER_MODULE=none",
+		"ENABLE_MODULES=",
+		"QUERY_DEFAULTS_LIMIT=100",
+		"LOG_LEVEL=warning",
+		// Two API keys: the indexer writes, queryd can only read.
+		"AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED=false",
+		"AUTHENTICATION_APIKEY_ENABLED=true",
+		"AUTHENTICATION_APIKEY_ALLOWED_KEYS=" + LocalWeaviateWriter + "," + LocalWeaviateReader,
+		"AUTHENTICATION_APIKEY_USERS=strata-writer,strata-reader",
+		"AUTHORIZATION_ADMINLIST_ENABLED=true",
+		"AUTHORIZATION_ADMINLIST_USERS=strata-writer",
+		"AUTHORIZATION_ADMINLIST_READONLY_USERS=strata-reader",
+	}
+	if clusterJoin != "" {
+		env = append(env, "CLUSTER_JOIN="+clusterJoin)
+	}
+	if expect > 1 {
+		// Nodes on one host: a peer's data and Raft RPC ports are its gossip and Raft ports plus one.
+		env = append(env, "CLUSTER_IN_LOCALHOST=true")
+	}
+	p, err := Start(Spec{
+		Name: "weaviate-server", Path: s.opts.Bins[Weaviate.Name],
+		Args:    []string{"--host", "127.0.0.1", "--port", strconv.Itoa(n.HTTP), "--scheme", "http"},
+		Env:     env,
+		LogFile: filepath.Join(s.opts.DataDir, "logs", logName), Detach: s.opts.Detach,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // Restart kills one server with SIGKILL, as a crash would, and starts it

@@ -39,6 +39,7 @@ type Config struct {
 	GCInterval     time.Duration
 	GCRetention    time.Duration
 	CommitLease    time.Duration
+	Replication    int
 }
 
 // RegisterFlags registers the indexer's flags.
@@ -51,6 +52,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.MaxAckPending, "max-ack-pending", 64, "unacknowledged messages the consumer may hold")
 	fs.DurationVar(&c.GCInterval, "gc-interval", time.Hour, "how often superseded versions are garbage-collected (0 = never)")
 	fs.DurationVar(&c.GCRetention, "gc-retention", 7*24*time.Hour, "superseded versions no release pins are kept this long")
+	fs.IntVar(&c.Replication, "weaviate-replication-factor", 1, "copies of every shard in new collections (multi-node Weaviate; 1 on a single node)")
 	fs.DurationVar(&c.CommitLease, "commit-lease", 30*time.Second, "how long a crashed replica's hold on a project's commits lasts (renewed every third of it while committing)")
 }
 
@@ -63,6 +65,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Concurrency < 1 || c.Concurrency > 256 {
 		p.Addf("concurrency", "must be 1..256, got %d", c.Concurrency)
+	}
+	if c.Replication < 1 || c.Replication > 9 {
+		p.Addf("weaviate-replication-factor", "must be 1..9, got %d", c.Replication)
 	}
 	if c.CommitLease < 3*time.Second {
 		p.Addf("commit-lease", "must be at least 3s, got %v", c.CommitLease)
@@ -108,7 +113,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := schema.Ensure(ctx, wv); err != nil {
+	if err := schema.EnsureReplicated(ctx, wv, cfg.Replication); err != nil {
 		return err
 	}
 	nc, js, err := pipeline.Connect(cfg.NATSURL, "strata-indexer", log)
@@ -137,6 +142,7 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	writer.SetCommitLocks(leases) // replicas commit one project one at a time
+	writer.SetReplication(cfg.Replication)
 	stopReleases, err := writer.ServeReleases(ctx, nc)
 	if err != nil {
 		return err

@@ -57,6 +57,7 @@ type Config struct {
 	PopplerDir      string
 	UniDoc          pdf.License
 	Reconcile       time.Duration
+	ReconcileMinAge time.Duration
 }
 
 // RegisterFlags registers the ingestor's flags.
@@ -74,6 +75,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.OverlapTokens, "chunk-overlap", 0, "tokens of trailing blocks a chunk repeats from the previous one")
 	fs.StringVar(&c.AssetsBucket, "assets-bucket", "strata-assets", "bucket for images extracted from documents (no notifications)")
 	fs.StringVar(&c.Bucket, "bucket", "strata", "the watched bucket, listed by reindex requests")
+	fs.DurationVar(&c.ReconcileMinAge, "reconcile-min-age", 2*time.Minute, "unforced reindexes leave objects changed more recently than this alone (their events are on the way)")
 	fs.DurationVar(&c.Reconcile, "reconcile-interval", 5*time.Minute, "how often to compare the bucket with what was ingested and re-emit lost events (0: never)")
 	def := extract.DefaultLimits()
 	fs.DurationVar(&c.ExtractTimeout, "extract-timeout", def.Timeout, "time limit to extract one file")
@@ -198,7 +200,8 @@ func run(ctx context.Context, args []string) error {
 	if exists, err := s3.BucketExists(ctx, cfg.AssetsBucket); err != nil || !exists {
 		return fmt.Errorf("assets bucket %q (-assets-bucket, STRATA_ASSETS_BUCKET) is not reachable or does not exist: %v", cfg.AssetsBucket, err)
 	}
-	reindexer := &ingest.Reindexer{Bucket: cfg.Bucket, Lister: objectstore.Store{Client: s3}, States: states, Pub: pipeline.Publisher{JS: js}}
+	reindexer := &ingest.Reindexer{Bucket: cfg.Bucket, Lister: objectstore.Store{Client: s3}, States: states, Pub: pipeline.Publisher{JS: js},
+		MinAge: cfg.ReconcileMinAge}
 	handle := func(ctx context.Context, msg jetstream.Msg) error {
 		if strings.HasPrefix(msg.Subject(), pipeline.ReindexSubject+".") {
 			res, err := reindexer.Handle(ctx, msg.Subject(), msg.Data())

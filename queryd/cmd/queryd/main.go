@@ -52,6 +52,7 @@ type Config struct {
 	StdioAPIKey    string
 	NATSURL        string
 	KVReplicas     int
+	ReadLevel      string
 	ToolBudget     int
 	ToolBudgetWarn int
 	Toolsets       string
@@ -76,6 +77,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Transport, "transport", "http", "http (streamable HTTP at -addr) or stdio (one client on stdin/stdout, for desktop agents)")
 	fs.StringVar(&c.StdioAPIKey, "stdio-api-key", "", "with -transport stdio: the API key (one of -api-keys) whose projects the client reads")
 	fs.StringVar(&c.NATSURL, "nats-url", "", "NATS URL for state shared by replicas (tool budgets); empty: counted per process")
+	fs.StringVar(&c.ReadLevel, "weaviate-read-consistency", "", "read consistency on a replicated Weaviate: ONE (reads go on with a node down), QUORUM or ALL; empty on a single node")
 	fs.IntVar(&c.KVReplicas, "kv-replicas", 1, "replicas of the tool-budget KV bucket (1 on a single NATS server, 3 on a cluster)")
 	fs.IntVar(&c.ToolBudget, "tool-budget", 20, "tool calls per MCP session (0 = unlimited)")
 	fs.IntVar(&c.ToolBudgetWarn, "tool-budget-warn", 4, "answers tell the agent to wrap up when this many calls remain")
@@ -118,6 +120,9 @@ func (c *Config) Validate() error {
 		p.Addf("tool-budget", "budget %d and warning threshold %d (-tool-budget-warn) must be >= 0, the threshold below the budget", c.ToolBudget, c.ToolBudgetWarn)
 	}
 	c.Embedding.Validate(&p)
+	if c.ReadLevel != "" && c.ReadLevel != "ONE" && c.ReadLevel != "QUORUM" && c.ReadLevel != "ALL" {
+		p.Addf("weaviate-read-consistency", "must be ONE, QUORUM, ALL or empty, got %q", c.ReadLevel)
+	}
 	if c.KVReplicas < 1 || c.KVReplicas > 5 {
 		p.Addf("kv-replicas", "must be 1..5, got %d", c.KVReplicas)
 	}
@@ -193,7 +198,7 @@ func run(ctx context.Context, args []string) error {
 		server.WithInputSchemaValidation(),
 		server.WithInstructions("Strata: search and read the files of the projects your API key can read. All tools are read-only."),
 	)
-	st := store.New(wv)
+	st := store.New(wv).SetReadConsistency(cfg.ReadLevel)
 	tl := tools.New(st, signer, log).SetTokenBudget(cfg.TokenBudget).SetStrata(st, st, states, dead)
 	provider, err := embed.New(cfg.Embedding)
 	switch {
