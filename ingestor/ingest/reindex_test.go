@@ -119,7 +119,7 @@ func TestReindex(t *testing.T) {
 // ago are not re-emitted by an unforced reindex; a forced one takes them.
 func TestReindexLeavesRecentAndSeenUploadsAlone(t *testing.T) {
 	objects := fakeLister{
-		{Key: "acme/new.md", ETag: "n1", LastModified: time.Now()},                    // just uploaded, no state yet
+		{Key: "acme/new.md", ETag: "n1", LastModified: time.Now()},                     // just uploaded, no state yet
 		{Key: "acme/pending.md", ETag: "p1", LastModified: time.Now().Add(-time.Hour)}, // event seen, still in the pipeline
 		{Key: "acme/lost.md", ETag: "l1", LastModified: time.Now().Add(-time.Hour)},    // old, never seen: lost
 	}
