@@ -4,6 +4,8 @@ go 1.26.8
 
 replace github.com/strata-kb/strata/shared => ../shared
 
+replace github.com/strata-kb/strata/indexer => ../indexer
+
 require (
 	github.com/compose-spec/compose-go/v2 v2.16.2
 	github.com/mark3labs/mcp-go v1.2.1
@@ -48,7 +50,7 @@ require (
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/monochromegane/go-gitignore v0.0.0-20200626010858-205db1a8cc00 // indirect
-	github.com/oklog/ulid/v2 v2.1.1 // indirect
+	github.com/oklog/ulid/v2 v2.1.2 // indirect
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/planetscale/vtprotobuf v0.6.1-0.20240319094008-0393e58bdf10 // indirect
 	github.com/sirupsen/logrus v1.10.2 // indirect
@@ -83,12 +85,12 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/go-openapi/analysis v0.25.5 // indirect
-	github.com/go-openapi/errors v0.22.8 // indirect
+	github.com/go-openapi/errors v0.22.9 // indirect
 	github.com/go-openapi/jsonpointer v1.0.0 // indirect
 	github.com/go-openapi/jsonreference v1.0.0 // indirect
 	github.com/go-openapi/loads v0.25.0 // indirect
 	github.com/go-openapi/spec v0.22.9 // indirect
-	github.com/go-openapi/strfmt v0.27.0 // indirect
+	github.com/go-openapi/strfmt v0.27.4 // indirect
 	github.com/go-openapi/swag v0.28.0 // indirect
 	github.com/go-openapi/validate v0.26.1 // indirect
 	github.com/google/jsonschema-go v0.4.2 // indirect
@@ -105,10 +107,11 @@ require (
 	github.com/rs/xid v1.6.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/spf13/cast v1.7.1 // indirect
+	github.com/strata-kb/strata/indexer v0.0.0
 	github.com/strata-kb/strata/ingestor v0.0.0
 	github.com/tinylib/msgp v1.6.4 // indirect
 	github.com/weaviate/weaviate v1.27.0 // indirect
-	github.com/weaviate/weaviate-go-client/v4 v4.16.1 // indirect
+	github.com/weaviate/weaviate-go-client/v4 v4.16.1
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	github.com/zeebo/xxh3 v1.1.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/weaviate/weaviate-go-client/v4/weaviate"
+	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
+	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
+
+	"github.com/strata-kb/strata/shared/ids"
+	"github.com/strata-kb/strata/shared/schema"
+)
+
+// The direct side: for each tool, the Weaviate query (or queries) at the
+// heart of its answer, issued by this process with the same client library
+// and settings as queryd (schema.NewClient, the read-only key), minus what
+// queryd adds around them: MCP and JSON-RPC over HTTP, auth, argument
+// checks, the project list and watermark lookups, version visibility checks
+// (LatestVersions) and building the answer. Fields and filters copy
+// queryd/store's.
+
+var chunkFields = []graphql.Field{
+	{Name: "content"}, {Name: "file_id"}, {Name: "file_version_id"}, {Name: "file_path"}, {Name: "branch"},
+	{Name: "index"}, {Name: "start_offset"}, {Name: "end_offset"}, {Name: "token_count"}, {Name: "source_checksum"},
+	{Name: "created_at"}, {Name: "section_id"}, {Name: "heading_path"}, {Name: "embedding_status"}, {Name: "embedding_model"},
+	{Name: "_additional", Fields: []graphql.Field{{Name: "id"}, {Name: "score"}}},
+}
+
+var chunkDetailFields = append(append([]graphql.Field(nil), chunkFields...),
+	graphql.Field{Name: "kind"}, graphql.Field{Name: "page_start"}, graphql.Field{Name: "page_end"},
+	graphql.Field{Name: "image_ref"}, graphql.Field{Name: "image_mime"}, graphql.Field{Name: "valid_from"})
+
+var sectionFields = []graphql.Field{
+	{Name: "file_id"}, {Name: "file_version_id"}, {Name: "file_path"}, {Name: "branch"}, {Name: "ordinal"},
+	{Name: "title"}, {Name: "heading_path"}, {Name: "level"}, {Name: "start_offset"}, {Name: "end_offset"},
+	{Name: "token_count"}, {Name: "chunk_count"}, {Name: "page_start"}, {Name: "page_end"}, {Name: "valid_from"},
+	{Name: "_additional", Fields: []graphql.Field{{Name: "id"}}},
+}
+
+var documentDetailFields = []graphql.Field{
+	{Name: "file_id"}, {Name: "file_path"}, {Name: "name"}, {Name: "folder"}, {Name: "branch"}, {Name: "file_version_id"},
+	{Name: "title"}, {Name: "status"}, {Name: "error"}, {Name: "deleted"}, {Name: "chunk_count"},
+	{Name: "format"}, {Name: "updated_at"}, {Name: "ingested_at"},
+	{Name: "section_count"}, {Name: "token_count"}, {Name: "pages"}, {Name: "language"},
+}
+
+// direct issues the tools' core Weaviate queries.
+type direct struct {
+	wv         *weaviate.Client
+	at         map[string]int64 // each project's watermark, read once after loading
+	vectorName string
+}
+
+func eq(path, v string) *filters.WhereBuilder {
+	return filters.Where().WithPath([]string{path}).WithOperator(filters.Equal).WithValueText(v)
+}
+
+func intOp(path string, op filters.WhereOperator, v int64) *filters.WhereBuilder {
+	return filters.Where().WithPath([]string{path}).WithOperator(op).WithValueInt(v)
+}
+
+func and(ws ...*filters.WhereBuilder) *filters.WhereBuilder {
+	return filters.Where().WithOperator(filters.And).WithOperands(ws)
+}
+
+// get runs a Get query and returns its rows.
+func (d *direct) get(ctx context.Context, class, project string, fields []graphql.Field, build func(*graphql.GetBuilder) *graphql.GetBuilder) ([]map[string]any, error) {
+	g := d.wv.GraphQL().Get().WithClassName(class).WithTenant(project).WithFields(fields...)
+	resp, err := build(g).Do(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", class, err)
+	}
+	if len(resp.Errors) > 0 {
+		msgs := make([]string, len(resp.Errors))
+		for i, e := range resp.Errors {
+			msgs[i] = e.Message
+		}
+		return nil, fmt.Errorf("query %s: %s", class, strings.Join(msgs, "; "))
+	}
+	get, _ := resp.Data["Get"].(map[string]any)
+	list, _ := get[class].([]any)
+	out := make([]map[string]any, 0, len(list))
+	for _, item := range list {
+		if m, ok := item.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// keyword is search_keyword's BM25 query over main as of the watermark
+// (store.SearchKeyword's first round: 3 x top_k rows).
+func (d *direct) keyword(ctx context.Context, project, query string, limit int) (int, error) {
+	rows, err := d.get(ctx, schema.ChunkClass, project, chunkFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.WithBM25((&graphql.BM25ArgumentBuilder{}).WithQuery(query).WithProperties("content")).
+			WithWhere(and(intOp("valid_from", filters.LessThanEqual, d.at[project]), eq("branch", ""))).WithLimit(3 * limit)
+	})
+	return len(rows), err
+}
+
+// vector is store.SearchVector's first round: nearVector on ChunkVector's
+// named vector (main only), then the Chunk rows of the ids found.
+func (d *direct) vector(ctx context.Context, project string, vec []float32, limit int, minSimilarity float64) (int, error) {
+	near := (&graphql.NearVectorArgumentBuilder{}).WithVector(vec).WithTargetVectors(d.vectorName)
+	if minSimilarity > 0 {
+		near = near.WithDistance(float32(1 - minSimilarity))
+	}
+	rows, err := d.get(ctx, schema.ChunkVectorClass, project,
+		[]graphql.Field{{Name: "chunk_id"}, {Name: "_additional", Fields: []graphql.Field{{Name: "distance"}}}},
+		func(g *graphql.GetBuilder) *graphql.GetBuilder {
+			branch := filters.Where().WithPath([]string{"branch"}).WithOperator(filters.ContainsAny).WithValueText("")
+			return g.WithNearVector(near).WithWhere(branch).WithLimit(max(3*limit, 30))
+		})
+	if err != nil || len(rows) == 0 {
+		return 0, err
+	}
+	chunkIDs := make([]string, 0, len(rows))
+	for _, r := range rows {
+		if id, ok := r["chunk_id"].(string); ok {
+			chunkIDs = append(chunkIDs, id)
+		}
+	}
+	chunks, err := d.get(ctx, schema.ChunkClass, project, chunkFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		byID := filters.Where().WithPath([]string{"id"}).WithOperator(filters.ContainsAny).WithValueText(chunkIDs...)
+		return g.WithWhere(and(byID, intOp("valid_from", filters.LessThanEqual, d.at[project]))).WithLimit(len(chunkIDs))
+	})
+	return len(chunks), err
+}
+
+// hybrid is query_documents' pair: the keyword and the vector query.
+func (d *direct) hybrid(ctx context.Context, project, query string, vec []float32, limit int) (int, error) {
+	k, err := d.keyword(ctx, project, query, limit)
+	if err != nil {
+		return 0, err
+	}
+	v, err := d.vector(ctx, project, vec, limit, 0)
+	return k + v, err
+}
+
+// object gets one object by id (the REST objects endpoint).
+func (d *direct) object(ctx context.Context, class, project, id string) (int, error) {
+	objs, err := d.wv.Data().ObjectsGetter().WithClassName(class).WithID(id).WithTenant(project).Do(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("get %s %s: %w", class, id, err)
+	}
+	return len(objs), nil
+}
+
+// chunk is get_file_chunk's read: the Chunk object by id.
+func (d *direct) chunk(ctx context.Context, project, id string) (int, error) {
+	return d.object(ctx, schema.ChunkClass, project, id)
+}
+
+// chunkVector is get_file_chunk_embedding's read: the chunk's ChunkVector
+// object of the model (without the vector, as the tool's default).
+func (d *direct) chunkVector(ctx context.Context, project, chunkID, model string) (int, error) {
+	return d.object(ctx, schema.ChunkVectorClass, project, ids.ChunkVector(chunkID, model))
+}
+
+// listChunks is store.ListChunks: a version's chunks by index.
+func (d *direct) listChunks(ctx context.Context, project, fileVersionID string, limit int) (int, error) {
+	rows, err := d.get(ctx, schema.ChunkClass, project, chunkFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.WithWhere(eq("file_version_id", fileVersionID)).
+			WithSort(graphql.Sort{Path: []string{"index"}, Order: graphql.Asc}).WithLimit(limit)
+	})
+	return len(rows), err
+}
+
+// chunkRange is store.ChunkDetails: a version's chunks in a section and/or
+// an index range, by index.
+func (d *direct) chunkRange(ctx context.Context, project, fileVersionID, sectionID string, from, to int) (int, error) {
+	ws := []*filters.WhereBuilder{eq("file_version_id", fileVersionID), intOp("valid_from", filters.LessThanEqual, d.at[project])}
+	if sectionID != "" {
+		ws = append(ws, eq("section_id", sectionID))
+	}
+	if from > 0 {
+		ws = append(ws, intOp("index", filters.GreaterThanEqual, int64(from)))
+	}
+	if to >= 0 {
+		ws = append(ws, intOp("index", filters.LessThanEqual, int64(to)))
+	}
+	limit := 201
+	if to >= 0 {
+		limit = to - from + 1
+	}
+	rows, err := d.get(ctx, schema.ChunkClass, project, chunkDetailFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.WithWhere(and(ws...)).WithSort(graphql.Sort{Path: []string{"index"}, Order: graphql.Asc}).WithLimit(limit)
+	})
+	return len(rows), err
+}
+
+// sections is store.Sections: a version's table of contents.
+func (d *direct) sections(ctx context.Context, project, fileVersionID string) (int, error) {
+	rows, err := d.get(ctx, schema.SectionClass, project, sectionFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.WithWhere(and(eq("file_version_id", fileVersionID), intOp("valid_from", filters.LessThanEqual, d.at[project]))).
+			WithSort(graphql.Sort{Path: []string{"ordinal"}, Order: graphql.Asc}).WithLimit(2001)
+	})
+	return len(rows), err
+}
+
+// document is store.DocumentByID: a file's current state.
+func (d *direct) document(ctx context.Context, project, fileID string) (int, error) {
+	rows, err := d.get(ctx, schema.DocumentClass, project, documentDetailFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.WithWhere(eq("file_id", fileID)).WithLimit(1)
+	})
+	return len(rows), err
+}

@@ -1,0 +1,343 @@
+// Command strata-bench measures queryd: each MCP tool's latency (p50, p99,
+// mean) and throughput at 1 and 16 concurrent clients over a synthetic index
+// of -chunks chunks, side by side with the tool's core Weaviate query issued
+// directly in the same run, and reports queryd's overhead as their ratio.
+//
+// It starts the whole local stack (localstack.Up) in a temporary directory on
+// free ports, loads the index straight into Weaviate with the indexer's
+// writer (no S3, no ingestion), measures, writes a plain-text report to
+// stdout (and -out) and stops the stack, also on Ctrl-C:
+//
+//	go run ./deploy/cmd/strata-bench -chunks 100000 -out docs/bench/queryd.txt
+//	go run ./deploy/cmd/strata-bench -chunks 2000   # a quick run
+//
+// It is a benchmark, not a test: numbers depend on the machine, and nothing
+// fails on a slow result.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/strata-kb/strata/deploy/localstack"
+	"github.com/strata-kb/strata/indexer/index"
+	"github.com/strata-kb/strata/shared/embed/uselite"
+	"github.com/strata-kb/strata/shared/schema"
+	"github.com/strata-kb/strata/shared/servers"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "strata-bench:", err)
+		os.Exit(1)
+	}
+}
+
+// Config is the command line.
+type Config struct {
+	Chunks        int
+	ChunksPerFile int
+	Projects      int
+	LoadWorkers   int
+	RealVectors   int
+	Concurrency   []int
+	Calls         []int // per concurrency level
+	Rounds        int
+	MaxPhase      time.Duration
+	Similarity    float64
+	Tools         []string // case names (or prefixes) to run; empty: all
+	Seed          int64
+	Out           string
+	KeepState     bool
+	Verbose       bool
+	args          []string
+}
+
+func parseConfig(args []string) (Config, error) {
+	c := Config{args: args}
+	fs := flag.NewFlagSet("strata-bench", flag.ContinueOnError)
+	fs.IntVar(&c.Chunks, "chunks", 100000, "chunks in the index")
+	fs.IntVar(&c.ChunksPerFile, "chunks-per-file", 100, "chunks per synthetic file (one commit each)")
+	fs.IntVar(&c.Projects, "projects", 1, "projects to spread the files over (the search tools search all of them)")
+	fs.IntVar(&c.LoadWorkers, "load-workers", 4, "goroutines writing files while loading")
+	fs.IntVar(&c.RealVectors, "real-vectors", 1000, "chunks embedded with the real model; the rest get random unit vectors")
+	conc := fs.String("concurrency", "1,16", "concurrent clients, comma-separated")
+	calls := fs.String("calls", "200,800", "calls per side at each concurrency (fewer for slow tools, see -max-phase)")
+	fs.IntVar(&c.Rounds, "rounds", 4, "rounds per side, alternating which side goes first")
+	fs.DurationVar(&c.MaxPhase, "max-phase", 30*time.Second, "about the longest one side of one row may take; slower tools make fewer calls")
+	fs.Float64Var(&c.Similarity, "similarity", 0.5, "search_files similarity_threshold")
+	tools := fs.String("tools", "", "only these rows (comma-separated names or name prefixes, e.g. search_,read)")
+	fs.Int64Var(&c.Seed, "seed", 1, "seed of the corpus and of the call inputs")
+	fs.StringVar(&c.Out, "out", "", "also write the report to this file")
+	fs.BoolVar(&c.KeepState, "keep-state", false, "keep the stack's temporary state directory (data and logs)")
+	fs.BoolVar(&c.Verbose, "v", false, "show the stack's start-up output")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	var err error
+	if c.Concurrency, err = intList(*conc); err != nil {
+		return c, fmt.Errorf("-concurrency: %w", err)
+	}
+	if c.Calls, err = intList(*calls); err != nil {
+		return c, fmt.Errorf("-calls: %w", err)
+	}
+	if *tools != "" {
+		c.Tools = strings.Split(*tools, ",")
+	}
+	return c, c.validate()
+}
+
+func (c Config) validate() error {
+	var errs []error
+	if c.Chunks < 1 || c.ChunksPerFile < sectionsPerFile {
+		errs = append(errs, fmt.Errorf("-chunks must be positive and -chunks-per-file at least %d", sectionsPerFile))
+	}
+	if len(c.Calls) != len(c.Concurrency) {
+		errs = append(errs, fmt.Errorf("-calls needs one number per -concurrency level (%d), got %d", len(c.Concurrency), len(c.Calls)))
+	}
+	if c.Projects < 1 || c.LoadWorkers < 1 || c.Rounds < 1 || c.RealVectors < 0 {
+		errs = append(errs, errors.New("-projects, -load-workers and -rounds must be at least 1, -real-vectors at least 0"))
+	}
+	if c.Similarity < 0 || c.Similarity > 1 {
+		errs = append(errs, errors.New("-similarity must be from 0 to 1"))
+	}
+	return errors.Join(errs...)
+}
+
+// selected reports whether the row name is one -tools asked for.
+func (c Config) selected(name string) bool {
+	if len(c.Tools) == 0 {
+		return true
+	}
+	for _, t := range c.Tools {
+		if t = strings.TrimSpace(t); t != "" && strings.HasPrefix(name, t) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c Config) maxConcurrency() int {
+	m := 1
+	for _, n := range c.Concurrency {
+		m = max(m, n)
+	}
+	return m
+}
+
+func intList(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q: want positive whole numbers, comma-separated", s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func run(ctx context.Context, args []string) error {
+	cfg, err := parseConfig(args)
+	if err != nil {
+		return err
+	}
+	root, err := workspaceRoot()
+	if err != nil {
+		return err
+	}
+	rep := &report{cfg: cfg, started: time.Now()}
+	progress := os.Stderr
+	model, err := loadModel(ctx, progress)
+	if err != nil {
+		return err
+	}
+	logf(progress, "generating %d chunks", cfg.Chunks)
+	rep.corpus = generateCorpus(cfg.Seed, cfg.Chunks, cfg.ChunksPerFile, cfg.Projects)
+	queries, err := newQueryPool(ctx, model, rep.corpus, cfg.Seed, 64)
+	if err != nil {
+		return err
+	}
+	logf(progress, "embedding %d sample chunks with %s", min(cfg.RealVectors, rep.corpus.chunkCount()), model.Model())
+	t0 := time.Now()
+	sample, err := embedSample(ctx, model, rep.corpus, cfg.RealVectors, progress)
+	if err != nil {
+		return err
+	}
+	rep.sample, rep.sampleTime = len(sample), time.Since(t0)
+
+	state, err := os.MkdirTemp("", "strata-bench-")
+	if err != nil {
+		return err
+	}
+	defer cleanup(state, cfg.KeepState, progress)
+	logf(progress, "starting the local stack in %s", state)
+	var stackOut io.Writer = io.Discard
+	if cfg.Verbose {
+		stackOut = progress
+	}
+	st, err := startStack(ctx, root, state, stackOut)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		logf(progress, "stopping the stack")
+		st.Stop(15 * time.Second)
+	}()
+
+	w, closeWriter, err := openWriter(ctx, st)
+	if err != nil {
+		return err
+	}
+	defer closeWriter()
+	rep.loadBefore = loadAverage()
+	logf(progress, "loading %d chunks (%d files) with %d workers", rep.corpus.chunkCount(), len(rep.corpus.Files), cfg.LoadWorkers)
+	l := &loader{w: w, c: rep.corpus, real: sample, seed: cfg.Seed}
+	if rep.load, err = l.load(ctx, cfg.LoadWorkers, progress); err != nil {
+		return err
+	}
+	logf(progress, "loaded in %s (%.0f chunks/s)", rep.load.Elapsed.Round(time.Second), rep.load.chunksPerSecond())
+
+	b, err := newBench(ctx, cfg, st, w, rep.corpus, queries, model, progress)
+	if err != nil {
+		return err
+	}
+	defer b.sessions.close()
+	if rep.check, err = b.checkIndex(ctx); err != nil {
+		return err
+	}
+	logf(progress, "index check: %s", rep.check)
+	rep.loadMeasure = loadAverage()
+	rep.results, err = b.runAll(ctx)
+	if err != nil {
+		return err
+	}
+	return writeReport(rep, cfg.Out)
+}
+
+func loadModel(ctx context.Context, progress io.Writer) (*uselite.Model, error) {
+	dir, err := localstack.InstallModel(ctx, progress)
+	if err != nil {
+		return nil, err
+	}
+	m, err := uselite.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// newBench connects the MCP sessions and the direct Weaviate client (with
+// queryd's read-only key) and reads each project's watermark.
+func newBench(ctx context.Context, cfg Config, st *localstack.Stack, w *index.Writer, c *corpus, q *queryPool,
+	m *uselite.Model, progress io.Writer) (*bench, error) {
+	wv, err := schema.NewClient(st.Servers.WeaviateHost, st.Servers.WeaviateGRPCHost, servers.LocalWeaviateReader)
+	if err != nil {
+		return nil, err
+	}
+	d := &direct{wv: wv, at: map[string]int64{}, vectorName: schema.VectorName(m.Model())}
+	for _, p := range c.Projects {
+		if d.at[p], err = w.Watermark(ctx, p); err != nil {
+			return nil, fmt.Errorf("watermark of %s: %w", p, err)
+		}
+	}
+	s, err := openSessions(ctx, st.Env.MCPURL, st.Env.APIKey, cfg.maxConcurrency())
+	if err != nil {
+		return nil, err
+	}
+	return &bench{cfg: cfg, corpus: c, queries: q, model: m, sessions: s, direct: d, progress: progress}, nil
+}
+
+// checkIndex asks queryd's status tool what it sees, and fails when the
+// index is not what was loaded.
+func (b *bench) checkIndex(ctx context.Context) (string, error) {
+	text, err := call(ctx, b.sessions[0], "status", map[string]any{})
+	if err != nil {
+		return "", fmt.Errorf("status: %w", err)
+	}
+	var st struct {
+		DocumentCount int `json:"documentCount"`
+		ChunkCount    int `json:"chunkCount"`
+		Projects      []struct {
+			EmbeddedChunkCount int `json:"embeddedChunkCount"`
+		} `json:"projects"`
+	}
+	if err := json.Unmarshal([]byte(text), &st); err != nil {
+		return "", fmt.Errorf("status answer: %w", err)
+	}
+	embedded := 0
+	for _, p := range st.Projects {
+		embedded += p.EmbeddedChunkCount
+	}
+	summary := fmt.Sprintf("queryd status reports %d documents, %d chunks, %d embedded", st.DocumentCount, st.ChunkCount, embedded)
+	if st.ChunkCount != b.corpus.chunkCount() || st.DocumentCount != len(b.corpus.Files) {
+		return "", fmt.Errorf("index check: %s; loaded %d documents, %d chunks", summary, len(b.corpus.Files), b.corpus.chunkCount())
+	}
+	return summary, nil
+}
+
+func writeReport(rep *report, out string) error {
+	if err := rep.write(os.Stdout); err != nil {
+		return err
+	}
+	if out == "" {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	if err := rep.write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", out, err)
+	}
+	return f.Close()
+}
+
+func cleanup(state string, keep bool, progress io.Writer) {
+	if keep {
+		logf(progress, "state kept in %s", state)
+		return
+	}
+	if err := os.RemoveAll(state); err != nil {
+		logf(progress, "remove %s: %v", state, err)
+	}
+}
+
+func logf(w io.Writer, format string, args ...any) {
+	fmt.Fprintf(w, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}
+
+// workspaceRoot finds the directory holding go.work, from the working directory up.
+func workspaceRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.work found: run from inside the Strata repository")
+		}
+		dir = parent
+	}
+}
