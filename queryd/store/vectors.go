@@ -54,7 +54,7 @@ func (s *Store) SearchVector(ctx context.Context, project string, q VectorQuery)
 	}
 	scope := filters.Where().WithPath([]string{"branch"}).WithOperator(filters.ContainsAny).WithValueText(branches...)
 	var out []Chunk
-	fetch := max(q.Limit*3, 30)
+	fetch := max(q.Limit*3/2, 30) // replaced versions are dropped below; more rounds fetch further
 	for offset, round := 0, 0; len(out) < q.Limit && round < 6; round, offset = round+1, offset+fetch {
 		near := (&graphql.NearVectorArgumentBuilder{}).WithVector(q.Vector).WithTargetVectors(name)
 		if q.MinSimilarity > 0 {

@@ -256,7 +256,7 @@ type searchFilesOut struct {
 
 // MaxSearchMatches bounds the matches search_files ranks (and counts in
 // total_matches): pages reach this far.
-const MaxSearchMatches = 1000
+const MaxSearchMatches = 300
 
 func (t *Tools) searchFiles(ctx context.Context, p auth.Principal, a searchFilesArgs) (any, error) {
 	started := time.Now()
