@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -174,12 +175,12 @@ func fakeOpenAI(t *testing.T) (*httptest.Server, *atomic.Int64) {
 	return srv, &texts
 }
 
-// TestModelChangeEmbedsSideBySide switches queryd to a second model (an
-// OpenAI-compatible endpoint) before any vector of it exists: chunks turn
-// "stale" and vector search finds nothing rather than mixing models. Then
-// the embedder moves to the new model and a forced reindex embeds every
-// file with it, side by side with the old vectors: chunks are "ready" and
-// search answers from the new model only.
+// TestModelChangeEmbedsSideBySide changes the model to a second one (an
+// OpenAI-compatible endpoint). A queryd with only the new model finds
+// nothing before its vectors exist: it never answers from another model.
+// With the old model named as the previous one, searches keep using the old
+// vectors while the embedder re-embeds every file side by side (a forced
+// reindex), and switch to the new model once it covers the project.
 func TestModelChangeEmbedsSideBySide(t *testing.T) {
 	h := start(t)
 	for path, body := range embeddingDocs {
@@ -188,19 +189,43 @@ func TestModelChangeEmbedsSideBySide(t *testing.T) {
 	h.waitEmbedded(len(embeddingDocs))
 	srv, texts := fakeOpenAI(t)
 	second := []string{"STRATA_EMBEDDING_PROVIDER=openai", "STRATA_OPENAI_BASE_URL=" + srv.URL + "/v1", "STRATA_OPENAI_MODEL=trigram-8", "STRATA_OPENAI_DIMENSIONS=8"}
+	modelDir := ""
+	for _, kv := range h.stack.ServiceEnv["queryd"] {
+		if v, ok := strings.CutPrefix(kv, "STRATA_EMBEDDING_MODEL_DIR="); ok {
+			modelDir = v
+		}
+	}
+	previous := []string{"STRATA_PREVIOUS_EMBEDDING_PROVIDER=local", "STRATA_PREVIOUS_EMBEDDING_MODEL_DIR=" + modelDir}
 	ctx := context.Background()
-	restart := func(name string) {
+	base := map[string][]string{}
+	for name, env := range h.stack.ServiceEnv {
+		base[name] = slices.Clone(env)
+	}
+	restart := func(name string, extra ...string) {
 		t.Helper()
 		if err := h.stack.Process(name).Stop(30 * time.Second); err != nil {
 			t.Fatal(err)
 		}
-		h.stack.ServiceEnv[name] = append(h.stack.ServiceEnv[name], second...)
+		h.stack.ServiceEnv[name] = append(slices.Clone(base[name]), extra...)
 		if err := h.stack.StartService(ctx, name); err != nil {
 			t.Fatal(err)
 		}
+		if name == "queryd" {
+			h.mcp = connect(t, h.stack.Env.MCPURL, h.stack.Env.APIKey)
+		}
 	}
-	restart("queryd")
-	h.mcp = connect(t, h.stack.Env.MCPURL, h.stack.Env.APIKey)
+	searchModel := func() string {
+		out, _ := h.call("status", map[string]any{})
+		for _, p := range out["projects"].([]any) {
+			if ps := p.(map[string]any); ps["project"] == "acme" {
+				m, _ := ps["searchModel"].(string)
+				return m
+			}
+		}
+		return ""
+	}
+
+	restart("queryd", second...)
 	out, _ := h.call("search_knowledge", map[string]any{"query": "password reset"})
 	if len(results(out)) != 0 {
 		t.Fatalf("queryd on a model with no vectors yet must not answer from another model: %v", out)
@@ -212,13 +237,29 @@ func TestModelChangeEmbedsSideBySide(t *testing.T) {
 		t.Fatalf("a chunk with only the old model's vector is stale: %v", emb)
 	}
 
-	restart("embedder")
+	restart("queryd", append(second, previous...)...)
+	if m := searchModel(); m != "use-lite-512" {
+		t.Fatalf("while the new model covers nothing, searches use the previous one, got %q", m)
+	}
+	out, _ = h.call("search_knowledge", map[string]any{"query": "I forgot my login secret, how can I change it?", "top_k": 1})
+	if r := results(out); len(r) != 1 || r[0]["document_path"] != "help/password.md" {
+		t.Fatalf("search during the change answers from the previous model: %v", out)
+	}
+
+	restart("embedder", second...)
 	// nats pub strata.reindex.acme '{"force":true}'
 	body, _ := json.Marshal(pipeline.ReindexRequest{Force: true})
 	if _, err := h.js.Publish(ctx, pipeline.ReindexSubject+".acme", body); err != nil {
 		t.Fatal(err)
 	}
 	h.waitEmbedded(len(embeddingDocs))
+	deadline := time.Now().Add(time.Minute)
+	for searchModel() != "openai:trigram-8:8" {
+		if time.Now().After(deadline) {
+			t.Fatalf("searches did not switch to the new model once it covered the project: %q", searchModel())
+		}
+		time.Sleep(time.Second)
+	}
 	if texts.Load() < int64(len(embeddingDocs)) {
 		t.Fatalf("the new model embedded %d texts", texts.Load())
 	}

@@ -112,12 +112,7 @@ func (t *Tools) hybridSearch(ctx context.Context, p auth.Principal, a hybridArgs
 			return nil, err
 		}
 	}
-	var vec []float32
-	if f.Alpha > 0 {
-		if vec, err = t.embedQuery(ctx, q); err != nil {
-			return nil, err
-		}
-	}
+	qv := &queryVectors{text: q}
 	out := hybridOut{Query: q, Fusion: f.Method, Alpha: f.Alpha, Model: "none", Results: []hybridHit{}, Watermarks: map[string]int64{}}
 	if t.queries != nil {
 		out.Model = t.queries.Model()
@@ -152,8 +147,7 @@ func (t *Tools) hybridSearch(ctx context.Context, p auth.Principal, a hybridArgs
 			}
 		}
 		if f.Alpha > 0 {
-			if vector, err = t.vectors.SearchVector(ctx, project, store.VectorQuery{Model: t.queries.Model(), Vector: vec, Branch: v.branch,
-				At: v.at, Limit: 2 * topK, Where: where}); err != nil {
+			if vector, err = t.searchVector(ctx, project, qv, store.VectorQuery{Branch: v.branch, At: v.at, Limit: 2 * topK, Where: where}); err != nil {
 				return nil, err
 			}
 		}

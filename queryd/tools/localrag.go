@@ -338,7 +338,10 @@ type projectStatus struct {
 	ChunkCount         int    `json:"chunkCount"`
 	FailedCount        int    `json:"failedCount"`
 	UnsupportedCount   int    `json:"unsupportedCount"`
-	EmbeddedChunkCount int    `json:"embeddedChunkCount"`
+	EmbeddedChunkCount int    `json:"embeddedChunkCount"` // chunks with a vector of the configured model
+	// SearchModel is the model vector searches of this project use: the
+	// configured one, or the previous one while a model change is embedded.
+	SearchModel string `json:"searchModel,omitempty"`
 	// Watermark is the project's last published commit sequence: reads see everything committed up to it.
 	Watermark int64 `json:"watermark"`
 	// Failures are the project's failed and unsupported files with why (at most MaxStatusFailures).
@@ -418,10 +421,18 @@ func (t *Tools) status(ctx context.Context, p auth.Principal, _ struct{}) (any, 
 				return nil, err
 			}
 		}
-		out.Projects = append(out.Projects, projectStatus{
+		ps := projectStatus{
 			Project: project, DocumentCount: st.Indexed, ChunkCount: st.Chunks, FailedCount: st.Failed,
 			UnsupportedCount: st.Unsupported, EmbeddedChunkCount: embeddedHere, Watermark: wm, Failures: failures,
-		})
+		}
+		if t.vectors != nil {
+			m, err := t.modelFor(ctx, project)
+			if err != nil {
+				return nil, err
+			}
+			ps.SearchModel = m.Model()
+		}
+		out.Projects = append(out.Projects, ps)
 		out.DocumentCount += st.Indexed
 		out.ChunkCount += st.Chunks
 		out.FailedCount += st.Failed

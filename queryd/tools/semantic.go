@@ -44,16 +44,88 @@ func (t *Tools) SetEmbeddings(v VectorReader, q QueryEmbedder, provider string) 
 	return t
 }
 
-// embedQuery embeds one query text.
-func (t *Tools) embedQuery(ctx context.Context, q string) ([]float32, error) {
-	vecs, err := t.queries.Embed(ctx, []string{q})
+// SetPreviousEmbeddings names the model the index was embedded with before
+// the configured one. While a project's chunks are not all embedded with
+// the configured model (a model change being re-embedded side by side),
+// its searches use the previous model; they switch once coverage is
+// complete. Each search still reads exactly one model's vectors.
+func (t *Tools) SetPreviousEmbeddings(q QueryEmbedder) *Tools {
+	t.previous = q
+	return t
+}
+
+// coverageTTL is how long a project's model choice is reused.
+const coverageTTL = 10 * time.Second
+
+type coverage struct {
+	current bool
+	at      time.Time
+}
+
+// modelFor is the model a search of project uses: the configured one, or
+// the previous one until the configured one covers every current chunk.
+func (t *Tools) modelFor(ctx context.Context, project string) (QueryEmbedder, error) {
+	if t.previous == nil {
+		return t.queries, nil
+	}
+	if c, ok := t.coverage.Load(project); ok && time.Since(c.(coverage).at) < coverageTTL {
+		if c.(coverage).current {
+			return t.queries, nil
+		}
+		return t.previous, nil
+	}
+	st, err := t.read.Stats(ctx, project)
 	if err != nil {
 		return nil, err
 	}
-	if len(vecs) != 1 || len(vecs[0]) != t.queries.Dimensions() {
-		return nil, userErrorf("embedding model %s returned no usable vector for the query", t.queries.Model())
+	n, err := t.vectors.EmbeddedChunkCount(ctx, project, t.queries.Model())
+	if err != nil {
+		return nil, err
 	}
+	current := n >= st.Chunks
+	t.coverage.Store(project, coverage{current: current, at: time.Now()})
+	if current {
+		return t.queries, nil
+	}
+	return t.previous, nil
+}
+
+// queryVectors embeds one query text per model, once each.
+type queryVectors struct {
+	text string
+	byID map[string][]float32
+}
+
+func (t *Tools) vectorOf(ctx context.Context, qv *queryVectors, m QueryEmbedder) ([]float32, error) {
+	if v, ok := qv.byID[m.Model()]; ok {
+		return v, nil
+	}
+	vecs, err := m.Embed(ctx, []string{qv.text})
+	if err != nil {
+		return nil, err
+	}
+	if len(vecs) != 1 || len(vecs[0]) != m.Dimensions() {
+		return nil, userErrorf("embedding model %s returned no usable vector for the query", m.Model())
+	}
+	if qv.byID == nil {
+		qv.byID = map[string][]float32{}
+	}
+	qv.byID[m.Model()] = vecs[0]
 	return vecs[0], nil
+}
+
+// searchVector runs a vector query on project with the model modelFor picks.
+func (t *Tools) searchVector(ctx context.Context, project string, qv *queryVectors, q store.VectorQuery) ([]store.Chunk, error) {
+	m, err := t.modelFor(ctx, project)
+	if err != nil {
+		return nil, err
+	}
+	vec, err := t.vectorOf(ctx, qv, m)
+	if err != nil {
+		return nil, err
+	}
+	q.Model, q.Vector = m.Model(), vec
+	return t.vectors.SearchVector(ctx, project, q)
 }
 
 // embeddingsOf reports the embedding metadata of chunks against the
@@ -95,10 +167,7 @@ func (t *Tools) searchKnowledge(ctx context.Context, p auth.Principal, a searchA
 	if err != nil {
 		return nil, err
 	}
-	vec, err := t.embedQuery(ctx, q)
-	if err != nil {
-		return nil, err
-	}
+	qv := &queryVectors{text: q}
 	out := searchOut{Query: q, Results: []Hit{}}
 	resolved := map[string]bool{}
 	for _, project := range projects {
@@ -113,7 +182,7 @@ func (t *Tools) searchKnowledge(ctx context.Context, p auth.Principal, a searchA
 		if !scoped {
 			continue
 		}
-		rows, err := t.vectors.SearchVector(ctx, project, store.VectorQuery{Model: t.queries.Model(), Vector: vec, At: at, Limit: topK, Where: where})
+		rows, err := t.searchVector(ctx, project, qv, store.VectorQuery{At: at, Limit: topK, Where: where})
 		if err != nil {
 			return nil, err
 		}
@@ -174,10 +243,7 @@ func (t *Tools) queryDocuments(ctx context.Context, p auth.Principal, a queryDoc
 	if err != nil {
 		return nil, err
 	}
-	vec, err := t.embedQuery(ctx, q)
-	if err != nil {
-		return nil, err
-	}
+	qv := &queryVectors{text: q}
 	var fused []fusedHit
 	for _, project := range projects {
 		where, visit := projectScope(project, scope)
@@ -192,7 +258,7 @@ func (t *Tools) queryDocuments(ctx context.Context, p auth.Principal, a queryDoc
 		if err != nil {
 			return nil, err
 		}
-		vector, err := t.vectors.SearchVector(ctx, project, store.VectorQuery{Model: t.queries.Model(), Vector: vec, At: at, Limit: 2 * limit, Where: where})
+		vector, err := t.searchVector(ctx, project, qv, store.VectorQuery{At: at, Limit: 2 * limit, Where: where})
 		if err != nil {
 			return nil, err
 		}
@@ -264,7 +330,11 @@ func (t *Tools) searchFiles(ctx context.Context, p auth.Principal, a searchFiles
 	if err != nil {
 		return nil, err
 	}
-	model, dims := t.queries.Model(), t.queries.Dimensions()
+	active, err := t.modelFor(ctx, project)
+	if err != nil {
+		return nil, err
+	}
+	model, dims := active.Model(), active.Dimensions()
 	if a.Dimension != strconv.Itoa(dims) {
 		return nil, userErrorf("dimension %q does not match this index: its model %s has %d dimensions; pass dimension \"%d\" and a %d-dimensional query_vector",
 			clip(a.Dimension), model, dims, dims, dims)

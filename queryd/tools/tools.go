@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -71,7 +72,9 @@ type Tools struct {
 	// vectors and queries serve the vector tools (SetEmbeddings); nil: not served.
 	vectors  VectorReader
 	queries  QueryEmbedder
-	provider string // the embedding provider's name (local, openai)
+	provider string        // the embedding provider's name (local, openai)
+	previous QueryEmbedder // the model before queries' during a model change (SetPreviousEmbeddings)
+	coverage sync.Map      // project -> coverage: whether queries' model covers it
 	// Strata's own tools (SetStrata); nil: the tools that need them are not served.
 	keyword KeywordSearcher
 	changes ChangeReader

@@ -42,23 +42,30 @@ type Config struct {
 	Provider string
 	ModelDir string // local: the unpacked model (uselite.Install)
 	OpenAI   openai.Config
+	prefix   string // of the flag names, for messages
 }
 
 // RegisterFlags registers the provider flags (also STRATA_EMBEDDING_PROVIDER, ...).
-func (c *Config) RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.Provider, "embedding-provider", "local", "local (USE-Lite, 512-d, offline), openai (any OpenAI-compatible endpoint) or none (keyword only)")
-	fs.StringVar(&c.ModelDir, "embedding-model-dir", DefaultModelDir(), "local: directory of the USE-Lite model files (fetched by `go tool task install`)")
-	fs.StringVar(&c.OpenAI.BaseURL, "openai-base-url", "https://api.openai.com/v1", "openai: base URL of the /v1/embeddings endpoint (Ollama: http://127.0.0.1:11434/v1)")
-	fs.StringVar(&c.OpenAI.Model, "openai-model", "text-embedding-3-small", "openai: model (Azure: deployment) name")
-	fs.StringVar(&c.OpenAI.APIKey, "openai-api-key", "", "openai: API key (optional for local servers)")
-	fs.IntVar(&c.OpenAI.Dimensions, "openai-dimensions", 1536, "openai: vector length the model returns")
-	fs.BoolVar(&c.OpenAI.SendDimensions, "openai-send-dimensions", false, "openai: ask the model for -openai-dimensions (text-embedding-3-*)")
-	fs.IntVar(&c.OpenAI.BatchSize, "openai-batch-size", 64, "openai: texts per request")
-	fs.IntVar(&c.OpenAI.MaxRequestBytes, "openai-max-request-bytes", 1<<20, "openai: largest request body")
-	fs.IntVar(&c.OpenAI.MaxRetries, "openai-max-retries", 5, "openai: retries after 429, 5xx and network errors")
-	fs.DurationVar(&c.OpenAI.Timeout, "openai-timeout", 30*time.Second, "openai: time limit of one request")
-	fs.BoolVar(&c.OpenAI.Azure, "openai-azure", false, "openai: Azure OpenAI URL and api-key header")
-	fs.StringVar(&c.OpenAI.APIVersion, "openai-api-version", "2024-02-01", "openai: Azure api-version")
+func (c *Config) RegisterFlags(fs *flag.FlagSet) { c.RegisterFlagsWithPrefix(fs, "", "local") }
+
+// RegisterFlagsWithPrefix registers the flags with names starting with
+// prefix (e.g. "previous-": -previous-embedding-provider) and the given
+// default provider.
+func (c *Config) RegisterFlagsWithPrefix(fs *flag.FlagSet, prefix, defaultProvider string) {
+	c.prefix = prefix
+	fs.StringVar(&c.Provider, prefix+"embedding-provider", defaultProvider, "local (USE-Lite, 512-d, offline), openai (any OpenAI-compatible endpoint) or none (keyword only)")
+	fs.StringVar(&c.ModelDir, prefix+"embedding-model-dir", DefaultModelDir(), "local: directory of the USE-Lite model files (fetched by `go tool task install`)")
+	fs.StringVar(&c.OpenAI.BaseURL, prefix+"openai-base-url", "https://api.openai.com/v1", "openai: base URL of the /v1/embeddings endpoint (Ollama: http://127.0.0.1:11434/v1)")
+	fs.StringVar(&c.OpenAI.Model, prefix+"openai-model", "text-embedding-3-small", "openai: model (Azure: deployment) name")
+	fs.StringVar(&c.OpenAI.APIKey, prefix+"openai-api-key", "", "openai: API key (optional for local servers)")
+	fs.IntVar(&c.OpenAI.Dimensions, prefix+"openai-dimensions", 1536, "openai: vector length the model returns")
+	fs.BoolVar(&c.OpenAI.SendDimensions, prefix+"openai-send-dimensions", false, "openai: ask the model for -openai-dimensions (text-embedding-3-*)")
+	fs.IntVar(&c.OpenAI.BatchSize, prefix+"openai-batch-size", 64, "openai: texts per request")
+	fs.IntVar(&c.OpenAI.MaxRequestBytes, prefix+"openai-max-request-bytes", 1<<20, "openai: largest request body")
+	fs.IntVar(&c.OpenAI.MaxRetries, prefix+"openai-max-retries", 5, "openai: retries after 429, 5xx and network errors")
+	fs.DurationVar(&c.OpenAI.Timeout, prefix+"openai-timeout", 30*time.Second, "openai: time limit of one request")
+	fs.BoolVar(&c.OpenAI.Azure, prefix+"openai-azure", false, "openai: Azure OpenAI URL and api-key header")
+	fs.StringVar(&c.OpenAI.APIVersion, prefix+"openai-api-version", "2024-02-01", "openai: Azure api-version")
 }
 
 // DefaultModelDir is where `go tool task install` puts the local model.
@@ -76,16 +83,16 @@ func (c *Config) Validate(p *config.Problems) {
 	case "none":
 	case "local":
 		if c.ModelDir == "" {
-			p.Addf("embedding-model-dir", "required with -embedding-provider local")
+			p.Addf(c.prefix+"embedding-model-dir", "required with -%sembedding-provider local", c.prefix)
 		} else if _, err := os.Stat(filepath.Join(c.ModelDir, "model.json")); err != nil {
-			p.Addf("embedding-model-dir", "no USE-Lite model in %s (run `go tool task install`, or set -embedding-provider none): %v", c.ModelDir, err)
+			p.Addf(c.prefix+"embedding-model-dir", "no USE-Lite model in %s (run `go tool task install`, or set -%sembedding-provider none): %v", c.ModelDir, c.prefix, err)
 		}
 	case "openai":
 		if err := c.OpenAI.Validate(); err != nil {
-			p.Addf("openai-base-url", "%v", err)
+			p.Addf(c.prefix+"openai-base-url", "%v", err)
 		}
 	default:
-		p.Addf("embedding-provider", "unknown provider %q (available: local, openai, none)", c.Provider)
+		p.Addf(c.prefix+"embedding-provider", "unknown provider %q (available: local, openai, none)", c.Provider)
 	}
 }
 

@@ -62,6 +62,7 @@ type Config struct {
 	S3SecretKey    string
 	S3Secure       bool
 	Embedding      embed.Config
+	Previous       embed.Config // the model before Embedding's, during a model change
 }
 
 // RegisterFlags registers queryd's flags.
@@ -88,6 +89,9 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.S3SecretKey, "s3-secret-key", "", "S3 secret key")
 	fs.BoolVar(&c.S3Secure, "s3-secure", false, "use TLS to reach S3")
 	c.Embedding.RegisterFlags(fs) // must match the embedder's: queries and documents share the model
+	// During a model change: the model the index was embedded with before. Searches use it for a
+	// project until the new model covers all its chunks, then switch.
+	c.Previous.RegisterFlagsWithPrefix(fs, "previous-", "none")
 }
 
 // Validate reports every problem at once.
@@ -120,6 +124,7 @@ func (c *Config) Validate() error {
 		p.Addf("tool-budget", "budget %d and warning threshold %d (-tool-budget-warn) must be >= 0, the threshold below the budget", c.ToolBudget, c.ToolBudgetWarn)
 	}
 	c.Embedding.Validate(&p)
+	c.Previous.Validate(&p)
 	if c.ReadLevel != "" && c.ReadLevel != "ONE" && c.ReadLevel != "QUORUM" && c.ReadLevel != "ALL" {
 		p.Addf("weaviate-read-consistency", "must be ONE, QUORUM, ALL or empty, got %q", c.ReadLevel)
 	}
@@ -208,6 +213,15 @@ func run(ctx context.Context, args []string) error {
 		return err
 	default:
 		tl.SetEmbeddings(st, provider, cfg.Embedding.Provider)
+		previous, err := embed.New(cfg.Previous)
+		switch {
+		case errors.Is(err, embed.ErrNoProvider):
+		case err != nil:
+			return fmt.Errorf("previous embedding model: %w", err)
+		default:
+			tl.SetPreviousEmbeddings(previous)
+			log.Info("model change: searches use the previous model until the new one covers a project", "previous", previous.Model(), "model", provider.Model())
+		}
 	}
 	if cfg.S3Endpoint != "" {
 		s3, err := minio.New(cfg.S3Endpoint, &minio.Options{Creds: credentials.NewStaticV4(cfg.S3AccessKey, cfg.S3SecretKey, ""), Secure: cfg.S3Secure})
