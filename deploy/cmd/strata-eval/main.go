@@ -1,0 +1,221 @@
+// Command strata-eval measures Strata's retrieval quality on labelled public
+// datasets (BEIR-style corpus.jsonl, queries.jsonl and qrels.tsv). It starts
+// the local stack on free ports in a temporary directory, uploads every
+// document of a dataset as one Markdown file (project = dataset name), waits
+// until everything is indexed and embedded, then asks hybrid_search every
+// query in keyword, vector and several hybrid fusion modes, and reports
+// nDCG@10 and recall@10 side by side:
+//
+//	go run ./deploy/cmd/strata-eval -datasets scifact,cranfield -out docs/eval/retrieval.md
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if ctx.Err() != nil {
+			err = errors.New("interrupted")
+		}
+		fmt.Fprintln(os.Stderr, "strata-eval:", err)
+		os.Exit(1)
+	}
+}
+
+// Config is what one evaluation run does.
+type Config struct {
+	Root         string        // repository root (the go.work directory)
+	DataDir      string        // holds one directory per dataset
+	Datasets     []string      // dataset (and project) names
+	Out          string        // Markdown report ("" = none); JSON goes next to it
+	MaxDocs      int           // 0 = the whole corpus
+	MaxQueries   int           // 0 = every query that has judgements
+	Fusions      []string      // hybrid fusion methods to compare
+	Alphas       []float64     // hybrid vector weights to compare
+	TopK         int           // chunks asked per query (hybrid_search allows 50)
+	Uploaders    int           // concurrent uploads
+	Clients      int           // concurrent MCP sessions
+	IndexTimeout time.Duration // per dataset
+	StateDir     string        // "" = a temporary directory, removed afterwards
+	Render       string        // re-render -out from this JSON report instead of evaluating
+}
+
+// projectRE is what a dataset name must look like to be a Strata project.
+var projectRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+
+// parseConfig reads the flags; relative paths are taken from the repository root.
+func parseConfig(args []string, root string, stderr io.Writer) (Config, error) {
+	c := Config{Root: root}
+	var datasets, fusions, alphas string
+	fs := flag.NewFlagSet("strata-eval", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.DataDir, "data", filepath.Join(root, "..", "shared", "data"), "directory with one sub-directory per dataset (corpus.jsonl, queries.jsonl, qrels.tsv)")
+	fs.StringVar(&datasets, "datasets", "scifact,cranfield", "comma-separated datasets to evaluate; each becomes a project of that name")
+	fs.StringVar(&c.Out, "out", "", "Markdown report to write, relative to the repository root (JSON is written beside it); empty: stdout only")
+	fs.IntVar(&c.MaxDocs, "max-docs", 0, "evaluate on at most this many documents per dataset, always keeping those relevant to an evaluated query (0 = all)")
+	fs.IntVar(&c.MaxQueries, "max-queries", 0, "evaluate at most this many queries per dataset (0 = all that have judgements)")
+	fs.StringVar(&fusions, "fusions", "relative,ranked", "hybrid fusion methods to compare")
+	fs.StringVar(&alphas, "alphas", "0.25,0.5,0.75", "hybrid alphas (vector weight) to compare; keyword (0) and vector (1) are always run")
+	fs.IntVar(&c.TopK, "top-k", 50, "chunks asked per query (1..50); documents are ranked by their best chunk")
+	fs.IntVar(&c.Uploaders, "uploaders", 16, "concurrent uploads")
+	fs.IntVar(&c.Clients, "clients", min(4, runtime.NumCPU()), "concurrent MCP sessions asking queries (more than the CPUs only adds contention)")
+	fs.DurationVar(&c.IndexTimeout, "index-timeout", 30*time.Minute, "how long a dataset may take to be indexed and embedded")
+	fs.StringVar(&c.StateDir, "state", "", "stack state directory (default: a temporary one, removed at the end)")
+	fs.StringVar(&c.Render, "render", "", "rewrite the -out report from this JSON report of an earlier run (no stack, no searches)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	for _, d := range splitList(datasets) {
+		if !projectRE.MatchString(d) {
+			return c, fmt.Errorf("dataset %q: must be a valid project name (%s)", d, projectRE)
+		}
+		c.Datasets = append(c.Datasets, d)
+	}
+	if len(c.Datasets) == 0 {
+		return c, errors.New("-datasets: name at least one dataset")
+	}
+	for _, f := range splitList(fusions) {
+		if f != "relative" && f != "ranked" {
+			return c, fmt.Errorf("-fusions: %q is not relative or ranked", f)
+		}
+		c.Fusions = append(c.Fusions, f)
+	}
+	for _, a := range splitList(alphas) {
+		v, err := strconv.ParseFloat(a, 64)
+		if err != nil || v <= 0 || v >= 1 {
+			return c, fmt.Errorf("-alphas: %q must be a number strictly between 0 and 1", a)
+		}
+		c.Alphas = append(c.Alphas, v)
+	}
+	switch {
+	case c.TopK < 10 || c.TopK > 50:
+		return c, fmt.Errorf("-top-k %d: want 10..50 (hybrid_search's limit is 50)", c.TopK)
+	case c.MaxDocs < 0 || c.MaxQueries < 0:
+		return c, errors.New("-max-docs and -max-queries must not be negative")
+	case c.Uploaders < 1 || c.Clients < 1:
+		return c, errors.New("-uploaders and -clients must be at least 1")
+	}
+	if c.Render != "" && c.Out == "" {
+		return c, errors.New("-render needs -out")
+	}
+	if c.Render != "" && !filepath.IsAbs(c.Render) {
+		c.Render = filepath.Join(root, c.Render)
+	}
+	if c.Out != "" && !filepath.IsAbs(c.Out) {
+		c.Out = filepath.Join(root, c.Out)
+	}
+	if !filepath.IsAbs(c.DataDir) {
+		c.DataDir = filepath.Join(root, c.DataDir)
+	}
+	return c, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	root, err := workspaceRoot()
+	if err != nil {
+		return err
+	}
+	cfg, err := parseConfig(args, root, stderr)
+	if err != nil {
+		return err
+	}
+	if cfg.Render != "" {
+		return render(cfg.Render, cfg.Out)
+	}
+	started := time.Now()
+	var datasets []*Dataset
+	for _, name := range cfg.Datasets {
+		d, err := loadDataset(cfg.DataDir, name)
+		if err != nil {
+			return err
+		}
+		d.subsample(cfg.MaxDocs, cfg.MaxQueries)
+		fmt.Fprintf(stderr, "%s: %d documents (of %d), %d queries (of %d with judgements)\n", name, len(d.Docs), d.CorpusSize, len(d.Queries), d.JudgedQueries)
+		datasets = append(datasets, d)
+	}
+
+	ev, err := startEvaluator(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	defer func() { ev.stop(err != nil && ctx.Err() == nil) }() // on failure the services' logs are kept
+
+	modes := buildModes(cfg.Fusions, cfg.Alphas)
+	report := Report{Command: commandLine(args), Date: started.UTC(), Machine: describeMachine(), TopK: cfg.TopK,
+		Sessions: cfg.Clients, Modes: modes}
+	for _, d := range datasets {
+		res, err := ev.evaluate(ctx, d, modes)
+		if err != nil {
+			return fmt.Errorf("%s: %w", d.Name, err)
+		}
+		report.Datasets = append(report.Datasets, res)
+		fmt.Fprint(stdout, datasetTable(res, modes))
+		fmt.Fprintln(stdout)
+	}
+	report.Model = ev.model
+	report.Choice = choose(report.Datasets, modes)
+	report.Duration = time.Since(started)
+	fmt.Fprint(stdout, summaryTable(report))
+	fmt.Fprintln(stdout)
+	fmt.Fprintln(stdout, report.Choice.Text)
+	fmt.Fprintf(stdout, "\ntotal run time %s\n", report.Duration.Round(time.Second))
+	if cfg.Out != "" {
+		if err := writeReport(cfg.Out, report); err != nil {
+			return err
+		}
+		fmt.Fprintln(stderr, "wrote", cfg.Out, "and", jsonPath(cfg.Out))
+	}
+	return nil
+}
+
+// commandLine is how the run was started, for the report.
+func commandLine(args []string) string {
+	return strings.TrimSpace("go run ./deploy/cmd/strata-eval " + strings.Join(args, " "))
+}
+
+// workspaceRoot finds the directory holding go.work, from the working directory up.
+func workspaceRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.work found: run from inside the Strata repository")
+		}
+		dir = parent
+	}
+}

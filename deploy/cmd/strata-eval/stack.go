@@ -1,0 +1,256 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/minio/minio-go/v7"
+
+	"github.com/strata-kb/strata/deploy/localstack"
+	"github.com/strata-kb/strata/shared/bucket"
+)
+
+// evaluator is a running local stack with an S3 client and MCP sessions.
+type evaluator struct {
+	cfg       Config
+	progress  io.Writer
+	stack     *localstack.Stack
+	stateDir  string
+	tempState bool
+	s3        *minio.Client
+	sessions  []*client.Client
+	model     string // the embedding model queryd searches with, from status
+}
+
+// startEvaluator starts the local stack on free ports and connects to it.
+func startEvaluator(ctx context.Context, cfg Config, progress io.Writer) (_ *evaluator, err error) {
+	ev := &evaluator{cfg: cfg, progress: progress, stateDir: cfg.StateDir}
+	if ev.stateDir == "" {
+		if ev.stateDir, err = os.MkdirTemp("", "strata-eval-"); err != nil {
+			return nil, fmt.Errorf("state directory: %w", err)
+		}
+		ev.tempState = true
+	}
+	defer func() {
+		if err != nil {
+			ev.stop(true)
+		}
+	}()
+	ports, err := localstack.FreePorts()
+	if err != nil {
+		return nil, fmt.Errorf("free ports: %w", err)
+	}
+	fmt.Fprintln(progress, "starting the local stack in", ev.stateDir)
+	ev.stack, err = localstack.Up(ctx, localstack.Options{Root: cfg.Root, StateDir: ev.stateDir, Ports: ports, Progress: progress,
+		// One session asks thousands of questions: no per-session tool budget.
+		ServiceEnv: map[string][]string{"queryd": {"STRATA_TOOL_BUDGET=0"}}})
+	if err != nil {
+		return nil, fmt.Errorf("start the local stack (logs in %s): %w", filepath.Join(ev.stateDir, "data", "logs"), err)
+	}
+	env := ev.stack.Env
+	if ev.s3, err = bucket.Client(env.S3Endpoint, env.S3AccessKey, env.S3SecretKey, false); err != nil {
+		return nil, fmt.Errorf("S3 client: %w", err)
+	}
+	for i := range cfg.Clients {
+		c, err := connect(ctx, env.MCPURL, env.APIKey)
+		if err != nil {
+			return nil, fmt.Errorf("MCP session %d: %w", i, err)
+		}
+		ev.sessions = append(ev.sessions, c)
+	}
+	return ev, nil
+}
+
+// stop closes the sessions and stops the stack. A temporary state
+// directory is removed unless keep (then its logs are left to read).
+func (ev *evaluator) stop(keep bool) {
+	for _, c := range ev.sessions {
+		c.Close()
+	}
+	if ev.stack != nil {
+		fmt.Fprintln(ev.progress, "stopping the local stack")
+		ev.stack.Stop(30 * time.Second)
+	}
+	switch {
+	case ev.tempState && !keep:
+		_ = os.RemoveAll(ev.stateDir)
+	case ev.tempState:
+		fmt.Fprintln(ev.progress, "state and logs kept in", ev.stateDir)
+	}
+}
+
+// connect opens an MCP session over streamable HTTP with bearer auth.
+func connect(ctx context.Context, url, key string) (*client.Client, error) {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 4
+	c, err := client.NewStreamableHttpClient(url, transport.WithHTTPBasicClient(&http.Client{Transport: tr}),
+		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + key}))
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Start(ctx); err != nil {
+		return nil, fmt.Errorf("start: %w", err)
+	}
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	req.Params.ClientInfo = mcp.Implementation{Name: "strata-eval", Version: "1"}
+	if _, err := c.Initialize(ctx, req); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("initialize: %w", err)
+	}
+	return c, nil
+}
+
+// call invokes a tool and decodes its JSON answer into out.
+func call(ctx context.Context, c *client.Client, tool string, args map[string]any, out any) error {
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = args
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		return fmt.Errorf("%s: %w", tool, err)
+	}
+	var b strings.Builder
+	for _, content := range res.Content {
+		if tc, ok := content.(mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	if res.IsError {
+		return fmt.Errorf("%s: tool error: %s", tool, b.String())
+	}
+	if err := json.Unmarshal([]byte(b.String()), out); err != nil {
+		return fmt.Errorf("%s: answer is not the expected JSON: %w", tool, err)
+	}
+	return nil
+}
+
+// upload puts every document of d into the bucket as Markdown.
+func (ev *evaluator) upload(ctx context.Context, d *Dataset) error {
+	var done atomic.Int64
+	return parallel(ctx, ev.cfg.Uploaders, len(d.Docs), func(ctx context.Context, _, i int) error {
+		doc := d.Docs[i]
+		body := doc.Markdown()
+		if _, err := ev.s3.PutObject(ctx, ev.stack.Env.Bucket, doc.Key(d.Name), strings.NewReader(body), int64(len(body)),
+			minio.PutObjectOptions{ContentType: "text/markdown"}); err != nil {
+			return fmt.Errorf("upload %s: %w", doc.Key(d.Name), err)
+		}
+		if n := done.Add(1); n%1000 == 0 {
+			fmt.Fprintf(ev.progress, "%s: uploaded %d/%d\n", d.Name, n, len(d.Docs))
+		}
+		return nil
+	})
+}
+
+// projectStatus is one project's counts in the status tool's answer.
+type projectStatus struct {
+	Project            string `json:"project"`
+	DocumentCount      int    `json:"documentCount"`
+	ChunkCount         int    `json:"chunkCount"`
+	FailedCount        int    `json:"failedCount"`
+	UnsupportedCount   int    `json:"unsupportedCount"`
+	EmbeddedChunkCount int    `json:"embeddedChunkCount"`
+	Failures           []struct {
+		Path  string `json:"path"`
+		Error string `json:"error"`
+	} `json:"failures"`
+}
+
+type statusAnswer struct {
+	Projects      []projectStatus `json:"projects"`
+	Configuration struct {
+		Embedding string `json:"embedding"`
+		Model     string `json:"model"`
+	} `json:"configuration"`
+}
+
+// settled reports whether every uploaded file of the project has been
+// processed (indexed, or failed) and every chunk has a vector.
+func (p projectStatus) settled(files int) bool {
+	return p.DocumentCount+p.FailedCount+p.UnsupportedCount >= files && p.ChunkCount > 0 && p.EmbeddedChunkCount == p.ChunkCount
+}
+
+func (p projectStatus) String() string {
+	return fmt.Sprintf("documents %d, failed %d, chunks embedded %d/%d", p.DocumentCount, p.FailedCount+p.UnsupportedCount,
+		p.EmbeddedChunkCount, p.ChunkCount)
+}
+
+// waitIndexed polls status every 2 s until d's project has settled.
+func (ev *evaluator) waitIndexed(ctx context.Context, d *Dataset) (projectStatus, error) {
+	ctx, cancel := context.WithTimeout(ctx, ev.cfg.IndexTimeout)
+	defer cancel()
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
+	var last projectStatus
+	lastPrint := time.Time{}
+	for {
+		var st statusAnswer
+		if err := call(ctx, ev.sessions[0], "status", map[string]any{}, &st); err != nil && ctx.Err() == nil {
+			return last, err
+		}
+		ev.model = strings.TrimSpace(st.Configuration.Model + " (" + st.Configuration.Embedding + ")")
+		for _, p := range st.Projects {
+			if p.Project == d.Name {
+				last = p
+			}
+		}
+		if last.settled(len(d.Docs)) {
+			fmt.Fprintf(ev.progress, "%s: indexed: %s\n", d.Name, last)
+			return last, nil
+		}
+		if time.Since(lastPrint) >= 10*time.Second {
+			fmt.Fprintf(ev.progress, "%s: waiting for %d files: %s\n", d.Name, len(d.Docs), last)
+			lastPrint = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return last, fmt.Errorf("not indexed and embedded within %s (%d files uploaded; %s)", ev.cfg.IndexTimeout, len(d.Docs), last)
+			}
+			return last, ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// parallel calls fn for 0..n-1 on the given number of workers (fn learns
+// its worker's number). The first error stops the rest and is returned.
+func parallel(ctx context.Context, workers, n int, fn func(ctx context.Context, worker, i int) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := range min(workers, n) {
+		wg.Go(func() {
+			for i := range next {
+				if err := fn(ctx, w, i); err != nil {
+					cancel(err)
+				}
+			}
+		})
+	}
+feed:
+	for i := range n {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	return context.Cause(ctx)
+}
