@@ -37,6 +37,10 @@ func (w *Writer) ApplyVectors(ctx context.Context, v pipeline.Vectors) error {
 	if err := validateVectors(v); err != nil {
 		return worker.Permanent(err)
 	}
+	// Vectors may arrive before the project's first commit created its tenants.
+	if err := w.ensureTenant(ctx, v.Project); err != nil {
+		return err
+	}
 	if err := w.ensureVectorSpace(ctx, v.Project, v.Model); err != nil {
 		return err
 	}
