@@ -25,7 +25,11 @@ var pendingFlags = map[string][]string{}
 
 // flagRE finds flag registrations: fs.StringVar(&c.X, "name", ...),
 // fs.Int("name", ...), fs.Func("name", ...), and so on.
-var flagRE = regexp.MustCompile(`\.(?:String|Int|Int64|Uint|Uint64|Bool|Duration|Float64|Func|BoolFunc|TextVar)(?:Var)?\(\s*(?:&[\w.\[\]]+\s*,\s*)?"([a-z][a-z0-9.-]*)"`)
+// A name may be built on a prefix (prefix+"name", see embed.Config's
+// RegisterFlagsWithPrefix); prefixRE finds the prefixes a service passes.
+var flagRE = regexp.MustCompile(`\.(?:String|Int|Int64|Uint|Uint64|Bool|Duration|Float64|Func|BoolFunc|TextVar)(?:Var)?\(\s*(?:&[\w.\[\]]+\s*,\s*)?(\w+\s*\+\s*)?"([a-z][a-z0-9.-]*)"`)
+
+var prefixRE = regexp.MustCompile(`RegisterFlagsWithPrefix\(\s*\w+\s*,\s*"([a-z0-9-]*)"`)
 
 const modulePrefix = "github.com/strata-kb/strata/"
 
@@ -74,6 +78,10 @@ func serviceFlags(t testing.TB, root, service string) map[string]bool {
 			}
 		}
 	}
+	prefixes := []string{""}
+	for _, m := range prefixRE.FindAllStringSubmatch(cmdSrc.String(), -1) {
+		prefixes = append(prefixes, m[1])
+	}
 	for rel := range imports {
 		if rel == "shared/config" && !strings.Contains(cmdSrc.String(), "config.Common") {
 			continue
@@ -83,15 +91,23 @@ func serviceFlags(t testing.TB, root, service string) map[string]bool {
 			if err != nil {
 				t.Fatal(err)
 			}
-			addFlags(flags, string(src))
+			addFlags(flags, string(src), prefixes...)
 		}
 	}
 	return flags
 }
 
-func addFlags(flags map[string]bool, src string) {
+// addFlags records the flags registered in src; a name built on a prefix
+// is recorded with each of prefixes ("" = none).
+func addFlags(flags map[string]bool, src string, prefixes ...string) {
 	for _, m := range flagRE.FindAllStringSubmatch(src, -1) {
-		flags[m[1]] = true
+		if m[1] == "" {
+			flags[m[2]] = true
+			continue
+		}
+		for _, p := range append([]string{""}, prefixes...) {
+			flags[p+m[2]] = true
+		}
 	}
 }
 
