@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,25 +24,8 @@ import (
 // are killed with SIGKILL. Every uploaded file ends indexed exactly once,
 // and both queryd replicas answer throughout.
 func TestClusterSurvivesNodeAndReplicaLoss(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end test starts the whole stack; skipped with -short")
-	}
-	ports, err := localstack.FreePorts()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, _ := filepath.Abs("../..")
-	ctx := context.Background()
-	st, err := localstack.Up(ctx, localstack.Options{Root: root, StateDir: t.TempDir(), Ports: ports, Progress: logWriter{t}, NATSCluster: true,
-		ServiceEnv: map[string][]string{"queryd": {"STRATA_TOOL_BUDGET=0"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		st.Stop(15 * time.Second)
-		dumpLogsOnFailure(t, st)
-	})
-	h := harnessFor(t, st)
+	h := startShaped(t, nil, func(o *localstack.Options) { o.NATSCluster = true })
+	st, ctx := h.stack, context.Background()
 	for _, name := range []string{pipeline.ObjectsStream, pipeline.ChunksStream, pipeline.EmbeddingsStream, "KV_" + pipeline.ObjectStateBucket, "KV_strata_commits"} {
 		s, err := h.js.Stream(ctx, name)
 		if err != nil || s.CachedInfo().Config.Replicas != 3 {
@@ -145,25 +127,8 @@ func TestClusterSurvivesNodeAndReplicaLoss(t *testing.T) {
 // is killed with SIGKILL: every tool read still answers, complete (queryd
 // reads one replica; the indexer wrote to all before publishing).
 func TestReplicatedWeaviateKeepsReading(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end test starts the whole stack; skipped with -short")
-	}
-	ports, err := localstack.FreePorts()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, _ := filepath.Abs("../..")
-	ctx := context.Background()
-	st, err := localstack.Up(ctx, localstack.Options{Root: root, StateDir: t.TempDir(), Ports: ports, Progress: logWriter{t}, WeaviateCluster: true,
-		ServiceEnv: map[string][]string{"queryd": {"STRATA_TOOL_BUDGET=0"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		st.Stop(15 * time.Second)
-		dumpLogsOnFailure(t, st)
-	})
-	h := harnessFor(t, st)
+	h := startShaped(t, nil, func(o *localstack.Options) { o.WeaviateCluster = true })
+	st := h.stack
 	const n = 20
 	for i := range n {
 		h.put(fmt.Sprintf("acme/replicated/f%03d.md", i), fmt.Sprintf("# File %d\n\nreplicaword file%03d body\n", i, i))

@@ -18,12 +18,12 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/minio/minio-go/v7"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/strata-kb/strata/deploy/localstack"
+	"github.com/strata-kb/strata/deploy/mcpclient"
 	"github.com/strata-kb/strata/shared/bucket"
 	"github.com/strata-kb/strata/shared/pipeline"
 )
@@ -54,12 +54,19 @@ func start(t *testing.T) *harness {
 // startWith starts a stack with extra environment per service.
 func startWith(t *testing.T, env map[string][]string) *harness {
 	t.Helper()
+	return startShaped(t, env, nil)
+}
+
+// startShaped starts a stack with extra environment per service, shaped
+// further by shape (e.g. a NATS cluster), and returns its harness.
+func startShaped(t *testing.T, env map[string][]string, shape func(*localstack.Options)) *harness {
+	t.Helper()
 	if env == nil {
 		env = map[string][]string{}
 	}
 	// Most tests poll through one MCP session, far past a tool budget; TestToolBudget covers it.
 	env["queryd"] = append(env["queryd"], "STRATA_TOOL_BUDGET=0")
-	st := upWith(t, t.TempDir(), nil, false, env)
+	st := upShaped(t, t.TempDir(), nil, false, env, shape)
 	t.Cleanup(func() {
 		st.Stop(15 * time.Second)
 		dumpLogsOnFailure(t, st)
@@ -75,6 +82,11 @@ func up(t *testing.T, state string, ports *localstack.Ports, detach bool, queryd
 // upWith starts a stack with extra environment per service.
 func upWith(t *testing.T, state string, ports *localstack.Ports, detach bool, env map[string][]string) *localstack.Stack {
 	t.Helper()
+	return upShaped(t, state, ports, detach, env, nil)
+}
+
+func upShaped(t *testing.T, state string, ports *localstack.Ports, detach bool, env map[string][]string, shape func(*localstack.Options)) *localstack.Stack {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("end-to-end test starts the whole stack; skipped with -short")
 	}
@@ -89,8 +101,11 @@ func upWith(t *testing.T, state string, ports *localstack.Ports, detach bool, en
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := localstack.Up(context.Background(), localstack.Options{Root: root, StateDir: state, Ports: *ports, Detach: detach, Progress: logWriter{t},
-		ServiceEnv: env})
+	opts := localstack.Options{Root: root, StateDir: state, Ports: *ports, Detach: detach, Progress: logWriter{t}, ServiceEnv: env}
+	if shape != nil {
+		shape(&opts)
+	}
+	st, err := localstack.Up(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,21 +147,11 @@ func harnessFor(t *testing.T, st *localstack.Stack) *harness {
 
 func connect(t *testing.T, url, key string) *client.Client {
 	t.Helper()
-	c, err := client.NewStreamableHttpClient(url, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + key}))
+	c, err := mcpclient.Connect(context.Background(), url, key, "strata-e2e")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() { c.Close() })
-	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	req.Params.ClientInfo = mcp.Implementation{Name: "strata-e2e", Version: "1"}
-	if _, err := c.Initialize(ctx, req); err != nil {
-		t.Fatalf("initialize: %v", err)
-	}
 	return c
 }
 

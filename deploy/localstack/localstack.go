@@ -512,3 +512,21 @@ func InstallModel(ctx context.Context, progress io.Writer) (string, error) {
 	}
 	return dir, nil
 }
+
+// WorkspaceRoot finds the directory holding go.work, from the working directory up.
+func WorkspaceRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.work found: run from inside the Strata repository")
+		}
+		dir = parent
+	}
+}

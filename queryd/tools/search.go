@@ -86,6 +86,16 @@ func sortHits(hits []Hit) {
 }
 
 func (t *Tools) searchKeyword(ctx context.Context, p auth.Principal, a searchArgs) (any, error) {
+	return t.searchProjects(ctx, p, a, func(ctx context.Context, project, q string, topK int, where *store.Where, at int64) ([]store.Chunk, error) {
+		return t.read.SearchKeyword(ctx, project, q, topK, where, at)
+	})
+}
+
+// searchProjects runs one of Knowledge Stack's searches over every project
+// the caller may read, scoped by parent_path_part_ids, as of each project's
+// watermark, and keeps the best top_k hits.
+func (t *Tools) searchProjects(ctx context.Context, p auth.Principal, a searchArgs,
+	search func(ctx context.Context, project, q string, topK int, where *store.Where, at int64) ([]store.Chunk, error)) (any, error) {
 	q, topK, err := checkSearchArgs(a)
 	if err != nil {
 		return nil, err
@@ -108,7 +118,7 @@ func (t *Tools) searchKeyword(ctx context.Context, p auth.Principal, a searchArg
 		if !scoped {
 			continue
 		}
-		rows, err := t.read.SearchKeyword(ctx, project, q, topK, where, at)
+		rows, err := search(ctx, project, q, topK, where, at)
 		if err != nil {
 			return nil, err
 		}

@@ -159,43 +159,10 @@ func (t *Tools) embeddingsOf(ctx context.Context, project string, cs []store.Chu
 // embedded and the nearest chunks of the current files are returned, with
 // Score = cosine similarity.
 func (t *Tools) searchKnowledge(ctx context.Context, p auth.Principal, a searchArgs) (any, error) {
-	q, topK, err := checkSearchArgs(a)
-	if err != nil {
-		return nil, err
-	}
-	projects, err := t.projectsOf(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	qv := &queryVectors{text: q}
-	out := searchOut{Query: q, Results: []Hit{}}
-	resolved := map[string]bool{}
-	for _, project := range projects {
-		at, err := t.read.Watermark(ctx, project)
-		if err != nil {
-			return nil, err
-		}
-		where, scoped, err := t.scope(ctx, project, a.ParentPathPartIDs, resolved, at)
-		if err != nil {
-			return nil, err
-		}
-		if !scoped {
-			continue
-		}
-		rows, err := t.searchVector(ctx, project, qv, store.VectorQuery{At: at, Limit: topK, Where: where})
-		if err != nil {
-			return nil, err
-		}
-		for _, c := range rows {
-			out.Results = append(out.Results, hit(project, c))
-		}
-	}
-	if err := unresolved(a.ParentPathPartIDs, resolved); err != nil {
-		return nil, err
-	}
-	sortHits(out.Results)
-	out.Results = out.Results[:min(len(out.Results), topK)]
-	return out, nil
+	qv := &queryVectors{text: strings.TrimSpace(a.Query)}
+	return t.searchProjects(ctx, p, a, func(ctx context.Context, project, _ string, topK int, where *store.Where, at int64) ([]store.Chunk, error) {
+		return t.searchVector(ctx, project, qv, store.VectorQuery{At: at, Limit: topK, Where: where})
+	})
 }
 
 // queryDocumentsDescription is mcp-local-rag's own (tool-definitions.ts).

@@ -155,7 +155,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	root, err := workspaceRoot()
+	root, err := localstack.WorkspaceRoot()
 	if err != nil {
 		return err
 	}
@@ -322,22 +322,4 @@ func cleanup(state string, keep bool, progress io.Writer) {
 
 func logf(w io.Writer, format string, args ...any) {
 	fmt.Fprintf(w, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
-}
-
-// workspaceRoot finds the directory holding go.work, from the working directory up.
-func workspaceRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.work found: run from inside the Strata repository")
-		}
-		dir = parent
-	}
 }

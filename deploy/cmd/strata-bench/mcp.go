@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/strata-kb/strata/deploy/mcpclient"
 )
 
 // sessions are MCP clients over streamable HTTP, one session each, as many
@@ -21,7 +21,7 @@ type sessions []*client.Client
 func openSessions(ctx context.Context, url, key string, n int) (sessions, error) {
 	var out sessions
 	for i := range n {
-		c, err := connect(ctx, url, key)
+		c, err := mcpclient.Connect(ctx, url, key, "strata-bench")
 		if err != nil {
 			out.close()
 			return nil, fmt.Errorf("MCP session %d: %w", i, err)
@@ -29,28 +29,6 @@ func openSessions(ctx context.Context, url, key string, n int) (sessions, error)
 		out = append(out, c)
 	}
 	return out, nil
-}
-
-func connect(ctx context.Context, url, key string) (*client.Client, error) {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConnsPerHost = 4
-	c, err := client.NewStreamableHttpClient(url,
-		transport.WithHTTPBasicClient(&http.Client{Transport: tr}),
-		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + key}))
-	if err != nil {
-		return nil, err
-	}
-	if err := c.Start(ctx); err != nil {
-		return nil, fmt.Errorf("start: %w", err)
-	}
-	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	req.Params.ClientInfo = mcp.Implementation{Name: "strata-bench", Version: "1"}
-	if _, err := c.Initialize(ctx, req); err != nil {
-		c.Close()
-		return nil, fmt.Errorf("initialize: %w", err)
-	}
-	return c, nil
 }
 
 func (s sessions) close() {

@@ -24,6 +24,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/strata-kb/strata/deploy/localstack"
 )
 
 func main() {
@@ -140,7 +142,7 @@ func splitList(s string) []string {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
-	root, err := workspaceRoot()
+	root, err := localstack.WorkspaceRoot()
 	if err != nil {
 		return err
 	}
@@ -200,22 +202,4 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 // commandLine is how the run was started, for the report.
 func commandLine(args []string) string {
 	return strings.TrimSpace("go run ./deploy/cmd/strata-eval " + strings.Join(args, " "))
-}
-
-// workspaceRoot finds the directory holding go.work, from the working directory up.
-func workspaceRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.work found: run from inside the Strata repository")
-		}
-		dir = parent
-	}
 }

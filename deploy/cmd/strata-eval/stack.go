@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,11 +14,11 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/minio/minio-go/v7"
 
 	"github.com/strata-kb/strata/deploy/localstack"
+	"github.com/strata-kb/strata/deploy/mcpclient"
 	"github.com/strata-kb/strata/shared/bucket"
 )
 
@@ -65,7 +64,7 @@ func startEvaluator(ctx context.Context, cfg Config, progress io.Writer) (_ *eva
 		return nil, fmt.Errorf("S3 client: %w", err)
 	}
 	for i := range cfg.Clients {
-		c, err := connect(ctx, env.MCPURL, env.APIKey)
+		c, err := mcpclient.Connect(ctx, env.MCPURL, env.APIKey, "strata-eval")
 		if err != nil {
 			return nil, fmt.Errorf("MCP session %d: %w", i, err)
 		}
@@ -90,28 +89,6 @@ func (ev *evaluator) stop(keep bool) {
 	case ev.tempState:
 		fmt.Fprintln(ev.progress, "state and logs kept in", ev.stateDir)
 	}
-}
-
-// connect opens an MCP session over streamable HTTP with bearer auth.
-func connect(ctx context.Context, url, key string) (*client.Client, error) {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConnsPerHost = 4
-	c, err := client.NewStreamableHttpClient(url, transport.WithHTTPBasicClient(&http.Client{Transport: tr}),
-		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + key}))
-	if err != nil {
-		return nil, err
-	}
-	if err := c.Start(ctx); err != nil {
-		return nil, fmt.Errorf("start: %w", err)
-	}
-	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	req.Params.ClientInfo = mcp.Implementation{Name: "strata-eval", Version: "1"}
-	if _, err := c.Initialize(ctx, req); err != nil {
-		c.Close()
-		return nil, fmt.Errorf("initialize: %w", err)
-	}
-	return c, nil
 }
 
 // call invokes a tool and decodes its JSON answer into out.

@@ -32,7 +32,7 @@ func run(ctx context.Context, args []string) error {
 	if len(args) != 1 {
 		return errors.New("usage: strata-local install|up|down|status")
 	}
-	root, err := workspaceRoot()
+	root, err := localstack.WorkspaceRoot()
 	if err != nil {
 		return err
 	}
@@ -151,22 +151,4 @@ Stop:           go tool task down   (data is kept)
 `, env["STRATA_MCP_URL"], env["STRATA_API_KEY"], env["STRATA_S3_ENDPOINT"], env["STRATA_BUCKET"], env["STRATA_S3_ACCESS_KEY"],
 		env["STRATA_S3_SECRET_KEY"], env["NATS_URL"], filepath.Join(state, "local.env"), env["STRATA_BUCKET"])
 	return nil
-}
-
-// workspaceRoot finds the directory holding go.work, from the working directory up.
-func workspaceRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.work found: run from inside the Strata repository")
-		}
-		dir = parent
-	}
 }
