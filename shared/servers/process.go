@@ -130,26 +130,6 @@ func HTTPReady(url string) func(context.Context) error {
 	}
 }
 
-// FreePorts returns n distinct free loopback TCP ports.
-func FreePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("free port: %w", err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
 // PortFree reports whether a loopback port can be bound now.
 func PortFree(port int) bool {
 	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
@@ -176,35 +156,4 @@ func tail(path string, n int64) string {
 		return strings.TrimSpace(string(buf))
 	}
 	return strings.TrimSpace(string(buf))
-}
-
-// FreePortPairs picks n pairs of free consecutive loopback ports (p, p+1):
-// Weaviate nodes sharing one host derive a peer's data and Raft RPC ports
-// as its gossip and Raft ports plus one.
-func FreePortPairs(n int) ([][2]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	var pairs [][2]int
-	for tries := 0; len(pairs) < n && tries < 200; tries++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("free port: %w", err)
-		}
-		ls = append(ls, l)
-		p := l.Addr().(*net.TCPAddr).Port
-		next, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+1))
-		if err != nil {
-			continue
-		}
-		ls = append(ls, next)
-		pairs = append(pairs, [2]int{p, p + 1})
-	}
-	if len(pairs) < n {
-		return nil, fmt.Errorf("free port pairs: found %d of %d", len(pairs), n)
-	}
-	return pairs, nil
 }
