@@ -88,9 +88,11 @@ func TestEveryFormat(t *testing.T) {
 		"acme/bad/binary.json": "\x00\x01\x02\x03",
 		"acme/bad/movie.mp4":   "\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00",
 	}
-	if enc, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "data", "hostile-pdfs", "issue6010_1.pdf")); err == nil {
-		bad["acme/bad/encrypted.pdf"] = string(enc)
+	enc, err := os.ReadFile(filepath.Join("..", "..", "ingestor", "extract", "pdf", "testdata", "hostile", "issue6010_1.pdf"))
+	if err != nil {
+		t.Fatalf("encrypted PDF from the ingestor's testdata: %v", err)
 	}
+	bad["acme/bad/encrypted.pdf"] = string(enc)
 	for k, v := range bad {
 		h.put(k, v)
 	}

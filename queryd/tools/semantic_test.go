@@ -91,7 +91,7 @@ func TestSearchFilesSchemaMatchesReference(t *testing.T) {
 			t.Fatalf("%s not served with an embedding provider", n)
 		}
 	}
-	page, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "reference", "veryfront-search_files.txt"))
+	page, err := os.ReadFile(filepath.Join("testdata", "reference", "veryfront-search_files.txt"))
 	if err != nil {
 		t.Fatalf("reference page: %v", err)
 	}

@@ -60,6 +60,9 @@ var docIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$`)
 // loadDataset reads <dir>/<name>/{corpus.jsonl,queries.jsonl,qrels.tsv}.
 func loadDataset(dir, name string) (*Dataset, error) {
 	base := filepath.Join(dir, name)
+	if _, err := os.Stat(filepath.Join(base, "corpus.jsonl")); err != nil {
+		return nil, fmt.Errorf("dataset %s: %w\n%s", name, err, datasetHelp(dir))
+	}
 	d := &Dataset{Name: name}
 	docs, err := readJSONL[Doc](filepath.Join(base, "corpus.jsonl"))
 	if err != nil {
@@ -188,4 +191,16 @@ func (d *Dataset) subsample(maxDocs, maxQueries int) {
 		docs = append(docs, doc)
 	}
 	d.Docs = docs
+}
+
+// datasetHelp says what the evaluation needs when its data folder is
+// missing: the datasets are not in the repository (they are large and
+// carry their own licences), so a user fetches them once.
+func datasetHelp(dir string) string {
+	return fmt.Sprintf(`strata-eval reads BEIR-style datasets from %s/<name>/{corpus.jsonl,queries.jsonl,qrels.tsv}:
+  scifact   BEIR SciFact test split (5,183 abstracts, 300 queries; CC BY-NC 2.0):
+            https://public.ukp.informatik.tu-darmstadt.de/thakur/BEIR/datasets/scifact.zip
+  cranfield Cranfield collection (1,400 abstracts, 225 queries; no licence stated, distributed for research):
+            http://ir.dcs.gla.ac.uk/resources/test_collections/cran/ (cran.tar.gz), converted to that layout
+Unpack each into its own folder there, or point -data at a folder that has them.`, dir)
 }

@@ -25,9 +25,11 @@ func benchFiles(b *testing.B) map[string][]byte {
 			"Ut enim ad minim veniam, quis nostrud exercitation ullamco laboris nisi ut aliquip."}})
 	}
 	files["generated-40p"] = pdftest.Make(pages, nil)
-	if data, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "shared", "data", "hostile-pdfs", "tracemonkey.pdf")); err == nil {
-		files["tracemonkey-14p"] = data
+	data, err := os.ReadFile(filepath.Join("testdata", "hostile", "tracemonkey.pdf"))
+	if err != nil {
+		panic(fmt.Sprintf("benchmark corpus: %v", err))
 	}
+	files["tracemonkey-14p"] = data
 	return files
 }
 
@@ -68,13 +70,13 @@ func BenchmarkPDF(b *testing.B) {
 	}
 }
 
-// BenchmarkHostileCorpus runs the 47 files of the shared hostile corpus
+// BenchmarkHostileCorpus runs the 47 files of the hostile corpus (testdata/hostile)
 // through both, side by side: files that yield text, and time per pass. Each
 // file is bounded (8 s, 768 MiB) for both, as in production.
 func BenchmarkHostileCorpus(b *testing.B) {
-	files, _ := filepath.Glob(filepath.Join("..", "..", "..", "..", "shared", "data", "hostile-pdfs", "*.pdf"))
+	files, _ := filepath.Glob(filepath.Join("testdata", "hostile", "*.pdf"))
 	if len(files) == 0 {
-		b.Skip("hostile PDF corpus not beside the repository")
+		b.Fatal("hostile PDF corpus missing from testdata/hostile")
 	}
 	lim := testLimits()
 	lim.Timeout = 8 * time.Second
