@@ -178,6 +178,7 @@ func run(ctx context.Context, args []string) error {
 	var counter budget.Counter = &budget.Memory{}
 	var states tools.ObjectStates
 	var dead tools.DeadLetters
+	st := store.New(wv).SetReadConsistency(cfg.ReadLevel)
 	if cfg.NATSURL != "" {
 		nc, js, err := pipeline.Connect(cfg.NATSURL, "strata-queryd", log)
 		if err != nil {
@@ -193,6 +194,15 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 		dead = deadletters.Reader{JS: js}
+		// The catalog follows the indexer's commits: watermarks, version
+		// visibility and counts are then read from memory, not Weaviate.
+		catalog := store.NewCatalog(st, log)
+		st.SetCatalog(catalog)
+		go func() {
+			if err := catalog.Watch(ctx, js); err != nil && ctx.Err() == nil {
+				log.Error("catalog stopped; reads go to Weaviate", "err", err)
+			}
+		}()
 	}
 	reg := metrics.New()
 	mcpServer := server.NewMCPServer("strata", version,
@@ -203,7 +213,6 @@ func run(ctx context.Context, args []string) error {
 		server.WithInputSchemaValidation(),
 		server.WithInstructions("Strata: search and read the files of the projects your API key can read. All tools are read-only."),
 	)
-	st := store.New(wv).SetReadConsistency(cfg.ReadLevel)
 	tl := tools.New(st, signer, log).SetTokenBudget(cfg.TokenBudget).SetStrata(st, st, states, dead)
 	provider, err := embed.New(cfg.Embedding)
 	switch {
