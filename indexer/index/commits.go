@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/strata-kb/strata/shared/pipeline"
 )
 
 // CommitsBucket is the NATS KV bucket holding each project's published
@@ -14,7 +16,7 @@ import (
 // while a restarted weaviate-server is still loading its shards must never
 // look like "sequence 0", or the rollback of unpublished commits would delete
 // published ones. Weaviate's ProjectState object mirrors it for readers.
-const CommitsBucket = "strata_commits"
+const CommitsBucket = pipeline.CommitsBucket
 
 // Sequences stores published sequences.
 type Sequences interface {

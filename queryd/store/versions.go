@@ -27,6 +27,7 @@ type Version struct {
 	Deleted       bool
 	ValidFrom     int64
 	Title         string
+	ChunkCount    int // filled by the catalog's loads only
 }
 
 // Release is a pinned commit sequence of a project branch.
@@ -47,6 +48,11 @@ func intLE(path string, v int64) *filters.WhereBuilder {
 // Watermark returns the project's published commit sequence; reads as of
 // "latest" use it, so a commit becomes visible all at once.
 func (s *Store) Watermark(ctx context.Context, project string) (int64, error) {
+	if s.catalog.Ready() {
+		if seq, ok := s.catalog.Watermark(project); ok {
+			return seq, nil
+		}
+	}
 	getter := s.wv.Data().ObjectsGetter().WithClassName(schema.ProjectStateClass).WithID(ids.Project(project)).WithTenant(project)
 	if s.consistency != "" {
 		getter = getter.WithConsistencyLevel(s.consistency)
@@ -71,6 +77,9 @@ func (s *Store) Watermark(ctx context.Context, project string) (int64, error) {
 // VersionAt returns the visible version of path on branch ("" = main) as of
 // sequence at, or nil when the file never existed there by then.
 func (s *Store) VersionAt(ctx context.Context, project, branch, path string, at int64) (*Version, error) {
+	if s.catalog.covers(project, at) {
+		return s.catalog.visibleAt(project, ids.File(project, branch, path), at), nil
+	}
 	rows, err := s.get(ctx, schema.VersionClass, project, versionFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
 		return g.WithWhere(and(eq("file_path", path), eq("branch", branch), intLE("valid_from", at))).
 			WithSort(graphql.Sort{Path: []string{"valid_from"}, Order: graphql.Desc}).WithLimit(1)
@@ -87,6 +96,17 @@ func (s *Store) VersionAt(ctx context.Context, project, branch, path string, at 
 func (s *Store) LatestVersions(ctx context.Context, project string, fileIDs []string, at int64) (map[string]string, error) {
 	out := map[string]string{}
 	if len(fileIDs) == 0 {
+		return out, nil
+	}
+	if s.catalog.covers(project, at) {
+		for _, id := range fileIDs {
+			if v := s.catalog.visibleAt(project, id, at); v != nil {
+				out[id] = v.FileVersionID
+				if v.Deleted {
+					out[id] = ""
+				}
+			}
+		}
 		return out, nil
 	}
 	rows, err := s.get(ctx, schema.VersionClass, project, versionFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {

@@ -10,6 +10,10 @@ import (
 const (
 	// ObjectStateBucket holds the freshness of every uploaded object, keyed by ObjectStateKey.
 	ObjectStateBucket = "strata_objects"
+	// CommitsBucket holds each project's published commit sequence (key =
+	// project, value = the sequence as 8 bytes, big-endian). The indexer
+	// writes it; queryd watches it to learn of commits.
+	CommitsBucket = "strata_commits"
 	// ReleaseCreateSubject takes a ReleaseRequest and answers a ReleaseReply.
 	ReleaseCreateSubject = "strata.release.create"
 	// ReleaseListSubject takes {"project": "..."} and answers the project's releases.

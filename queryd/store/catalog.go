@@ -1,0 +1,334 @@
+package store
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
+	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
+
+	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/schema"
+)
+
+// Catalog follows the published commits of every project and keeps each
+// project's committed versions in memory, so the watermark, the project list,
+// a file's visible version as of any covered sequence and the project's
+// counts cost no Weaviate round trip.
+//
+// It is fed by events, never by time: the indexer publishes each commit's
+// sequence to the strata_commits KV bucket, the catalog watches that bucket
+// and, for each new sequence, loads the Versions committed since the last one
+// (one query) before it advances the project's watermark. A reader therefore
+// never gets a sequence whose versions the catalog lacks. Committed Versions
+// are immutable, so what was loaded stays true.
+type Catalog struct {
+	load  func(ctx context.Context, project string, from, to int64) ([]Version, error)
+	log   *slog.Logger
+	mu    sync.RWMutex
+	byKey map[string]*projectCatalog
+	ready atomic.Bool // the bucket's initial values are loaded
+}
+
+// projectCatalog is one project's committed versions up to seq.
+type projectCatalog struct {
+	seq   int64
+	files map[string][]Version // file id -> its versions, oldest first
+	stats Stats                // of the visible versions at seq
+}
+
+// versionPage bounds one load query (Weaviate's default result limit is 10,000).
+const versionPage = 5000
+
+// NewCatalog returns a catalog that loads versions from s; Watch feeds it.
+func NewCatalog(s *Store, log *slog.Logger) *Catalog {
+	return &Catalog{load: s.committedAll, log: log, byKey: map[string]*projectCatalog{}}
+}
+
+// Watch follows the commits bucket until ctx ends. The bucket is created by
+// the indexer: until it exists Watch waits, and the Store reads Weaviate.
+// While the watch is down (it restarts by itself) the catalog is not ready
+// and the Store reads Weaviate again.
+func (c *Catalog) Watch(ctx context.Context, js jetstream.JetStream) error {
+	for {
+		err := c.watchOnce(ctx, js)
+		c.ready.Store(false)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		c.log.Warn("catalog watch restarts", "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func (c *Catalog) watchOnce(ctx context.Context, js jetstream.JetStream) error {
+	var kv jetstream.KeyValue
+	for {
+		var err error
+		if kv, err = js.KeyValue(ctx, pipeline.CommitsBucket); err == nil {
+			break
+		}
+		if !errors.Is(err, jetstream.ErrBucketNotFound) {
+			c.log.Warn("commits bucket", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	w, err := kv.WatchAll(ctx)
+	if err != nil {
+		return fmt.Errorf("watch %s: %w", pipeline.CommitsBucket, err)
+	}
+	defer w.Stop()
+	pending := map[string]int64{}
+	initialDone := false
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-retry.C:
+		case e, ok := <-w.Updates():
+			if !ok {
+				return fmt.Errorf("watch %s: closed", pipeline.CommitsBucket)
+			}
+			initialDone = c.note(pending, e) || initialDone
+			// Coalesce a burst of commits into one load per project.
+			for drained := false; !drained; {
+				select {
+				case e2, ok := <-w.Updates():
+					if !ok {
+						return fmt.Errorf("watch %s: closed", pipeline.CommitsBucket)
+					}
+					initialDone = c.note(pending, e2) || initialDone
+				default:
+					drained = true
+				}
+			}
+		}
+		if err := c.apply(ctx, pending); err != nil {
+			// What failed stays pending; retried soon, or on the next commit.
+			c.log.Warn("catalog load", "err", err)
+			retry.Reset(500 * time.Millisecond)
+		}
+		if initialDone && len(pending) == 0 && !c.ready.Load() {
+			c.ready.Store(true)
+			c.log.Info("catalog ready", "projects", len(c.Projects()))
+		}
+	}
+}
+
+// note records an update in pending; a nil entry marks the end of the
+// bucket's initial values.
+func (c *Catalog) note(pending map[string]int64, e jetstream.KeyValueEntry) (initialDone bool) {
+	if e == nil {
+		return true
+	}
+	if e.Operation() != jetstream.KeyValuePut || len(e.Value()) != 8 {
+		return false
+	}
+	seq := int64(binary.BigEndian.Uint64(e.Value()))
+	if seq > pending[e.Key()] {
+		pending[e.Key()] = seq
+	}
+	return false
+}
+
+// apply loads every pending project's new versions and advances it.
+func (c *Catalog) apply(ctx context.Context, pending map[string]int64) error {
+	var errs []error
+	for project, to := range pending {
+		c.mu.RLock()
+		pc := c.byKey[project]
+		c.mu.RUnlock()
+		from := int64(0)
+		if pc != nil {
+			from = pc.seq
+		}
+		if to <= from {
+			delete(pending, project)
+			continue
+		}
+		vs, err := c.load(ctx, project, from, to)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("load versions of %s in (%d, %d]: %w", project, from, to, err))
+			continue
+		}
+		c.mu.Lock()
+		if c.byKey[project] == nil {
+			c.byKey[project] = &projectCatalog{files: map[string][]Version{}}
+		}
+		c.byKey[project].add(vs, to)
+		c.mu.Unlock()
+		delete(pending, project)
+	}
+	return errors.Join(errs...)
+}
+
+// add appends versions (in commit order) and advances the watermark to seq.
+func (pc *projectCatalog) add(vs []Version, seq int64) {
+	for _, v := range vs {
+		list := pc.files[v.FileID]
+		if n := len(list); n > 0 {
+			if list[n-1].ValidFrom >= v.ValidFrom {
+				continue // loaded already
+			}
+			pc.stats.count(list[n-1], -1)
+		}
+		pc.files[v.FileID] = append(list, v)
+		pc.stats.count(v, 1)
+	}
+	pc.seq = seq
+}
+
+// count adds (sign 1) or removes (-1) a visible version's share of the counts.
+func (st *Stats) count(v Version, sign int) {
+	if v.Deleted {
+		return
+	}
+	switch v.Status {
+	case pipeline.StatusIndexed:
+		st.Indexed += sign
+		st.Chunks += sign * v.ChunkCount
+	case pipeline.StatusFailed:
+		st.Failed += sign
+	case pipeline.StatusUnsupported:
+		st.Unsupported += sign
+	}
+}
+
+// Ready reports whether the catalog holds every project's published state.
+func (c *Catalog) Ready() bool { return c != nil && c.ready.Load() }
+
+// Projects lists the projects with a published commit.
+func (c *Catalog) Projects() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]string, 0, len(c.byKey))
+	for p := range c.byKey {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Watermark returns project's published sequence; ok is false when the
+// catalog does not know the project.
+func (c *Catalog) Watermark(project string) (seq int64, ok bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	pc := c.byKey[project]
+	if pc == nil {
+		return 0, false
+	}
+	return pc.seq, true
+}
+
+// Stats returns project's counts at its watermark.
+func (c *Catalog) Stats(project string) (Stats, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	pc := c.byKey[project]
+	if pc == nil {
+		return Stats{}, false
+	}
+	return pc.stats, true
+}
+
+// covers reports whether reads of project as of at can be answered here.
+func (c *Catalog) covers(project string, at int64) bool {
+	if !c.Ready() {
+		return false
+	}
+	seq, ok := c.Watermark(project)
+	return ok && at <= seq
+}
+
+// visibleAt returns fileID's visible version as of at, or nil.
+func (c *Catalog) visibleAt(project, fileID string, at int64) *Version {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	list := c.byKey[project].files[fileID]
+	i := sort.Search(len(list), func(i int) bool { return list[i].ValidFrom > at })
+	if i == 0 {
+		return nil
+	}
+	v := list[i-1]
+	return &v
+}
+
+// CurrentVersions lists project's visible versions at its watermark that
+// match keep, sorted by path then branch.
+func (c *Catalog) CurrentVersions(project string, keep func(Version) bool) []Version {
+	c.mu.RLock()
+	pc := c.byKey[project]
+	var out []Version
+	if pc != nil {
+		for _, list := range pc.files {
+			if v := list[len(list)-1]; keep(v) {
+				out = append(out, v)
+			}
+		}
+	}
+	c.mu.RUnlock()
+	slices.SortFunc(out, func(a, b Version) int {
+		if a.FilePath != b.FilePath {
+			if a.FilePath < b.FilePath {
+				return -1
+			}
+			return 1
+		}
+		if a.Branch < b.Branch {
+			return -1
+		}
+		if a.Branch > b.Branch {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// committedAll returns every Version of project committed in (from, to],
+// oldest first, paging through as many queries as it takes.
+func (s *Store) committedAll(ctx context.Context, project string, from, to int64) ([]Version, error) {
+	var out []Version
+	for {
+		rows, err := s.get(ctx, schema.VersionClass, project, catalogVersionFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+			return g.WithWhere(and(intLE("valid_from", to),
+				filters.Where().WithPath([]string{"valid_from"}).WithOperator(filters.GreaterThan).WithValueInt(from))).
+				WithSort(graphql.Sort{Path: []string{"valid_from"}, Order: graphql.Asc}).WithLimit(versionPage)
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			v := version(r)
+			v.ChunkCount = num(r, "chunk_count")
+			out = append(out, v)
+		}
+		if len(rows) < versionPage {
+			return out, nil
+		}
+		// One commit writes one Version, so valid_from is unique in a project.
+		from = out[len(out)-1].ValidFrom
+	}
+}
+
+var catalogVersionFields = append(slices.Clone(versionFields), graphql.Field{Name: "chunk_count"})
