@@ -59,6 +59,8 @@ type Writer struct {
 	// locks serialise commits across indexer processes (nil: this process is alone).
 	locks     CommitLocks
 	leaseLost sync.Map // project -> func() bool, while its lease is held
+	// marks records embedded versions for readers' counts (nil: not recorded).
+	marks EmbeddedMarks
 }
 
 // CommitLocks serialise a project's commits across indexer processes (Leases).

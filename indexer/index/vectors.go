@@ -59,6 +59,13 @@ func (w *Writer) ApplyVectors(ctx context.Context, v pipeline.Vectors) error {
 	if err := w.batch(ctx, objs); err != nil {
 		return fmt.Errorf("write vectors of %s (%s): %w", v.FileVersionID, v.Model, err)
 	}
+	if w.marks != nil {
+		// After the vectors: a mark always means they are there. A crash in
+		// between redelivers the message, which writes the mark.
+		if err := w.marks.Mark(ctx, pipeline.EmbeddedMark{Project: v.Project, FileVersionID: v.FileVersionID, Model: v.Model, Chunks: len(v.Chunks)}); err != nil {
+			return err
+		}
+	}
 	doc, err := w.document(ctx, v.Project, v.FileID)
 	if err != nil {
 		return err

@@ -36,14 +36,26 @@ type Catalog struct {
 	log   *slog.Logger
 	mu    sync.RWMutex
 	byKey map[string]*projectCatalog
-	ready atomic.Bool // the bucket's initial values are loaded
+	// marks: project -> model -> file versions whose vectors are written.
+	marks map[string]map[string]map[string]bool
+	ready atomic.Bool // both buckets' initial values are loaded
+	// marksReady: the embedded bucket's initial values are loaded.
+	marksReady atomic.Bool
 }
 
 // projectCatalog is one project's committed versions up to seq.
 type projectCatalog struct {
-	seq   int64
-	files map[string][]Version // file id -> its versions, oldest first
-	stats Stats                // of the visible versions at seq
+	seq     int64
+	files   map[string][]Version // file id -> its versions, oldest first
+	visible map[string]Version   // file version id -> its version, while visible at seq
+	stats   Stats                // of the visible versions at seq
+	// embedded counts, per model, the chunks of visible indexed versions
+	// that have that model's vectors.
+	embedded map[string]int
+}
+
+func newProjectCatalog() *projectCatalog {
+	return &projectCatalog{files: map[string][]Version{}, visible: map[string]Version{}, embedded: map[string]int{}}
 }
 
 // versionPage bounds one load query (Weaviate's default result limit is 10,000).
@@ -51,7 +63,7 @@ const versionPage = 5000
 
 // NewCatalog returns a catalog that loads versions from s; Watch feeds it.
 func NewCatalog(s *Store, log *slog.Logger) *Catalog {
-	return &Catalog{load: s.committedAll, log: log, byKey: map[string]*projectCatalog{}}
+	return &Catalog{load: s.committedAll, log: log, byKey: map[string]*projectCatalog{}, marks: map[string]map[string]map[string]bool{}}
 }
 
 // Watch follows the commits bucket until ctx ends. The bucket is created by
@@ -59,6 +71,9 @@ func NewCatalog(s *Store, log *slog.Logger) *Catalog {
 // While the watch is down (it restarts by itself) the catalog is not ready
 // and the Store reads Weaviate again.
 func (c *Catalog) Watch(ctx context.Context, js jetstream.JetStream) error {
+	marksDone := make(chan struct{})
+	go func() { defer close(marksDone); c.watchMarks(ctx, js) }()
+	defer func() { <-marksDone }()
 	for {
 		err := c.watchOnce(ctx, js)
 		c.ready.Store(false)
@@ -172,29 +187,48 @@ func (c *Catalog) apply(ctx context.Context, pending map[string]int64) error {
 		}
 		c.mu.Lock()
 		if c.byKey[project] == nil {
-			c.byKey[project] = &projectCatalog{files: map[string][]Version{}}
+			c.byKey[project] = newProjectCatalog()
 		}
-		c.byKey[project].add(vs, to)
+		c.byKey[project].add(vs, to, c.marks[project])
 		c.mu.Unlock()
 		delete(pending, project)
 	}
 	return errors.Join(errs...)
 }
 
-// add appends versions (in commit order) and advances the watermark to seq.
-func (pc *projectCatalog) add(vs []Version, seq int64) {
+// add appends versions (in commit order) and advances the watermark to seq;
+// marks are the project's embedded marks.
+func (pc *projectCatalog) add(vs []Version, seq int64, marks map[string]map[string]bool) {
 	for _, v := range vs {
 		list := pc.files[v.FileID]
 		if n := len(list); n > 0 {
 			if list[n-1].ValidFrom >= v.ValidFrom {
 				continue // loaded already
 			}
-			pc.stats.count(list[n-1], -1)
+			pc.show(list[n-1], -1, marks)
 		}
 		pc.files[v.FileID] = append(list, v)
-		pc.stats.count(v, 1)
+		pc.show(v, 1, marks)
 	}
 	pc.seq = seq
+}
+
+// show makes v visible (sign 1) or hides it (-1), with its share of the counts.
+func (pc *projectCatalog) show(v Version, sign int, marks map[string]map[string]bool) {
+	pc.stats.count(v, sign)
+	if sign > 0 {
+		pc.visible[v.FileVersionID] = v
+	} else {
+		delete(pc.visible, v.FileVersionID)
+	}
+	if v.Deleted || v.Status != pipeline.StatusIndexed {
+		return
+	}
+	for model, versions := range marks {
+		if versions[v.FileVersionID] {
+			pc.embedded[model] += sign * v.ChunkCount
+		}
+	}
 }
 
 // count adds (sign 1) or removes (-1) a visible version's share of the counts.
@@ -213,8 +247,21 @@ func (st *Stats) count(v Version, sign int) {
 	}
 }
 
-// Ready reports whether the catalog holds every project's published state.
-func (c *Catalog) Ready() bool { return c != nil && c.ready.Load() }
+// Ready reports whether the catalog holds every project's published state
+// and every embedded mark.
+func (c *Catalog) Ready() bool { return c != nil && c.ready.Load() && c.marksReady.Load() }
+
+// Embedded returns how many chunks of project's visible indexed versions
+// have vectors of model.
+func (c *Catalog) Embedded(project, model string) (int, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	pc := c.byKey[project]
+	if pc == nil {
+		return 0, false
+	}
+	return pc.embedded[model], true
+}
 
 // Projects lists the projects with a published commit.
 func (c *Catalog) Projects() []string {

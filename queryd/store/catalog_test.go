@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -84,6 +85,19 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 	}
 }
 
+func newTestCatalog(log *committedLog) *Catalog {
+	return &Catalog{load: log.load, log: slog.New(slog.DiscardHandler), byKey: map[string]*projectCatalog{},
+		marks: map[string]map[string]map[string]bool{}}
+}
+
+func markEmbedded(t *testing.T, kv jetstream.KeyValue, project, fileVersionID, model string, chunks int) {
+	t.Helper()
+	val, _ := json.Marshal(pipeline.EmbeddedMark{Project: project, FileVersionID: fileVersionID, Model: model, Chunks: chunks})
+	if _, err := kv.Put(context.Background(), pipeline.EmbeddedKey(project, fileVersionID, model), val); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func startCatalog(t *testing.T, log *committedLog) (*Catalog, jetstream.KeyValue) {
 	t.Helper()
 	nc, js, err := pipeline.Connect(serverstest.NATS(t), "catalog-test", nil)
@@ -95,7 +109,10 @@ func startCatalog(t *testing.T, log *committedLog) (*Catalog, jetstream.KeyValue
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Catalog{load: log.load, log: slog.New(slog.DiscardHandler), byKey: map[string]*projectCatalog{}}
+	c := newTestCatalog(log)
+	if _, err := js.CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: pipeline.EmbeddedBucket, History: 1}); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = c.Watch(ctx, js) }()
@@ -124,7 +141,12 @@ func TestCatalogFollowsCommits(t *testing.T) {
 	log.commit("acme", "b.pdf", 2, pipeline.StatusFailed, 0, false)
 	publishSeq(t, kv, "acme", 2) // before the catalog starts
 
-	c := &Catalog{load: log.load, log: slog.New(slog.DiscardHandler), byKey: map[string]*projectCatalog{}}
+	marks, err := js.CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: pipeline.EmbeddedBucket, History: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	markEmbedded(t, marks, "acme", a1.FileVersionID, "m1", 3)
+	c := newTestCatalog(log)
 	if c.Ready() {
 		t.Fatal("ready before watching")
 	}
@@ -138,6 +160,9 @@ func TestCatalogFollowsCommits(t *testing.T) {
 	if st, _ := c.Stats("acme"); st != (Stats{Indexed: 1, Failed: 1, Chunks: 3}) {
 		t.Fatalf("stats %+v", st)
 	}
+	if n, _ := c.Embedded("acme", "m1"); n != 3 {
+		t.Fatalf("embedded with m1: %d", n)
+	}
 
 	a3 := log.commit("acme", "a.md", 3, pipeline.StatusIndexed, 5, false)
 	log.commit("acme", "b.pdf", 4, "deleted", 0, true)
@@ -148,6 +173,19 @@ func TestCatalogFollowsCommits(t *testing.T) {
 	if st, _ := c.Stats("acme"); st != (Stats{Indexed: 1, Chunks: 5}) {
 		t.Fatalf("stats after replace and delete %+v", st)
 	}
+	if n, _ := c.Embedded("acme", "m1"); n != 0 {
+		t.Fatalf("the replaced version's vectors still counted: %d", n)
+	}
+	// Vectors of the new version land after its commit, twice (a replay),
+	// and the unpublished version's before its commit.
+	markEmbedded(t, marks, "acme", a3.FileVersionID, "m1", 5)
+	markEmbedded(t, marks, "acme", a3.FileVersionID, "m1", 5)
+	markEmbedded(t, marks, "acme", "c.md-v5", "m1", 7)
+	markEmbedded(t, marks, "acme", a3.FileVersionID, "m2", 5)
+	waitFor(t, "embedded 5", func() bool { n, _ := c.Embedded("acme", "m1"); return n == 5 })
+	waitFor(t, "embedded m2 5", func() bool { n, _ := c.Embedded("acme", "m2"); return n == 5 })
+	publishSeq(t, kv, "acme", 5)
+	waitFor(t, "embedded 12 once c.md is committed", func() bool { n, _ := c.Embedded("acme", "m1"); return n == 12 })
 	fa := ids.File("acme", "", "a.md")
 	if v := c.visibleAt("acme", fa, 2); v == nil || v.FileVersionID != a1.FileVersionID {
 		t.Fatalf("a.md as of 2: %+v", v)
@@ -158,7 +196,7 @@ func TestCatalogFollowsCommits(t *testing.T) {
 	if v := c.visibleAt("acme", ids.File("acme", "", "c.md"), 4); v != nil {
 		t.Fatalf("unpublished c.md visible: %+v", v)
 	}
-	if c.covers("acme", 5) || !c.covers("acme", 4) || c.covers("beta", 1) {
+	if c.covers("acme", 6) || !c.covers("acme", 5) || c.covers("beta", 1) {
 		t.Fatal("covers must stop at the watermark and at unknown projects")
 	}
 	if got := c.Projects(); len(got) != 1 || got[0] != "acme" {

@@ -221,6 +221,11 @@ func (s *Store) Embeddings(ctx context.Context, project, model string, chunkIDs 
 // EmbeddedChunkCount counts the chunks of the current indexed documents
 // that have a vector of model.
 func (s *Store) EmbeddedChunkCount(ctx context.Context, project, model string) (int, error) {
+	if s.catalog.Ready() {
+		if n, ok := s.catalog.Embedded(project, model); ok {
+			return n, nil // maintained as commits and vectors land: no scan
+		}
+	}
 	if ok, err := s.hasVectors(ctx, model); err != nil || !ok {
 		return 0, err
 	}

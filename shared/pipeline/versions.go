@@ -84,3 +84,23 @@ type ReindexRequest struct {
 	// record or a different ETag are re-emitted.
 	Force bool `json:"force,omitempty"`
 }
+
+// EmbeddedBucket records which file versions have vectors of which model:
+// the indexer puts EmbeddedKey once a version's vectors are written, and
+// queryd counts embedded chunks from it without scanning the index.
+const EmbeddedBucket = "strata_embedded"
+
+// EmbeddedMark is the value under an EmbeddedKey.
+type EmbeddedMark struct {
+	Project       string `json:"project"`
+	FileVersionID string `json:"file_version_id"`
+	Model         string `json:"model"`
+	Chunks        int    `json:"chunks"`
+}
+
+// EmbeddedKey is the key of (project, file version, model). Model names may
+// hold characters KV keys cannot, so the model is hashed; the value names it.
+func EmbeddedKey(project, fileVersionID, model string) string {
+	h := sha256.Sum256([]byte(model))
+	return project + "." + fileVersionID + "." + hex.EncodeToString(h[:8])
+}

@@ -115,7 +115,14 @@ func openWriter(ctx context.Context, st *localstack.Stack) (*index.Writer, func(
 		nc.Close()
 		return nil, nil, err
 	}
-	return index.New(wv, seqs, nil, slog.New(slog.DiscardHandler)), nc.Close, nil
+	marks, err := index.OpenEmbeddedMarks(ctx, js, 1)
+	if err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	w := index.New(wv, seqs, nil, slog.New(slog.DiscardHandler))
+	w.SetEmbeddedMarks(marks)
+	return w, nc.Close, nil
 }
 
 func (l *loader) loadFile(ctx context.Context, k int) error {

@@ -136,6 +136,11 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	writer := index.New(wv, seqs, states, log)
+	marks, err := index.OpenEmbeddedMarks(ctx, js, cfg.KVReplicas)
+	if err != nil {
+		return err
+	}
+	writer.SetEmbeddedMarks(marks)
 	host, _ := os.Hostname()
 	leases, err := index.OpenLeases(ctx, js, cfg.KVReplicas, fmt.Sprintf("%s-%d", host, os.Getpid()), cfg.CommitLease)
 	if err != nil {
