@@ -23,10 +23,20 @@ type Sequences interface {
 	Get(ctx context.Context, project string) (seq int64, found bool, err error)
 	// Set raises the sequence to seq; it never lowers it.
 	Set(ctx context.Context, project string, seq int64) error
+	// Intend records that objects of commit seq are about to be written;
+	// Intent returns the last sequence intended (0 when none was recorded).
+	// A commit intended above the published sequence may have left objects
+	// behind, and only then does the next commit have to roll back.
+	Intend(ctx context.Context, project string, seq int64) error
+	Intent(ctx context.Context, project string) (int64, error)
 }
 
+// IntentsBucket holds the last commit sequence each project's committer
+// was about to write (see Sequences.Intend).
+const IntentsBucket = "strata_commit_intents"
+
 // KVSequences keeps sequences in NATS KV.
-type KVSequences struct{ kv jetstream.KeyValue }
+type KVSequences struct{ kv, intents jetstream.KeyValue }
 
 // OpenSequences creates or opens the bucket.
 func OpenSequences(ctx context.Context, js jetstream.JetStream, replicas int) (*KVSequences, error) {
@@ -35,7 +45,35 @@ func OpenSequences(ctx context.Context, js jetstream.JetStream, replicas int) (*
 	if err != nil {
 		return nil, fmt.Errorf("open kv %s: %w", CommitsBucket, err)
 	}
-	return &KVSequences{kv: kv}, nil
+	intents, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: IntentsBucket,
+		Description: "Strata: commit sequence being written per project", History: 1, Storage: jetstream.FileStorage, Replicas: replicas})
+	if err != nil {
+		return nil, fmt.Errorf("open kv %s: %w", IntentsBucket, err)
+	}
+	return &KVSequences{kv: kv, intents: intents}, nil
+}
+
+// Intend implements Sequences.
+func (k *KVSequences) Intend(ctx context.Context, project string, seq int64) error {
+	if _, err := k.intents.Put(ctx, project, binary.BigEndian.AppendUint64(nil, uint64(seq))); err != nil {
+		return fmt.Errorf("record intent %d of %s: %w", seq, project, err)
+	}
+	return nil
+}
+
+// Intent implements Sequences.
+func (k *KVSequences) Intent(ctx context.Context, project string) (int64, error) {
+	e, err := k.intents.Get(ctx, project)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read intent of %s: %w", project, err)
+	}
+	if len(e.Value()) != 8 {
+		return 0, fmt.Errorf("intent of %s: corrupt value", project)
+	}
+	return int64(binary.BigEndian.Uint64(e.Value())), nil
 }
 
 // Get implements Sequences.

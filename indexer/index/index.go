@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-openapi/strfmt"
@@ -61,6 +62,11 @@ type Writer struct {
 	leaseLost sync.Map // project -> func() bool, while its lease is held
 	// marks records embedded versions for readers' counts (nil: not recorded).
 	marks EmbeddedMarks
+	// checked holds the projects this process has rolled back once; after
+	// that, begin rolls back only when an intent shows a commit was cut short.
+	checked sync.Map
+	// vectorClass is set once the ChunkVector collection is known to exist.
+	vectorClass atomic.Bool
 }
 
 // CommitLocks serialise a project's commits across indexer processes (Leases).
@@ -203,16 +209,42 @@ func (w *Writer) begin(ctx context.Context, project string) (next int64, unlock 
 	}
 	wm, err := w.Watermark(ctx, project)
 	if err == nil {
-		err = w.rollback(ctx, project, wm)
+		err = w.recover(ctx, project, wm)
 	}
-	if err == nil && wm > 0 {
-		err = w.mirror(ctx, project, wm) // catches up a mirror write lost in a crash
+	if err == nil {
+		// Before any object of wm+1 is written: a crash from here on
+		// leaves an intent above the watermark for the next commit to see.
+		err = w.seqs.Intend(ctx, project, wm+1)
 	}
 	if err != nil {
 		unlock()
 		return 0, nil, err
 	}
 	return wm + 1, unlock, nil
+}
+
+// recover undoes what an interrupted commit left: objects above the
+// watermark and a lost mirror write. It runs on this process's first commit
+// of a project and whenever an intent lies above the watermark; otherwise
+// the last commit completed and there is nothing to undo.
+func (w *Writer) recover(ctx context.Context, project string, wm int64) error {
+	intent, err := w.seqs.Intent(ctx, project)
+	if err != nil {
+		return err
+	}
+	if _, seen := w.checked.Load(project); seen && intent <= wm {
+		return nil
+	}
+	if err := w.rollback(ctx, project, wm); err != nil {
+		return err
+	}
+	if wm > 0 {
+		if err := w.mirror(ctx, project, wm); err != nil { // catches up a mirror write lost in a crash
+			return err
+		}
+	}
+	w.checked.Store(project, struct{}{})
+	return nil
 }
 
 var versioned = []string{schema.ChunkClass, schema.SectionClass, schema.VersionClass}

@@ -95,9 +95,12 @@ func (w *Writer) markEmbedded(ctx context.Context, fv pipeline.FileVersion, seq 
 }
 
 func (w *Writer) hasVectors(ctx context.Context, project, fileVersionID string) (bool, error) {
-	exists, err := w.wv.Schema().ClassExistenceChecker().WithClassName(schema.ChunkVectorClass).Do(ctx)
-	if err != nil || !exists {
-		return false, err
+	if !w.vectorClass.Load() { // a collection, once there, stays: ask until it is
+		exists, err := w.wv.Schema().ClassExistenceChecker().WithClassName(schema.ChunkVectorClass).Do(ctx)
+		if err != nil || !exists {
+			return false, err
+		}
+		w.vectorClass.Store(true)
 	}
 	resp, err := w.wv.GraphQL().Get().WithClassName(schema.ChunkVectorClass).WithTenant(project).WithLimit(1).
 		WithWhere(textFilter("file_version_id", fileVersionID)).WithFields(graphql.Field{Name: "chunk_id"}).Do(ctx)

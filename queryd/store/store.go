@@ -76,6 +76,7 @@ type Store struct {
 	// catalog, once ready, answers the project list, watermarks, version
 	// visibility and counts from memory (SetCatalog); nil: Weaviate answers.
 	catalog *Catalog
+	facts   schemaFacts
 }
 
 // SetCatalog makes the store answer from c whenever c covers the question.
@@ -240,13 +241,14 @@ func (s *Store) ListChunks(ctx context.Context, project, fileVersionID string, o
 
 // GetChunk returns a chunk of a version visible as of sequence at, or nil.
 func (s *Store) GetChunk(ctx context.Context, project, id string, at int64) (*Chunk, error) {
-	rows, err := s.get(ctx, schema.ChunkClass, project, chunkFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
-		return g.WithWhere(and(ChunkFilter(id), intLE("valid_from", at))).WithLimit(1)
-	})
-	if err != nil || len(rows) == 0 {
+	o, err := s.objectByID(ctx, schema.ChunkClass, project, id, false)
+	if err != nil || o == nil {
 		return nil, err
 	}
-	c := chunks(project, rows)[0]
+	if props, _ := o.Properties.(map[string]any); int64(numf(props, "valid_from")) > at {
+		return nil, nil // committed after the view
+	}
+	c := chunkFromObject(project, o)
 	latest, err := s.LatestVersions(ctx, project, []string{c.FileID}, at)
 	if err != nil || latest[c.FileID] != c.FileVersionID {
 		return nil, err // a replaced or deleted version's chunk is not current
@@ -366,10 +368,8 @@ func str(m map[string]any, k string) string {
 	return s
 }
 
-func num(m map[string]any, k string) int {
-	f, _ := m[k].(float64)
-	return int(f)
-}
+// num reads an integer property: float64 from GraphQL, json.Number from REST reads.
+func num(m map[string]any, k string) int { return int(numf(m, k)) }
 
 func isNotFound(err error) bool {
 	var ce *fault.WeaviateClientError

@@ -35,7 +35,7 @@ type ChunkEmbedding struct {
 
 // hasVectors reports whether any vectors of model were ever written.
 func (s *Store) hasVectors(ctx context.Context, model string) (bool, error) {
-	return schema.HasVectorSpace(ctx, s.wv, model)
+	return s.facts.check("vectors:"+model, func() (bool, error) { return schema.HasVectorSpace(ctx, s.wv, model) })
 }
 
 // SearchVector returns the chunks visible in the view nearest to q.Vector
@@ -172,9 +172,19 @@ func (s *Store) Embeddings(ctx context.Context, project, model string, chunkIDs 
 	if len(chunkIDs) == 0 {
 		return out, nil
 	}
-	exists, err := s.wv.Schema().ClassExistenceChecker().WithClassName(schema.ChunkVectorClass).Do(ctx)
+	exists, err := s.vectorClassExists(ctx)
 	if err != nil || !exists {
 		return out, err
+	}
+	if len(chunkIDs) == 1 {
+		// One chunk: its vector of model has a deterministic id, read with
+		// one GET; only a chunk without one needs the search for other models.
+		if cv, found, err := s.embeddingByID(ctx, project, model, chunkIDs[0], withVector); err != nil || found {
+			if found {
+				out[chunkIDs[0]] = cv
+			}
+			return out, err
+		}
 	}
 	name := schema.VectorName(model)
 	extra := []graphql.Field{{Name: "id"}}
@@ -260,4 +270,22 @@ func EmbeddingStatus(c Chunk, v ChunkVectors) string {
 		return pipeline.EmbeddingStale
 	}
 	return pipeline.EmbeddingMissing
+}
+
+// embeddingByID reads chunkID's vector of model by its id; found is false
+// when there is none.
+func (s *Store) embeddingByID(ctx context.Context, project, model, chunkID string, withVector bool) (ChunkVectors, bool, error) {
+	o, err := s.objectByID(ctx, schema.ChunkVectorClass, project, ids.ChunkVector(chunkID, model), withVector)
+	if err != nil || o == nil {
+		return ChunkVectors{}, false, err
+	}
+	props, _ := o.Properties.(map[string]any)
+	e := ChunkEmbedding{ID: string(o.ID), ChunkID: str(props, "chunk_id"), Model: str(props, "model"), SourceChecksum: str(props, "source_checksum")}
+	if e.ChunkID != chunkID || e.Model != model {
+		return ChunkVectors{}, false, nil
+	}
+	if withVector {
+		e.Vector = []float32(o.Vectors[schema.VectorName(model)])
+	}
+	return ChunkVectors{Current: &e}, true, nil
 }

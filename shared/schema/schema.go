@@ -46,6 +46,13 @@ func textArray(name string) *models.Property {
 func integer(name string) *models.Property {
 	return &models.Property{Name: name, DataType: []string{"int"}}
 }
+// sequence is a commit sequence: every read filters it by range
+// (valid_from <= W, rollbacks > W), so it gets Weaviate's range index;
+// without one a range filter walks one bitmap per distinct value, a cost
+// that grows with the number of commits.
+func sequence(name string) *models.Property {
+	return &models.Property{Name: name, DataType: []string{"int"}, IndexFilterable: boolp(true), IndexRangeFilters: boolp(true)}
+}
 func date(name string) *models.Property {
 	return &models.Property{Name: name, DataType: []string{"date"}}
 }
@@ -85,7 +92,7 @@ func Definitions() []*models.Class {
 				integer("ordinal"), text("title", "word"), textArray("heading_path"), integer("level"),
 				integer("start_offset"), integer("end_offset"), integer("token_count"), integer("chunk_count"),
 				integer("page_start"), integer("page_end"),
-				integer("valid_from"),
+				sequence("valid_from"),
 			},
 		},
 		{
@@ -103,7 +110,7 @@ func Definitions() []*models.Class {
 				field("source_checksum"), date("created_at"), field("section_id"), textArray("heading_path"),
 				field("embedding_status"), field("embedding_model"), field("kind"), integer("page_start"),
 				integer("page_end"), field("image_ref"), field("image_mime"),
-				integer("valid_from"),
+				sequence("valid_from"),
 			},
 		},
 		{
@@ -114,7 +121,7 @@ func Definitions() []*models.Class {
 			Properties: []*models.Property{
 				field("file_id"), field("file_path"), field("branch"), field("file_version_id"), field("sequencer"),
 				field("etag"), field("status"), text("error", "word"), boolean("deleted"), text("title", "word"),
-				field("format"), integer("chunk_count"), integer("valid_from"), date("committed_at"),
+				field("format"), integer("chunk_count"), sequence("valid_from"), date("committed_at"),
 			},
 		},
 		{
