@@ -338,6 +338,9 @@ func (s *Stack) startWeaviateNode(name string, n WeaviatePeer, clusterJoin, raft
 		"ENABLE_MODULES=",
 		"QUERY_DEFAULTS_LIMIT=100",
 		"LOG_LEVEL=warning",
+		// Vectors are indexed (HNSW) behind the write, from a queue that
+		// searches also cover, so a batch returns once objects are stored.
+		"ASYNC_INDEXING=true",
 		// Two API keys: the indexer writes, queryd can only read.
 		"AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED=false",
 		"AUTHENTICATION_APIKEY_ENABLED=true",
