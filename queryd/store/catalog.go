@@ -254,6 +254,9 @@ func (c *Catalog) Ready() bool { return c != nil && c.ready.Load() && c.marksRea
 // Embedded returns how many chunks of project's visible indexed versions
 // have vectors of model.
 func (c *Catalog) Embedded(project, model string) (int, bool) {
+	if !c.marksReady.Load() {
+		return 0, false
+	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	pc := c.byKey[project]
@@ -298,9 +301,12 @@ func (c *Catalog) Stats(project string) (Stats, bool) {
 	return pc.stats, true
 }
 
-// covers reports whether reads of project as of at can be answered here.
+// covers reports whether reads of project as of at can be answered here:
+// what the catalog holds of a project is complete up to its sequence and
+// never changes, so this does not wait for Ready (which is about the list
+// of projects and the embedded marks).
 func (c *Catalog) covers(project string, at int64) bool {
-	if !c.Ready() {
+	if c == nil {
 		return false
 	}
 	seq, ok := c.Watermark(project)

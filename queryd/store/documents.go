@@ -78,7 +78,7 @@ type Stats struct {
 // chunks with Weaviate aggregations, so the counts are exact however large the
 // project is. A project without an index has zero counts.
 func (s *Store) Stats(ctx context.Context, project string) (Stats, error) {
-	if s.catalog.Ready() {
+	if s.catalog != nil {
 		if st, ok := s.catalog.Stats(project); ok {
 			return st, nil // maintained commit by commit: no scan
 		}

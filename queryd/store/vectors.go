@@ -231,7 +231,7 @@ func (s *Store) Embeddings(ctx context.Context, project, model string, chunkIDs 
 // EmbeddedChunkCount counts the chunks of the current indexed documents
 // that have a vector of model.
 func (s *Store) EmbeddedChunkCount(ctx context.Context, project, model string) (int, error) {
-	if s.catalog.Ready() {
+	if s.catalog != nil {
 		if n, ok := s.catalog.Embedded(project, model); ok {
 			return n, nil // maintained as commits and vectors land: no scan
 		}

@@ -48,7 +48,9 @@ func intLE(path string, v int64) *filters.WhereBuilder {
 // Watermark returns the project's published commit sequence; reads as of
 // "latest" use it, so a commit becomes visible all at once.
 func (s *Store) Watermark(ctx context.Context, project string) (int64, error) {
-	if s.catalog.Ready() {
+	if s.catalog != nil {
+		// Once the catalog knows a project it is never behind what readers
+		// saw: it only moves forward, and the mirror below is written later.
 		if seq, ok := s.catalog.Watermark(project); ok {
 			return seq, nil
 		}

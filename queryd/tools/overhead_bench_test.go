@@ -1,0 +1,92 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/strata-kb/strata/queryd/auth"
+)
+
+// BenchmarkToolCallInProcess measures what queryd adds to a tool call
+// before and after the index reads (an in-memory fake here): JSON-RPC
+// dispatch, input schema validation, argument decoding, the handler and the
+// answer's encoding. Profile it with -cpuprofile to see where a call goes.
+func BenchmarkToolCallInProcess(b *testing.B) {
+	s := newServer(&testing.T{})
+	keys, err := auth.ParseKeys("test-key-0123456789=*")
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, _ := keys.Lookup("test-key-0123456789")
+	ctx := auth.WithPrincipal(context.Background(), p)
+	chunk := index().chunks["acme"][2].ID
+	for _, c := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"get_file_chunk", map[string]any{"project_reference": "acme", "chunk_id": chunk}},
+		{"list_file_chunks", map[string]any{"project_reference": "acme", "file_path": "a.md"}},
+		{"search_keyword", map[string]any{"query": "chunk"}},
+	} {
+		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+			"params": map[string]any{"name": c.name, "arguments": c.args}})
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				resp := s.HandleMessage(ctx, body)
+				if _, err := json.Marshal(resp); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkToolCallOverHTTP is BenchmarkToolCallInProcess through mcp-go's
+// streamable HTTP server and client on loopback, as agents call queryd:
+// the difference between the two is the transport's share.
+func BenchmarkToolCallOverHTTP(b *testing.B) {
+	s := newServer(&testing.T{})
+	keys, err := auth.ParseKeys("test-key-0123456789=*")
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := server.NewStreamableHTTPServer(s, server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
+		if p, ok := auth.FromContext(r.Context()); ok {
+			return auth.WithPrincipal(ctx, p)
+		}
+		return ctx
+	}))
+	srv := httptest.NewServer(keys.Middleware(h))
+	defer srv.Close()
+	c, err := client.NewStreamableHttpClient(srv.URL, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer test-key-0123456789"}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	if _, err := c.Initialize(ctx, init); err != nil {
+		b.Fatal(err)
+	}
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "get_file_chunk"
+	req.Params.Arguments = map[string]any{"project_reference": "acme", "chunk_id": index().chunks["acme"][2].ID}
+	for b.Loop() {
+		res, err := c.CallTool(ctx, req)
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+	}
+}
