@@ -46,6 +46,7 @@ func textArray(name string) *models.Property {
 func integer(name string) *models.Property {
 	return &models.Property{Name: name, DataType: []string{"int"}}
 }
+
 // sequence is a commit sequence: every read filters it by range
 // (valid_from <= W, rollbacks > W), so it gets Weaviate's range index;
 // without one a range filter walks one bitmap per distinct value, a cost
