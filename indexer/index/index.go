@@ -303,7 +303,7 @@ func (w *Writer) ApplyFileVersion(ctx context.Context, fv pipeline.FileVersion) 
 	objs = append(objs, &models.Object{Class: schema.VersionClass, ID: strfmt.UUID(fv.FileVersionID), Tenant: o.Project, Properties: validity(map[string]any{
 		"file_id": fv.FileID, "file_path": o.Path, "branch": o.Branch, "file_version_id": fv.FileVersionID, "sequencer": o.Sequencer,
 		"etag": o.ETag, "status": fv.Status, "error": fv.Error, "deleted": false, "title": fv.Title, "format": fv.Format,
-		"chunk_count": len(fv.Chunks), "committed_at": now,
+		"chunk_count": len(fv.Chunks), "committed_at": now, "ingested_at": fv.IngestedAt.UTC().Format(time.RFC3339Nano),
 	})})
 	if err := w.batch(ctx, objs); err != nil {
 		return "", fmt.Errorf("write file version %s: %w", fv.FileVersionID, err)

@@ -52,10 +52,11 @@ type projectCatalog struct {
 	// embedded counts, per model, the chunks of visible indexed versions
 	// that have that model's vectors.
 	embedded map[string]int
+	docs     docIndex // live documents by path, name, folder and failure
 }
 
 func newProjectCatalog() *projectCatalog {
-	return &projectCatalog{files: map[string][]Version{}, visible: map[string]Version{}, embedded: map[string]int{}}
+	return &projectCatalog{files: map[string][]Version{}, visible: map[string]Version{}, embedded: map[string]int{}, docs: newDocIndex()}
 }
 
 // versionPage bounds one load query (Weaviate's default result limit is 10,000).
@@ -221,6 +222,13 @@ func (pc *projectCatalog) show(v Version, sign int, marks map[string]map[string]
 	} else {
 		delete(pc.visible, v.FileVersionID)
 	}
+	if !v.Deleted {
+		if sign > 0 {
+			pc.docs.add(v)
+		} else {
+			pc.docs.remove(v)
+		}
+	}
 	if v.Deleted || v.Status != pipeline.StatusIndexed {
 		return
 	}
@@ -374,6 +382,7 @@ func (s *Store) committedAll(ctx context.Context, project string, from, to int64
 		for _, r := range rows {
 			v := version(r)
 			v.ChunkCount = num(r, "chunk_count")
+			v.Format, v.CommittedAt, v.IngestedAt = str(r, "format"), str(r, "committed_at"), str(r, "ingested_at")
 			out = append(out, v)
 		}
 		if len(rows) < versionPage {
@@ -384,4 +393,5 @@ func (s *Store) committedAll(ctx context.Context, project string, from, to int64
 	}
 }
 
-var catalogVersionFields = append(slices.Clone(versionFields), graphql.Field{Name: "chunk_count"})
+var catalogVersionFields = append(slices.Clone(versionFields), graphql.Field{Name: "chunk_count"},
+	graphql.Field{Name: "format"}, graphql.Field{Name: "committed_at"}, graphql.Field{Name: "ingested_at"})

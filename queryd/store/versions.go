@@ -27,7 +27,9 @@ type Version struct {
 	Deleted       bool
 	ValidFrom     int64
 	Title         string
-	ChunkCount    int // filled by the catalog's loads only
+	// Filled by the catalog's loads only.
+	ChunkCount                      int
+	Format, CommittedAt, IngestedAt string
 }
 
 // Release is a pinned commit sequence of a project branch.

@@ -353,7 +353,7 @@ func (t *Tools) listFailures(ctx context.Context, p auth.Principal, a listFailur
 	}
 	out := []failureOut{}
 	for _, project := range projects {
-		docs, err := t.read.AllDocuments(ctx, project, store.StatusFilter(pipeline.StatusFailed, pipeline.StatusUnsupported), 10000)
+		docs, err := t.failedDocuments(ctx, project, 10000)
 		if err != nil {
 			return nil, err
 		}

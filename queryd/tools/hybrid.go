@@ -232,7 +232,7 @@ func (t *Tools) metaScope(ctx context.Context, project, branch string, m metaFil
 	if !m.needsDocuments {
 		return where, true, nil
 	}
-	docs, err := t.read.AllDocuments(ctx, project, nil, 10000)
+	docs, err := t.documentsIn(ctx, project, nil, nil, 10000)
 	if err != nil {
 		return nil, false, err
 	}

@@ -382,9 +382,15 @@ func (c *kbCall) folderIDs(ctx context.Context, project string) (map[string]stri
 	if m, ok := c.folders[project]; ok {
 		return m, nil
 	}
-	list, err := c.t.read.Folders(ctx, project, maxFolders)
-	if err != nil {
-		return nil, err
+	list, ok := []string(nil), false
+	if c.t.docs != nil {
+		list, ok = c.t.docs.CatalogFolders(project, maxFolders)
+	}
+	if !ok {
+		var err error
+		if list, err = c.t.read.Folders(ctx, project, maxFolders); err != nil {
+			return nil, err
+		}
 	}
 	m := map[string]string{}
 	for _, f := range list {
@@ -665,9 +671,14 @@ func (t *Tools) find(ctx context.Context, p auth.Principal, a findArgs) (any, er
 			}
 		}
 		if kind == nil || *kind == typeDocument {
-			docs, err := t.read.AllDocuments(ctx, project, store.DocumentScope("", ""), maxFindScan+1)
-			if err != nil {
-				return nil, err
+			docs, ok := []store.Document(nil), false
+			if t.docs != nil {
+				docs, ok = t.docs.DocumentsNamed(project, name, maxFindScan+1)
+			}
+			if !ok {
+				if docs, err = t.read.AllDocuments(ctx, project, store.DocumentScope("", ""), maxFindScan+1); err != nil {
+					return nil, err
+				}
 			}
 			if len(docs) > maxFindScan {
 				out.Truncated = true

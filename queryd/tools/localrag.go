@@ -207,6 +207,28 @@ func projectScope(project string, scope []scopePrefix) (where *store.Where, visi
 	return store.Or(ors...), true
 }
 
+// documentsIn lists project's live documents within scope (nil = all),
+// from the document index when there is one, else with where.
+func (t *Tools) documentsIn(ctx context.Context, project string, scope []scopePrefix, where *store.Where, limit int) ([]store.Document, error) {
+	if t.docs != nil {
+		var scopes []store.PathScope
+		for _, s := range scope {
+			if s.exact == "/" {
+				scopes = nil
+				break
+			}
+			head, rel, _ := strings.Cut(strings.TrimPrefix(s.exact, "/"), "/")
+			if name, branch, _ := strings.Cut(head, "@"); name == project {
+				scopes = append(scopes, store.PathScope{Branch: branch, Path: rel})
+			}
+		}
+		if docs, ok := t.docs.DocumentsUnder(project, scopes, limit); ok {
+			return docs, nil
+		}
+	}
+	return t.read.AllDocuments(ctx, project, where, limit)
+}
+
 func rootOf(project, branch string) string {
 	if branch == "" {
 		return "/" + project
@@ -248,7 +270,7 @@ func (t *Tools) listFiles(ctx context.Context, p auth.Principal, a listFilesArgs
 			continue // already cut: list the base directory only
 		}
 		// One more than there is room for tells whether more exist.
-		docs, err := t.read.AllDocuments(ctx, project, where, room+1)
+		docs, err := t.documentsIn(ctx, project, scope, where, room+1)
 		if err != nil {
 			return nil, err
 		}
@@ -404,7 +426,7 @@ func (t *Tools) status(ctx context.Context, p auth.Principal, _ struct{}) (any, 
 		if err != nil {
 			return nil, err
 		}
-		failed, err := t.read.AllDocuments(ctx, project, store.StatusFilter(pipeline.StatusFailed, pipeline.StatusUnsupported), MaxStatusFailures)
+		failed, err := t.failedDocuments(ctx, project, MaxStatusFailures)
 		if err != nil {
 			return nil, err
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/strata-kb/strata/queryd/cursor"
 	"github.com/strata-kb/strata/queryd/store"
 	"github.com/strata-kb/strata/shared/ids"
+	"github.com/strata-kb/strata/shared/pipeline"
 )
 
 //go:embed schemas/*.json
@@ -62,9 +63,20 @@ type Reader interface {
 	CountChunks(ctx context.Context, project string, q store.ChunkQuery) (int, error)
 }
 
+// DocumentIndex answers document listings from memory (the store's catalog
+// of commits); each method's ok is false when it cannot, and the tools
+// read Weaviate instead.
+type DocumentIndex interface {
+	DocumentsNamed(project, needle string, limit int) ([]store.Document, bool)
+	DocumentsUnder(project string, scopes []store.PathScope, limit int) ([]store.Document, bool)
+	FailedDocuments(project string, limit int) ([]store.Document, bool)
+	CatalogFolders(project string, limit int) ([]string, bool)
+}
+
 // Tools holds what the handlers need.
 type Tools struct {
 	read        Reader
+	docs        DocumentIndex // nil: listings read Weaviate
 	cursor      *cursor.Signer
 	log         *slog.Logger
 	tokenBudget int         // read / read_around inline sizes (SetTokenBudget)
@@ -84,7 +96,19 @@ type Tools struct {
 
 // New returns the tool set.
 func New(read Reader, signer *cursor.Signer, log *slog.Logger) *Tools {
-	return &Tools{read: read, cursor: signer, log: log, tokenBudget: DefaultTokenBudget}
+	t := &Tools{read: read, cursor: signer, log: log, tokenBudget: DefaultTokenBudget}
+	t.docs, _ = read.(DocumentIndex)
+	return t
+}
+
+// failedDocuments lists project's failed and unsupported documents.
+func (t *Tools) failedDocuments(ctx context.Context, project string, limit int) ([]store.Document, error) {
+	if t.docs != nil {
+		if docs, ok := t.docs.FailedDocuments(project, limit); ok {
+			return docs, nil
+		}
+	}
+	return t.read.AllDocuments(ctx, project, store.StatusFilter(pipeline.StatusFailed, pipeline.StatusUnsupported), limit)
 }
 
 // userError is a problem with the call itself; its text goes back to the agent.

@@ -122,7 +122,7 @@ func Definitions() []*models.Class {
 			Properties: []*models.Property{
 				field("file_id"), field("file_path"), field("branch"), field("file_version_id"), field("sequencer"),
 				field("etag"), field("status"), text("error", "word"), boolean("deleted"), text("title", "word"),
-				field("format"), integer("chunk_count"), sequence("valid_from"), date("committed_at"),
+				field("format"), integer("chunk_count"), sequence("valid_from"), date("committed_at"), date("ingested_at"),
 			},
 		},
 		{

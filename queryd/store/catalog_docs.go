@@ -1,0 +1,232 @@
+package store
+
+import (
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/strata-kb/strata/shared/pipeline"
+)
+
+// The catalog's document indexes, kept up to date as versions become
+// visible or are replaced (projectCatalog.show): listings, name search and
+// failures cost what their answer costs, not what the project holds.
+
+// docIndex holds a project's live documents (visible, not deleted).
+type docIndex struct {
+	sorted  []string            // pathKey of every live document, sorted
+	byKey   map[string]string   // pathKey -> file id
+	grams   map[string][]string // trigram of a main document's lower-cased name -> file ids
+	folders map[string]int      // folder on main -> live documents directly in it
+	failed  map[string]bool     // file ids of failed and unsupported documents
+}
+
+func newDocIndex() docIndex {
+	return docIndex{byKey: map[string]string{}, grams: map[string][]string{}, folders: map[string]int{}, failed: map[string]bool{}}
+}
+
+// pathKey sorts by path, then branch ("" = main first).
+func pathKey(v Version) string { return v.FilePath + "\x00" + v.Branch }
+
+func (d *docIndex) add(v Version) {
+	k := pathKey(v)
+	if _, ok := d.byKey[k]; !ok {
+		i, _ := slices.BinarySearch(d.sorted, k)
+		d.sorted = slices.Insert(d.sorted, i, k)
+	}
+	d.byKey[k] = v.FileID
+	if v.Status == pipeline.StatusFailed || v.Status == pipeline.StatusUnsupported {
+		d.failed[v.FileID] = true
+	}
+	if v.Branch == "" {
+		d.folders[folderOfPath(v.FilePath)]++
+		for _, g := range trigrams(baseOf(v.FilePath)) {
+			d.grams[g] = append(d.grams[g], v.FileID)
+		}
+	}
+}
+
+func (d *docIndex) remove(v Version) {
+	k := pathKey(v)
+	if i, ok := slices.BinarySearch(d.sorted, k); ok {
+		d.sorted = slices.Delete(d.sorted, i, i+1)
+	}
+	delete(d.byKey, k)
+	delete(d.failed, v.FileID)
+	if v.Branch == "" {
+		f := folderOfPath(v.FilePath)
+		if d.folders[f]--; d.folders[f] <= 0 {
+			delete(d.folders, f)
+		}
+		for _, g := range trigrams(baseOf(v.FilePath)) {
+			d.grams[g] = slices.DeleteFunc(d.grams[g], func(id string) bool { return id == v.FileID })
+			if len(d.grams[g]) == 0 {
+				delete(d.grams, g)
+			}
+		}
+	}
+}
+
+// trigrams are the distinct three-byte windows of a lower-cased name; a
+// name shorter than three bytes is its own gram.
+func trigrams(name string) []string {
+	s := strings.ToLower(name)
+	if len(s) < 3 {
+		return []string{s}
+	}
+	var out []string
+	for i := 0; i+3 <= len(s); i++ {
+		out = append(out, s[i:i+3])
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func baseOf(p string) string { return p[strings.LastIndexByte(p, '/')+1:] }
+
+func folderOfPath(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i]
+	}
+	return ""
+}
+
+// documentOfVersion is a live document as the catalog knows it.
+func documentOfVersion(v Version) Document {
+	return Document{FileID: v.FileID, FilePath: v.FilePath, Name: baseOf(v.FilePath), Folder: folderOfPath(v.FilePath),
+		Branch: v.Branch, FileVersionID: v.FileVersionID, Title: v.Title, Status: v.Status, Error: v.Error,
+		ChunkCount: v.ChunkCount, DocumentInfo: DocumentInfo{Format: v.Format, UpdatedAt: v.CommittedAt, IngestedAt: v.IngestedAt}}
+}
+
+// current is fileID's visible version; the caller holds c.mu.
+func (pc *projectCatalog) current(fileID string) Version {
+	list := pc.files[fileID]
+	return list[len(list)-1]
+}
+
+// DocumentsNamed lists the live documents on main whose file name contains
+// needle (case-insensitive), sorted by path, at most limit; ok is false
+// when the catalog cannot answer (the caller reads Weaviate).
+func (s *Store) DocumentsNamed(project, needle string, limit int) (docs []Document, ok bool) {
+	c := s.catalog
+	if !c.Ready() {
+		return nil, false
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	pc := c.byKey[project]
+	if pc == nil {
+		return nil, true
+	}
+	low := strings.ToLower(needle)
+	var candidates []string
+	if len(low) < 3 {
+		for _, k := range pc.docs.sorted {
+			candidates = append(candidates, pc.docs.byKey[k])
+		}
+	} else {
+		// The shortest posting list of the needle's trigrams bounds the work.
+		for _, g := range trigrams(low) {
+			if list := pc.docs.grams[g]; candidates == nil || len(list) < len(candidates) {
+				candidates = list
+			}
+		}
+	}
+	for _, id := range candidates {
+		v := pc.current(id)
+		if v.Branch == "" && strings.Contains(strings.ToLower(baseOf(v.FilePath)), low) {
+			docs = append(docs, documentOfVersion(v))
+		}
+	}
+	slices.SortFunc(docs, func(a, b Document) int { return strings.Compare(a.FilePath, b.FilePath) })
+	return docs[:min(limit, len(docs))], true
+}
+
+// PathScope selects a branch's documents at Path or under it ("" = all).
+type PathScope struct{ Branch, Path string }
+
+// DocumentsUnder lists the live documents within any of scopes (nil = the
+// whole project), sorted by path then branch, at most limit.
+func (s *Store) DocumentsUnder(project string, scopes []PathScope, limit int) (docs []Document, ok bool) {
+	c := s.catalog
+	if !c.Ready() {
+		return nil, false
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	pc := c.byKey[project]
+	if pc == nil {
+		return nil, true
+	}
+	if scopes == nil {
+		for _, k := range pc.docs.sorted[:min(limit, len(pc.docs.sorted))] {
+			docs = append(docs, documentOfVersion(pc.current(pc.docs.byKey[k])))
+		}
+		return docs, true
+	}
+	seen := map[string]bool{}
+	for _, sc := range scopes {
+		n := 0
+		for i := sort.SearchStrings(pc.docs.sorted, sc.Path); i < len(pc.docs.sorted) && n < limit; i++ {
+			k := pc.docs.sorted[i]
+			path, branch, _ := strings.Cut(k, "\x00")
+			if sc.Path != "" && path != sc.Path && !strings.HasPrefix(path, sc.Path+"/") {
+				if !strings.HasPrefix(path, sc.Path) {
+					break // past every path that starts with the scope
+				}
+				continue
+			}
+			if branch != sc.Branch || seen[k] {
+				continue
+			}
+			seen[k] = true
+			docs = append(docs, documentOfVersion(pc.current(pc.docs.byKey[k])))
+			n++
+		}
+	}
+	slices.SortFunc(docs, func(a, b Document) int {
+		return strings.Compare(pathKey(Version{FilePath: a.FilePath, Branch: a.Branch}), pathKey(Version{FilePath: b.FilePath, Branch: b.Branch}))
+	})
+	return docs[:min(limit, len(docs))], true
+}
+
+// FailedDocuments lists the live failed and unsupported documents, sorted
+// by path, at most limit.
+func (s *Store) FailedDocuments(project string, limit int) (docs []Document, ok bool) {
+	c := s.catalog
+	if !c.Ready() {
+		return nil, false
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	pc := c.byKey[project]
+	if pc == nil {
+		return nil, true
+	}
+	for id := range pc.docs.failed {
+		docs = append(docs, documentOfVersion(pc.current(id)))
+	}
+	slices.SortFunc(docs, func(a, b Document) int { return strings.Compare(a.FilePath, b.FilePath) })
+	return docs[:min(limit, len(docs))], true
+}
+
+// CatalogFolders lists the folders of main that hold live documents, sorted.
+func (s *Store) CatalogFolders(project string, limit int) (folders []string, ok bool) {
+	c := s.catalog
+	if !c.Ready() {
+		return nil, false
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	pc := c.byKey[project]
+	if pc == nil {
+		return nil, true
+	}
+	for f := range pc.docs.folders {
+		if f != "" {
+			folders = append(folders, f)
+		}
+	}
+	slices.Sort(folders)
+	return folders[:min(limit, len(folders))], true
+}

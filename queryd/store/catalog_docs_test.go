@@ -1,0 +1,74 @@
+package store
+
+import (
+	"log/slog"
+	"slices"
+	"testing"
+
+	"github.com/strata-kb/strata/shared/ids"
+	"github.com/strata-kb/strata/shared/pipeline"
+)
+
+// TestCatalogDocumentIndexes: listings, name search, folders and failures
+// follow replacements, deletes and branches exactly.
+func TestCatalogDocumentIndexes(t *testing.T) {
+	c := &Catalog{log: slog.New(slog.DiscardHandler), byKey: map[string]*projectCatalog{}, marks: map[string]map[string]map[string]bool{}}
+	c.ready.Store(true)
+	c.marksReady.Store(true)
+	s := (&Store{}).SetCatalog(c)
+	pc := newProjectCatalog()
+	c.byKey["acme"] = pc
+	seq := int64(0)
+	commit := func(branch, path, status string, deleted bool) {
+		seq++
+		pc.add([]Version{{FileID: ids.File("acme", branch, path), FilePath: path, Branch: branch, FileVersionID: path + "@" + string(rune('a'+seq)),
+			Status: status, Deleted: deleted, ValidFrom: seq, ChunkCount: 1}}, seq, nil)
+	}
+	commit("", "docs/guide.md", pipeline.StatusIndexed, false)
+	commit("", "docs/api/Reference.MD", pipeline.StatusIndexed, false)
+	commit("", "docs-old/guide.md", pipeline.StatusIndexed, false)
+	commit("", "notes.txt", pipeline.StatusFailed, false)
+	commit("preview", "docs/guide.md", pipeline.StatusIndexed, false)
+	commit("", "docs/gone.md", pipeline.StatusIndexed, false)
+	commit("", "docs/gone.md", "deleted", true)
+	commit("", "notes.txt", pipeline.StatusIndexed, false) // fixed
+
+	paths := func(docs []Document, ok bool) []string {
+		t.Helper()
+		if !ok {
+			t.Fatal("catalog did not answer")
+		}
+		var out []string
+		for _, d := range docs {
+			out = append(out, d.Branch+":"+d.FilePath)
+		}
+		return out
+	}
+	if got := paths(s.DocumentsNamed("acme", "GUIDE", 10)); !slices.Equal(got, []string{":docs-old/guide.md", ":docs/guide.md"}) {
+		t.Fatalf("named guide: %v", got)
+	}
+	if got := paths(s.DocumentsNamed("acme", "ref", 10)); !slices.Equal(got, []string{":docs/api/Reference.MD"}) {
+		t.Fatalf("named ref (short needle): %v", got)
+	}
+	if got := paths(s.DocumentsNamed("acme", "gone", 10)); len(got) != 0 {
+		t.Fatalf("a deleted file is found: %v", got)
+	}
+	if got := paths(s.DocumentsUnder("acme", []PathScope{{Path: "docs"}}, 10)); !slices.Equal(got, []string{":docs/api/Reference.MD", ":docs/guide.md"}) {
+		t.Fatalf("under docs: %v", got)
+	}
+	if got := paths(s.DocumentsUnder("acme", []PathScope{{Branch: "preview", Path: ""}}, 10)); !slices.Equal(got, []string{"preview:docs/guide.md"}) {
+		t.Fatalf("branch preview: %v", got)
+	}
+	if got := paths(s.DocumentsUnder("acme", nil, 3)); !slices.Equal(got, []string{":docs-old/guide.md", ":docs/api/Reference.MD", ":docs/guide.md"}) {
+		t.Fatalf("first three: %v", got)
+	}
+	if got := paths(s.FailedDocuments("acme", 10)); len(got) != 0 {
+		t.Fatalf("a fixed file is still failed: %v", got)
+	}
+	if got, ok := s.CatalogFolders("acme", 10); !ok || !slices.Equal(got, []string{"docs", "docs-old", "docs/api"}) {
+		t.Fatalf("folders: %v", got)
+	}
+	if st, _ := c.Stats("acme"); st != (Stats{Indexed: 5, Chunks: 5}) {
+		t.Fatalf("stats %+v", st)
+	}
+}
