@@ -144,7 +144,13 @@ func (l *loader) loadFile(ctx context.Context, k int) error {
 
 // load writes every file with workers goroutines, printing progress.
 func (l *loader) load(ctx context.Context, workers int, progress io.Writer) (loadResult, error) {
+	return l.loadRange(ctx, workers, 0, len(l.c.Files), progress)
+}
+
+// loadRange writes files [from, to).
+func (l *loader) loadRange(ctx context.Context, workers, from, to int, progress io.Writer) (loadResult, error) {
 	started := time.Now()
+	total := (to - from) * l.c.ChunksPerFile
 	var done atomic.Int64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -157,12 +163,12 @@ func (l *loader) load(ctx context.Context, workers int, progress io.Writer) (loa
 				return
 			case <-t.C:
 				chunks := int(done.Load()) * l.c.ChunksPerFile
-				fmt.Fprintf(progress, "loaded %d/%d chunks (%.0f chunks/s)\n", chunks, l.c.chunkCount(), float64(chunks)/time.Since(started).Seconds())
+				fmt.Fprintf(progress, "loaded %d/%d chunks (%.0f chunks/s)\n", chunks, total, float64(chunks)/time.Since(started).Seconds())
 			}
 		}
 	})
-	err := forEach(ctx, workers, len(l.c.Files), func(ctx context.Context, _, k int) error {
-		if err := l.loadFile(ctx, k); err != nil {
+	err := forEach(ctx, workers, to-from, func(ctx context.Context, _, k int) error {
+		if err := l.loadFile(ctx, from+k); err != nil {
 			return err
 		}
 		done.Add(1)
@@ -170,7 +176,7 @@ func (l *loader) load(ctx context.Context, workers int, progress io.Writer) (loa
 	})
 	close(stop)
 	wg.Wait()
-	res := loadResult{Files: len(l.c.Files), Chunks: l.c.chunkCount(), Workers: workers, Elapsed: time.Since(started)}
+	res := loadResult{Files: to - from, Chunks: total, Workers: workers, Elapsed: time.Since(started)}
 	if err != nil {
 		return res, fmt.Errorf("load index: %w", err)
 	}

@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -60,6 +61,8 @@ type Config struct {
 	Similarity    float64
 	Tools         []string // case names (or prefixes) to run; empty: all
 	Seed          int64
+	Sizes         []int // scale mode: grow one index through these sizes, measuring at each
+	RecallVectors int   // compression experiment: vectors in it (0: none)
 	Out           string
 	KeepState     bool
 	Verbose       bool
@@ -81,6 +84,8 @@ func parseConfig(args []string) (Config, error) {
 	fs.Float64Var(&c.Similarity, "similarity", 0.5, "search_files similarity_threshold")
 	tools := fs.String("tools", "", "only these rows (comma-separated names or name prefixes, e.g. search_,read)")
 	fs.Int64Var(&c.Seed, "seed", 1, "seed of the corpus and of the call inputs")
+	sizes := fs.String("sizes", "", "scale mode: grow one index through these chunk counts (e.g. 10000,100000,1000000), measure every tool at each, and write a markdown report (-out, default docs/bench/scale.md) with a PNG plot beside it")
+	fs.IntVar(&c.RecallVectors, "recall-vectors", 0, "compression experiment first: recall@10 of 8-bit RQ against uncompressed HNSW over this many vectors, written to docs/bench/compression.md (0: skip)")
 	fs.StringVar(&c.Out, "out", "", "also write the report to this file")
 	fs.BoolVar(&c.KeepState, "keep-state", false, "keep the stack's temporary state directory (data and logs)")
 	fs.BoolVar(&c.Verbose, "v", false, "show the stack's start-up output")
@@ -96,6 +101,15 @@ func parseConfig(args []string) (Config, error) {
 	}
 	if *tools != "" {
 		c.Tools = strings.Split(*tools, ",")
+	}
+	if *sizes != "" {
+		if c.Sizes, err = intList(*sizes); err != nil {
+			return c, fmt.Errorf("-sizes: %w", err)
+		}
+		if !slices.IsSorted(c.Sizes) || c.Sizes[0] < 1 {
+			return c, errors.New("-sizes must be positive and increasing")
+		}
+		c.Chunks = c.Sizes[len(c.Sizes)-1]
 	}
 	return c, c.validate()
 }
@@ -198,11 +212,26 @@ func run(ctx context.Context, args []string) error {
 		st.Stop(15 * time.Second)
 	}()
 
+	if cfg.RecallVectors > 0 {
+		r, err := runRecall(ctx, cfg, st, sample, func(f string, a ...any) { logf(progress, f, a...) })
+		if err != nil {
+			return err
+		}
+		out := filepath.Join(root, "docs", "bench", "compression.md")
+		if err := writeRecall(out, cfg, r); err != nil {
+			return err
+		}
+		logf(progress, "recall@10: uncompressed %.3f, RQ %.3f, RQ vs uncompressed %.3f (%s)", r.PlainRecall, r.RQRecall, r.RQvsPlain, out)
+	}
 	w, closeWriter, err := openWriter(ctx, st)
 	if err != nil {
 		return err
 	}
 	defer closeWriter()
+	if len(cfg.Sizes) > 0 {
+		_, err := runScale(ctx, cfg, st, w, rep.corpus, model, sample, progress)
+		return err
+	}
 	rep.loadBefore = loadAverage()
 	logf(progress, "loading %d chunks (%d files) with %d workers", rep.corpus.chunkCount(), len(rep.corpus.Files), cfg.LoadWorkers)
 	l := &loader{w: w, c: rep.corpus, real: sample, seed: cfg.Seed}
