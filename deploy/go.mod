@@ -13,6 +13,7 @@ require (
 	github.com/moby/buildkit v0.33.1
 	github.com/nats-io/nats.go v1.55.0
 	github.com/strata-kb/strata/shared v0.0.0
+	golang.org/x/image v0.15.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730
@@ -69,7 +70,6 @@ require (
 	go.opentelemetry.io/proto/otlp v1.11.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
 	go.yaml.in/yaml/v4 v4.0.0-rc.4 // indirect
-	golang.org/x/image v0.15.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260928230214-8a89bd6388cc // indirect
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
@@ -91,11 +91,11 @@ require (
 	github.com/go-openapi/jsonreference v1.0.0 // indirect
 	github.com/go-openapi/loads v0.25.0 // indirect
 	github.com/go-openapi/spec v0.22.9 // indirect
-	github.com/go-openapi/strfmt v0.27.4 // indirect
+	github.com/go-openapi/strfmt v0.27.4
 	github.com/go-openapi/swag v0.28.0 // indirect
 	github.com/go-openapi/validate v0.26.1 // indirect
 	github.com/google/jsonschema-go v0.4.2 // indirect
-	github.com/google/uuid v1.6.0 // indirect
+	github.com/google/uuid v1.6.0
 	github.com/klauspost/compress v1.20.1 // indirect
 	github.com/klauspost/cpuid/v2 v2.4.0 // indirect
 	github.com/klauspost/crc32 v1.3.0 // indirect
@@ -111,7 +111,7 @@ require (
 	github.com/strata-kb/strata/indexer v0.0.0
 	github.com/strata-kb/strata/ingestor v0.0.0
 	github.com/tinylib/msgp v1.6.4 // indirect
-	github.com/weaviate/weaviate v1.27.0 // indirect
+	github.com/weaviate/weaviate v1.27.0
 	github.com/weaviate/weaviate-go-client/v4 v4.16.1
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	github.com/zeebo/xxh3 v1.1.0 // indirect
