@@ -39,13 +39,32 @@ func (s *Store) objectByID(ctx context.Context, class, project, id string, withV
 
 // chunkFromObject is chunks() for an object read by id.
 func chunkFromObject(project string, o *models.Object) Chunk {
+	return chunks(project, []map[string]any{rowOf(o)})[0]
+}
+
+// rowOf is an object read by id in the shape of a GraphQL row.
+func rowOf(o *models.Object) map[string]any {
 	props, _ := o.Properties.(map[string]any)
-	row := map[string]any{}
+	row := make(map[string]any, len(props)+1)
 	for k, v := range props {
 		row[k] = v
 	}
 	row["_additional"] = map[string]any{"id": string(o.ID)}
-	return chunks(project, []map[string]any{row})[0]
+	return row
+}
+
+// rowByID reads an object committed by sequence at, or nil: the same
+// answer as a GraphQL Get by id and valid_from <= at, for one REST GET.
+func (s *Store) rowByID(ctx context.Context, class, project, id string, at int64) (map[string]any, error) {
+	o, err := s.objectByID(ctx, class, project, id, false)
+	if err != nil || o == nil {
+		return nil, err
+	}
+	row := rowOf(o)
+	if int64(numf(row, "valid_from")) > at {
+		return nil, nil
+	}
+	return row, nil
 }
 
 // schemaFacts caches what, once true, stays true: a collection exists, a

@@ -251,13 +251,11 @@ func (s *Store) Sections(ctx context.Context, project, fileVersionID string, at 
 
 // GetSection returns a section of the version visible as of sequence at, or nil.
 func (s *Store) GetSection(ctx context.Context, project, id string, at int64) (*Section, error) {
-	rows, err := s.get(ctx, schema.SectionClass, project, sectionFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
-		return g.WithWhere(and(ChunkFilter(id), intLE("valid_from", at))).WithLimit(1)
-	})
-	if err != nil || len(rows) == 0 {
+	row, err := s.rowByID(ctx, schema.SectionClass, project, id, at)
+	if err != nil || row == nil {
 		return nil, err
 	}
-	sec := sectionOf(rows[0])
+	sec := sectionOf(row)
 	latest, err := s.LatestVersions(ctx, project, []string{sec.FileID}, at)
 	if err != nil || latest[sec.FileID] != sec.FileVersionID {
 		return nil, err // a replaced or deleted version's section is not current
@@ -267,13 +265,11 @@ func (s *Store) GetSection(ctx context.Context, project, id string, at int64) (*
 
 // GetChunkDetail returns a chunk of the version visible as of sequence at, or nil.
 func (s *Store) GetChunkDetail(ctx context.Context, project, id string, at int64) (*ChunkDetail, error) {
-	rows, err := s.get(ctx, schema.ChunkClass, project, chunkDetailFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
-		return g.WithWhere(and(ChunkFilter(id), intLE("valid_from", at))).WithLimit(1)
-	})
-	if err != nil || len(rows) == 0 {
+	row, err := s.rowByID(ctx, schema.ChunkClass, project, id, at)
+	if err != nil || row == nil {
 		return nil, err
 	}
-	c := chunkDetails(project, rows)[0]
+	c := chunkDetails(project, []map[string]any{row})[0]
 	latest, err := s.LatestVersions(ctx, project, []string{c.FileID}, at)
 	if err != nil || latest[c.FileID] != c.FileVersionID {
 		return nil, err

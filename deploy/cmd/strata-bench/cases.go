@@ -90,6 +90,7 @@ const (
 func (b *bench) cases() []benchCase {
 	d, q := b.direct, b.queries
 	return []benchCase{
+		{name: "mcp-go no-op tool (anchor)", local: b.anchor.call},
 		{name: "list_file_chunks", tool: "list_file_chunks",
 			args: func(in input) map[string]any {
 				return map[string]any{"project_reference": in.project(), "file_path": in.file.FV.Object.Path}

@@ -244,7 +244,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer b.sessions.close()
+	defer b.close()
 	if rep.check, err = b.checkIndex(ctx); err != nil {
 		return err
 	}
@@ -287,7 +287,12 @@ func newBench(ctx context.Context, cfg Config, st *localstack.Stack, w *index.Wr
 	if err != nil {
 		return nil, err
 	}
-	return &bench{cfg: cfg, corpus: c, queries: q, model: m, sessions: s, direct: d, progress: progress}, nil
+	a, err := startAnchor(ctx, cfg.maxConcurrency())
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	return &bench{cfg: cfg, corpus: c, queries: q, model: m, sessions: s, anchor: a, direct: d, progress: progress}, nil
 }
 
 // checkIndex asks queryd's status tool what it sees, and fails when the

@@ -21,8 +21,15 @@ type bench struct {
 	queries  *queryPool
 	model    *uselite.Model
 	sessions sessions
+	anchor   *anchor // mcp-go's floor, in this process
 	direct   *direct
 	progress io.Writer
+}
+
+// close ends the bench's MCP sessions.
+func (b *bench) close() {
+	b.sessions.close()
+	b.anchor.close()
 }
 
 // side is one side (queryd or direct) of a case at one concurrency.

@@ -37,12 +37,18 @@ import (
 
 const recallClass = "StrataRecallProbe"
 
+// recallNoise is the noise per dimension around a cluster centre: a noise
+// vector of length about 1.1, as long as the centre itself, so clusters
+// overlap and the nearest ten are not simply one cluster's members.
+const recallNoise = 0.05
+
 type recallResult struct {
 	Vectors, Queries        int
 	PlainRecall, RQRecall   float64 // against the exact top 10
 	RQvsPlain               float64 // overlap of RQ's top 10 with uncompressed HNSW's
 	PlainP50, RQP50         time.Duration
 	Insert, IndexPlainAndRQ time.Duration
+	RQConfig                string // as Weaviate reports it
 }
 
 func runRecall(ctx context.Context, cfg Config, st *localstack.Stack, centres [][]float32, progress func(string, ...any)) (recallResult, error) {
@@ -57,7 +63,7 @@ func runRecall(ctx context.Context, cfg Config, st *localstack.Stack, centres []
 		v := make([]float32, len(c))
 		var norm float64
 		for i := range v {
-			v[i] = c[i] + float32(rng.NormFloat64()*0.03)
+			v[i] = c[i] + float32(rng.NormFloat64()*recallNoise)
 			norm += float64(v[i]) * float64(v[i])
 		}
 		for i := range v {
@@ -73,6 +79,15 @@ func runRecall(ctx context.Context, cfg Config, st *localstack.Stack, centres []
 		}}
 	if err := wv.Schema().ClassCreator().WithClass(class).Do(ctx); err != nil {
 		return res, fmt.Errorf("create %s: %w", recallClass, err)
+	}
+	have, err := wv.Schema().ClassGetter().WithClassName(recallClass).Do(ctx)
+	if err != nil {
+		return res, fmt.Errorf("read %s: %w", recallClass, err)
+	}
+	if rq, _ := have.VectorConfig["rq"].VectorIndexConfig.(map[string]any)["rq"].(map[string]any); rq["enabled"] != true {
+		return res, fmt.Errorf("weaviate did not enable RQ on the probe: %v", have.VectorConfig["rq"].VectorIndexConfig)
+	} else {
+		res.RQConfig = fmt.Sprint(rq)
 	}
 	defer func() { _ = wv.Schema().ClassDeleter().WithClassName(recallClass).Do(context.Background()) }()
 
@@ -180,7 +195,7 @@ func writeRecall(path string, cfg Config, r recallResult) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Vector compression: recall@10 of 8-bit RQ against uncompressed HNSW\n\n")
 	fmt.Fprintf(&b, "Written by `go run ./deploy/cmd/strata-bench %s` on %s (%s).\n\n", strings.Join(cfg.args, " "), time.Now().UTC().Format("2006-01-02 15:04 MST"), servers.Weaviate.Name+" "+servers.Weaviate.Version)
-	fmt.Fprintf(&b, "%d vectors of 512 dimensions (clusters around %d real use-lite-512 embeddings, Gaussian noise 0.03 per dimension, unit length), stored once in two named vectors of one collection: `plain` (HNSW, cosine) and `rq` (HNSW, cosine, 8-bit rotational quantization: `schema.CompressedIndexConfig`). %d queries drawn the same way; the exact top 10 is computed by brute force.\n\n", r.Vectors, cfg.RealVectors, r.Queries)
+	fmt.Fprintf(&b, "%d vectors of 512 dimensions (clusters around %d real use-lite-512 embeddings, Gaussian noise %.2f per dimension, unit length), stored once in two named vectors of one collection: `plain` (HNSW, cosine) and `rq` (HNSW, cosine, 8-bit rotational quantization: `schema.CompressedIndexConfig`; Weaviate reports rq %s). %d queries drawn the same way; the exact top 10 is computed by brute force.\n\n", r.Vectors, cfg.RealVectors, recallNoise, r.RQConfig, r.Queries)
 	fmt.Fprintf(&b, "| index | recall@10 vs exact | p50 query |\n|---|---:|---:|\n| uncompressed HNSW | %.3f | %s ms |\n| 8-bit RQ HNSW | %.3f | %s ms |\n\n", r.PlainRecall, ms(r.PlainP50), r.RQRecall, ms(r.RQP50))
 	fmt.Fprintf(&b, "Overlap of RQ's top 10 with uncompressed HNSW's top 10 on the same queries: %.3f.\n", r.RQvsPlain)
 	fmt.Fprintf(&b, "Insert %s; both indexes built %s after that (asynchronous indexing).\n", r.Insert.Round(time.Millisecond), r.IndexPlainAndRQ.Round(time.Millisecond))

@@ -63,13 +63,13 @@ func runScale(ctx context.Context, cfg Config, st *localstack.Stack, w *index.Wr
 			return stages, err
 		}
 		if s.Check, err = b.checkIndex(ctx); err != nil {
-			b.sessions.close()
+			b.close()
 			return stages, err
 		}
 		s.Load1 = loadAverage()
 		m0 := time.Now()
 		s.Results, err = b.runAll(ctx)
-		b.sessions.close()
+		b.close()
 		if err != nil {
 			return stages, err
 		}
