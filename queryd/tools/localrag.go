@@ -17,6 +17,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"runtime/metrics"
 	"slices"
 	"strings"
@@ -306,7 +307,23 @@ func (t *Tools) listFiles(ctx context.Context, p auth.Principal, a listFilesArgs
 	if len(out.BaseDirs) > 0 {
 		out.BaseDir = out.BaseDirs[0]
 	}
+	if out.Truncated {
+		// The original schema has no cursor: the way to the rest is a narrower scope.
+		out.Warnings = append(out.Warnings, fmt.Sprintf("Warning: only the first %d files (by path) are listed. "+
+			"List the rest folder by folder: call list_files again with scope set to a folder, e.g. \"%s\", "+
+			"or browse folders with list_contents.", MaxListFiles, folderScopeHint(out.Files)))
+	}
 	return out, nil
+}
+
+// folderScopeHint is the folder of the last listed file: a scope that
+// continues where the listing was cut.
+func folderScopeHint(files []fileEntry) string {
+	if len(files) == 0 {
+		return "/"
+	}
+	last := files[len(files)-1].FilePath
+	return last[:max(1, strings.LastIndexByte(last, '/'))]
 }
 
 func fileEntryOf(project string, d store.Document) fileEntry {

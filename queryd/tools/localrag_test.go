@@ -239,6 +239,9 @@ func TestListFilesTruncated(t *testing.T) {
 	if !reflect.DeepEqual(out["baseDirs"], []any{"/big", "/small"}) {
 		t.Errorf("baseDirs %v", out["baseDirs"])
 	}
+	if w := fmt.Sprint(out["warnings"]); !strings.Contains(w, "scope set to a folder") || !strings.Contains(w, "\"/big\"") {
+		t.Errorf("a cut listing must say how to get the rest: %v", out["warnings"])
+	}
 	// Scoped to what fits: complete.
 	out, _ = callTool(t, s, "*", "list_files", map[string]any{"scope": "/small"})
 	if n := len(out["files"].([]any)); n != 1 || out["truncated"] != false {
