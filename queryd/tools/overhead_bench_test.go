@@ -3,8 +3,10 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -13,6 +15,10 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/strata-kb/strata/queryd/auth"
+	"github.com/strata-kb/strata/queryd/cursor"
+	"github.com/strata-kb/strata/queryd/store"
+	"github.com/strata-kb/strata/shared/ids"
+	"github.com/strata-kb/strata/shared/pipeline"
 )
 
 // BenchmarkToolCallInProcess measures what queryd adds to a tool call
@@ -89,4 +95,33 @@ func BenchmarkToolCallOverHTTP(b *testing.B) {
 			b.Fatal(err, res)
 		}
 	}
+}
+
+// BenchmarkListFileChunksLarge is list_file_chunks' full page (100 chunks
+// of about 600 bytes) in process and over HTTP: the cost of a large answer.
+func BenchmarkListFileChunksLarge(b *testing.B) {
+	f := index()
+	fileID := ids.File("acme", "", "big.md")
+	fv := ids.FileVersion(fileID, "e", "s")
+	f.docs["acme"] = append(f.docs["acme"], store.Document{FileID: fileID, FilePath: "big.md", FileVersionID: fv, Status: pipeline.StatusIndexed})
+	for i := range 100 {
+		f.chunks["acme"] = append(f.chunks["acme"], store.Chunk{ID: ids.Chunk(fv, i), FileID: fileID, FileVersionID: fv, FilePath: "big.md",
+			Index: i, Content: strings.Repeat("lorem ipsum dolor sit amet ", 22), EndOffset: 600})
+	}
+	signer, _ := cursor.NewSigner("test-secret-0123456789")
+	s := server.NewMCPServer("strata", "test", server.WithToolCapabilities(false), server.WithInputSchemaValidation())
+	New(f, signer, slog.New(slog.DiscardHandler)).Register(s)
+	keys, _ := auth.ParseKeys("test-key-0123456789=*")
+	p, _ := keys.Lookup("test-key-0123456789")
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+		"params": map[string]any{"name": "list_file_chunks", "arguments": map[string]any{"project_reference": "acme", "file_path": "big.md"}}})
+	b.Run("in-process", func(b *testing.B) {
+		ctx := auth.WithPrincipal(context.Background(), p)
+		for b.Loop() {
+			out, err := json.Marshal(s.HandleMessage(ctx, body))
+			if err != nil || len(out) < 100*600 {
+				b.Fatal(err, len(out))
+			}
+		}
+	})
 }
