@@ -422,3 +422,33 @@ func TestInterruptedCommitIsRolledBack(t *testing.T) {
 		t.Fatalf("after redelivery: %v", got)
 	}
 }
+
+// TestCommitCutShortByAnotherProcess: a writer that has committed before
+// skips the rollback only while no intent lies above the watermark; a
+// commit another process cut short leaves one, and the next commit of
+// this writer rolls it back.
+func TestCommitCutShortByAnotherProcess(t *testing.T) {
+	w1, wv := newWriter(t)
+	w2, _ := newWriter(t) // another indexer process on the same stores
+	ctx := context.Background()
+	p := "rollback-elsewhere"
+	v1 := version(p, "a.md", "e1", "10", "first")
+	if _, err := w1.ApplyFileVersion(ctx, v1); err != nil {
+		t.Fatal(err)
+	}
+	v2 := version(p, "a.md", "e2", "20", "half written elsewhere")
+	w2.publishHook = func() error { return fmt.Errorf("simulated crash") }
+	if _, err := w2.ApplyFileVersion(ctx, v2); err == nil {
+		t.Fatal("the simulated crash did not happen")
+	}
+	if got := visible(t, wv, p, v1.FileID, 2); got[v2.FileVersionID] != 1 {
+		t.Fatalf("setup: the unpublished version should exist at 2: %v", got)
+	}
+	other := version(p, "b.md", "b1", "30", "another file")
+	if _, err := w1.ApplyFileVersion(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	if got := visible(t, wv, p, v1.FileID, watermark(t, w1, p)); got[v1.FileVersionID] != 1 || len(got) != 1 {
+		t.Fatalf("w1 must have rolled back w2's unpublished version: %v", got)
+	}
+}
