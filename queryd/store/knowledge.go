@@ -134,10 +134,6 @@ var chunkDetailFields = append(slices.Clone(chunkFields),
 	graphql.Field{Name: "kind"}, graphql.Field{Name: "page_start"}, graphql.Field{Name: "page_end"},
 	graphql.Field{Name: "image_ref"}, graphql.Field{Name: "image_mime"}, graphql.Field{Name: "valid_from"})
 
-var documentDetailFields = append(slices.Clone(listDocumentFields),
-	graphql.Field{Name: "section_count"}, graphql.Field{Name: "token_count"}, graphql.Field{Name: "pages"},
-	graphql.Field{Name: "language"})
-
 func intGE(path string, v int) *filters.WhereBuilder {
 	return filters.Where().WithPath([]string{path}).WithOperator(filters.GreaterThanEqual).WithValueInt(int64(v))
 }
@@ -152,13 +148,12 @@ func mainLive() *filters.WhereBuilder { return and(notDeleted(), eq("branch", ""
 // DocumentByID returns the current state of the document with file_id fileID
 // (any branch, tombstones included), or nil.
 func (s *Store) DocumentByID(ctx context.Context, project, fileID string) (*DocumentDetail, error) {
-	rows, err := s.get(ctx, schema.DocumentClass, project, documentDetailFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
-		return g.WithWhere(eq("file_id", fileID)).WithLimit(1)
-	})
-	if err != nil || len(rows) == 0 {
+	// A document's object id is its file id: one REST GET.
+	o, err := s.objectByID(ctx, schema.DocumentClass, project, fileID, false)
+	if err != nil || o == nil {
 		return nil, err
 	}
-	r := rows[0]
+	r := rowOf(o)
 	return &DocumentDetail{
 		Document: documentOf(r), SectionCount: num(r, "section_count"), TokenCount: num(r, "token_count"),
 		Pages: num(r, "pages"), Language: str(r, "language"),

@@ -21,6 +21,7 @@ import (
 	"github.com/strata-kb/strata/queryd/auth"
 	"github.com/strata-kb/strata/queryd/cursor"
 	"github.com/strata-kb/strata/queryd/store"
+	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/pipeline"
 )
 
@@ -408,11 +409,11 @@ func (t *Tools) getFileChunkEmbedding(ctx context.Context, p auth.Principal, a c
 		}
 		dim = d
 	}
-	c, err := t.currentChunk(ctx, p, a.ProjectReference, a.ChunkID)
-	if err != nil {
-		return nil, err
-	}
 	if t.vectors == nil {
+		c, err := t.currentChunk(ctx, p, a.ProjectReference, a.ChunkID)
+		if err != nil {
+			return nil, err
+		}
 		return chunkEmbeddingOut{ID: c.ID, ChunkID: c.ID, Model: EmbeddingModelOut{Name: "none", Provider: "none", Dimension: dim},
 			Status: pipeline.EmbeddingMissing}, nil
 	}
@@ -420,9 +421,31 @@ func (t *Tools) getFileChunkEmbedding(ctx context.Context, p auth.Principal, a c
 	if dim != 0 && dim != dims {
 		return nil, userErrorf("no %d-dimension embeddings: this index embeds with %s (%d dimensions)", dim, model, dims)
 	}
-	have, err := t.vectors.Embeddings(ctx, c.Project, model, []string{c.ID}, a.IncludeVector)
+	// The chunk and its vector are read at the same time: the vector's id
+	// derives from the chunk's, and nothing of it is answered unless the
+	// chunk is current in a project the caller may read.
+	project, err := t.resolveProject(ctx, p, a.ProjectReference)
 	if err != nil {
 		return nil, err
+	}
+	var have map[string]store.ChunkVectors
+	var vecErr error
+	done := make(chan struct{})
+	if ids.Valid(a.ChunkID) {
+		go func() {
+			defer close(done)
+			have, vecErr = t.vectors.Embeddings(ctx, project, model, []string{a.ChunkID}, a.IncludeVector)
+		}()
+	} else {
+		close(done)
+	}
+	c, err := t.currentChunk(ctx, p, project, a.ChunkID)
+	<-done
+	if err != nil {
+		return nil, err
+	}
+	if vecErr != nil {
+		return nil, vecErr
 	}
 	cv := have[c.ID]
 	out := chunkEmbeddingOut{ID: c.ID, ChunkID: c.ID, Model: EmbeddingModelOut{Name: model, Provider: t.provider, Dimension: dims},
