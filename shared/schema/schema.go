@@ -47,6 +47,22 @@ func integer(name string) *models.Property {
 	return &models.Property{Name: name, DataType: []string{"int"}}
 }
 
+// stored is a property that is read but never filtered or searched: no
+// inverted index, so writing a chunk updates only the indexes reads use
+// (sections and chunks are most of what a commit writes).
+func stored(name, dataType string) *models.Property {
+	p := &models.Property{Name: name, DataType: []string{dataType}, IndexFilterable: boolp(false), IndexSearchable: boolp(false)}
+	if dataType == "text" || dataType == "text[]" {
+		p.Tokenization = "field"
+	}
+	return p
+}
+
+// searchable is text for BM25 only (never an exact-match filter).
+func searchable(name string) *models.Property {
+	return &models.Property{Name: name, DataType: []string{"text"}, Tokenization: "word", IndexSearchable: boolp(true), IndexFilterable: boolp(false)}
+}
+
 // sequence is a commit sequence: every read filters it by range
 // (valid_from <= W, rollbacks > W), so it gets Weaviate's range index;
 // without one a range filter walks one bitmap per distinct value, a cost
@@ -90,9 +106,9 @@ func Definitions() []*models.Class {
 			MultiTenancyConfig: mt(),
 			Properties: []*models.Property{
 				field("file_id"), field("file_version_id"), field("file_path"), field("branch"),
-				integer("ordinal"), text("title", "word"), textArray("heading_path"), integer("level"),
-				integer("start_offset"), integer("end_offset"), integer("token_count"), integer("chunk_count"),
-				integer("page_start"), integer("page_end"),
+				stored("ordinal", "int"), stored("title", "text"), stored("heading_path", "text[]"), stored("level", "int"),
+				stored("start_offset", "int"), stored("end_offset", "int"), stored("token_count", "int"), stored("chunk_count", "int"),
+				stored("page_start", "int"), stored("page_end", "int"),
 				sequence("valid_from"),
 			},
 		},
@@ -105,12 +121,12 @@ func Definitions() []*models.Class {
 				Bm25: &models.BM25Config{K1: 1.2, B: 0.75},
 			},
 			Properties: []*models.Property{
-				text("content", "word"),
+				searchable("content"),
 				field("file_id"), field("file_version_id"), field("file_path"), field("branch"),
-				integer("index"), integer("start_offset"), integer("end_offset"), integer("token_count"),
-				field("source_checksum"), date("created_at"), field("section_id"), textArray("heading_path"),
-				field("embedding_status"), field("embedding_model"), field("kind"), integer("page_start"),
-				integer("page_end"), field("image_ref"), field("image_mime"),
+				integer("index"), stored("start_offset", "int"), stored("end_offset", "int"), stored("token_count", "int"),
+				stored("source_checksum", "text"), stored("created_at", "date"), field("section_id"), stored("heading_path", "text[]"),
+				stored("embedding_status", "text"), stored("embedding_model", "text"), stored("kind", "text"), stored("page_start", "int"),
+				stored("page_end", "int"), stored("image_ref", "text"), stored("image_mime", "text"),
 				sequence("valid_from"),
 			},
 		},
