@@ -33,6 +33,29 @@ func rawCall(t *testing.T, url, key, session, body string) (string, string) {
 	return string(b), resp.Header.Get("Mcp-Session-Id")
 }
 
+// raw2026 sends one tools/call of protocol 2026-07-28: no session, the
+// version and client in _meta, the method and tool in headers.
+func raw2026(t *testing.T, url, key, tool, args, client string) string {
+	t.Helper()
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"arguments":%s,"_meta":{`+
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":%q,"version":"1"},`+
+		`"io.modelcontextprotocol/clientCapabilities":{}}}}`, tool, args, client)
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewBufferString(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", tool)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
 // TestToolBudget: one MCP session spread over two queryd replicas shares one
 // budget (NATS KV); answers warn near the end and the call after it is refused.
 func TestToolBudget(t *testing.T) {
@@ -77,6 +100,20 @@ func TestToolBudget(t *testing.T) {
 			t.Fatalf("call %d must warn: %s", i, body)
 		case i == 7 && !refused:
 			t.Fatalf("call 7 through the other replica must be refused: %s", body)
+		}
+	}
+	// A client of protocol 2026-07-28 has no session: its run is the key and
+	// its client name, counted across both replicas; paging is not counted.
+	for i := 1; i <= 7; i++ {
+		body := raw2026(t, urls[i%2], st.Env.APIKey, "search_keyword", `{"query":"budgetword"}`, "stateless-agent")
+		if refused := strings.Contains(body, "exhausted"); refused != (i == 7) {
+			t.Fatalf("2026-07-28 call %d through replica %d: %s", i, i%2, body)
+		}
+	}
+	for i := range 10 {
+		body := raw2026(t, urls[i%2], st.Env.APIKey, "list_file_chunks", `{"project_reference":"acme","file_path":"b.md","limit":1}`, "stateless-agent")
+		if strings.Contains(body, "exhausted") || !strings.Contains(body, "budgetword") {
+			t.Fatalf("paging call %d is counted: %s", i, body)
 		}
 	}
 	// A new session starts with a full budget.

@@ -1,13 +1,23 @@
-// Package budget limits tool calls per MCP session, as Knowledge Stack's
-// agent tools do: every answer from the warning threshold on tells the agent
-// to wrap up, and once the budget is spent the agent is told to answer now.
-// Counters live in NATS KV when queryd has NATS, so every replica behind one
-// URL counts the same session together.
+// Package budget limits the tool calls of one agent run, as Knowledge
+// Stack's agent tools do: every answer from the warning threshold on tells
+// the agent to wrap up, and once the budget is spent the agent is told to
+// answer now.
+//
+// A run is what one agent task does. It is identified by the MCP session
+// when the client has one (protocols up to 2025-11-25, and stdio); a client
+// of protocol 2026-07-28 has no session, and its run is the API key plus the
+// client name the request carries in _meta (self-reported: the budget helps
+// an agent stop, it is not an access control). A run ends after an idle gap,
+// so a desktop agent that keeps one session open across many conversations
+// gets a fresh budget per task. Counters live in NATS KV when queryd has
+// NATS, so every replica behind one URL counts the same run together.
 package budget
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
@@ -16,41 +26,52 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/strata-kb/strata/queryd/auth"
 )
 
-// Counter counts calls per session.
+// Counter counts calls per run.
 type Counter interface {
-	// Use records one call and returns how many calls the session has made, this one included.
-	Use(ctx context.Context, session string) (int, error)
+	// Use records one call of run at now and returns how many calls the run
+	// has made, this one included. A run whose last call is more than idle
+	// ago starts over at 1.
+	Use(ctx context.Context, run string, now time.Time, idle time.Duration) (int, error)
 }
+
+// DefaultIdle is how long a run may pause before the next call starts a new one.
+const DefaultIdle = 5 * time.Minute
 
 // Config sets the budget.
 type Config struct {
-	Limit int // calls per session (default 20); 0 disables the budget
-	Warn  int // warn when this many calls or fewer remain (default 4)
+	Limit int           // calls per run (default 20); 0 disables the budget
+	Warn  int           // warn when this many calls or fewer remain (default 4)
+	Idle  time.Duration // a run ends after this long without a call (0: DefaultIdle)
+	// Applies reports whether a tool's calls count (nil: every tool's).
+	Applies func(tool string) bool
+	// Now is the clock (nil: time.Now); tests move it.
+	Now func() time.Time
 }
 
-// Middleware enforces the budget on every tool call of a session.
+// Middleware enforces the budget on every counted tool call of a run.
 func Middleware(cfg Config, counter Counter) server.ToolHandlerMiddleware {
+	if cfg.Idle <= 0 {
+		cfg.Idle = DefaultIdle
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			if cfg.Limit <= 0 {
+			if cfg.Limit <= 0 || (cfg.Applies != nil && !cfg.Applies(req.Params.Name)) {
 				return next(ctx, req)
 			}
-			session := ""
-			if s := server.ClientSessionFromContext(ctx); s != nil {
-				session = s.SessionID()
-			}
-			if session == "" { // a client without a session cannot be counted
-				return next(ctx, req)
-			}
-			used, err := counter.Use(ctx, session)
+			used, err := counter.Use(ctx, RunOf(ctx, req), cfg.Now(), cfg.Idle)
 			if err != nil {
 				return mcp.NewToolResultError("tool budget unavailable: " + err.Error()), nil
 			}
 			remaining := cfg.Limit - used
 			if remaining < 0 {
-				return mcp.NewToolResultError(fmt.Sprintf("Tool budget exhausted: this session has used all %d tool calls. Do not call more tools; synthesize your answer now from what you have.", cfg.Limit)), nil
+				return mcp.NewToolResultError(fmt.Sprintf("Tool budget exhausted: this task has used all %d tool calls. Do not call more tools; synthesize your answer now from what you have. (A new budget starts after %s without calls.)", cfg.Limit, cfg.Idle)), nil
 			}
 			res, err := next(ctx, req)
 			if err != nil || res == nil {
@@ -58,30 +79,72 @@ func Middleware(cfg Config, counter Counter) server.ToolHandlerMiddleware {
 			}
 			switch {
 			case remaining == 0:
-				res.Content = append(res.Content, mcp.NewTextContent(fmt.Sprintf("Tool budget: that was the last of %d tool calls for this session. Synthesize your answer now.", cfg.Limit)))
+				res.Content = append(res.Content, mcp.NewTextContent(fmt.Sprintf("Tool budget: that was the last of %d tool calls for this task. Synthesize your answer now.", cfg.Limit)))
 			case remaining <= cfg.Warn:
-				res.Content = append(res.Content, mcp.NewTextContent(fmt.Sprintf("Tool budget: %d of %d tool calls left for this session. Wrap up soon.", remaining, cfg.Limit)))
+				res.Content = append(res.Content, mcp.NewTextContent(fmt.Sprintf("Tool budget: %d of %d tool calls left for this task. Wrap up soon.", remaining, cfg.Limit)))
 			}
 			return res, nil
 		}
 	}
 }
 
+// RunOf names the run a call belongs to: its MCP session when it has one,
+// else its API key and the client's name from the request's _meta (or from
+// what the session recorded at initialize).
+func RunOf(ctx context.Context, req mcp.CallToolRequest) string {
+	s := server.ClientSessionFromContext(ctx)
+	if s != nil && s.SessionID() != "" {
+		return "session:" + s.SessionID()
+	}
+	key := ""
+	if p, ok := auth.FromContext(ctx); ok {
+		key = p.KeyName
+	}
+	client := ""
+	if req.Params.Meta != nil {
+		if ci, ok := req.Params.Meta.AdditionalFields[mcp.MetaKeyClientInfo].(map[string]any); ok {
+			client, _ = ci["name"].(string)
+		}
+	}
+	if withInfo, ok := s.(server.SessionWithClientInfo); ok && client == "" {
+		client = withInfo.GetClientInfo().Name
+	}
+	return "key:" + key + "\x00client:" + client
+}
+
 // Memory counts in this process only (stdio, tests, a single replica).
 type Memory struct {
-	mu     sync.Mutex
-	counts map[string]int
+	mu   sync.Mutex
+	runs map[string]memoryRun
+}
+
+type memoryRun struct {
+	calls int
+	last  time.Time
 }
 
 // Use implements Counter.
-func (m *Memory) Use(_ context.Context, session string) (int, error) {
+func (m *Memory) Use(_ context.Context, run string, now time.Time, idle time.Duration) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.counts == nil {
-		m.counts = map[string]int{}
+	if m.runs == nil {
+		m.runs = map[string]memoryRun{}
 	}
-	m.counts[session]++
-	return m.counts[session], nil
+	if len(m.runs) > 10000 { // forget ended runs
+		for k, r := range m.runs {
+			if now.Sub(r.last) > idle {
+				delete(m.runs, k)
+			}
+		}
+	}
+	r := m.runs[run]
+	if now.Sub(r.last) > idle {
+		r.calls = 0
+	}
+	r.calls++
+	r.last = now
+	m.runs[run] = r
+	return r.calls, nil
 }
 
 // Bucket is the NATS KV bucket of the shared counters.
@@ -90,9 +153,10 @@ const Bucket = "strata_tool_budget"
 // KV counts in NATS KV with compare-and-set, shared by every replica.
 type KV struct{ kv jetstream.KeyValue }
 
-// OpenKV creates or opens the counter bucket; entries expire after ttl (sessions end).
+// OpenKV creates or opens the counter bucket; an entry expires ttl after its
+// last call (at least the idle gap: an expired entry is a new run anyway).
 func OpenKV(ctx context.Context, js jetstream.JetStream, replicas int, ttl time.Duration) (*KV, error) {
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: Bucket, Description: "Strata: tool calls per MCP session",
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: Bucket, Description: "Strata: tool calls per agent run",
 		History: 1, TTL: ttl, Storage: jetstream.FileStorage, Replicas: replicas})
 	if err != nil {
 		return nil, fmt.Errorf("open kv %s: %w", Bucket, err)
@@ -101,51 +165,50 @@ func OpenKV(ctx context.Context, js jetstream.JetStream, replicas int, ttl time.
 }
 
 // Use implements Counter.
-func (k *KV) Use(ctx context.Context, session string) (int, error) {
-	key := keyOf(session)
+func (k *KV) Use(ctx context.Context, run string, now time.Time, idle time.Duration) (int, error) {
+	key := keyOf(run)
 	for range 20 {
 		e, err := k.kv.Get(ctx, key)
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
-			if _, err := k.kv.Create(ctx, key, encode(1)); err == nil {
+			if _, err := k.kv.Create(ctx, key, encode(1, now)); err == nil {
 				return 1, nil
 			} else if !errors.Is(err, jetstream.ErrKeyExists) {
-				return 0, fmt.Errorf("count session: %w", err)
+				return 0, fmt.Errorf("count run: %w", err)
 			}
 		case err != nil:
-			return 0, fmt.Errorf("count session: %w", err)
+			return 0, fmt.Errorf("count run: %w", err)
 		default:
-			n := decode(e.Value()) + 1
-			if _, err := k.kv.Update(ctx, key, encode(n), e.Revision()); err == nil {
+			n, last := decode(e.Value())
+			if now.Sub(last) > idle {
+				n = 0 // the run ended: a new one starts
+			}
+			n++
+			if _, err := k.kv.Update(ctx, key, encode(n, now), e.Revision()); err == nil {
 				return n, nil
-			} else if !errors.Is(err, jetstream.ErrKeyExists) {
-				return 0, fmt.Errorf("count session: %w", err)
+			} else if !errors.Is(err, jetstream.ErrKeyExists) { // ErrKeyExists: another replica counted first; again
+				return 0, fmt.Errorf("count run: %w", err)
 			}
 		}
 	}
-	return 0, errors.New("count session: too much contention")
+	return 0, errors.New("count run: too much contention")
 }
 
-// keyOf keeps only KV-safe characters of a session id.
-func keyOf(session string) string {
-	b := make([]byte, 0, len(session))
-	for i := 0; i < len(session) && len(b) < 128; i++ {
-		c := session[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' {
-			b = append(b, c)
-		}
-	}
-	if len(b) == 0 {
-		return "empty"
-	}
-	return string(b)
+// keyOf is a KV-safe key for a run id of any characters.
+func keyOf(run string) string {
+	sum := sha256.Sum256([]byte(run))
+	return hex.EncodeToString(sum[:16])
 }
 
-func encode(n int) []byte { return binary.BigEndian.AppendUint64(nil, uint64(n)) }
+// encode stores the count and the time of the last call.
+func encode(n int, last time.Time) []byte {
+	b := binary.BigEndian.AppendUint64(nil, uint64(n))
+	return binary.BigEndian.AppendUint64(b, uint64(last.UnixNano()))
+}
 
-func decode(b []byte) int {
-	if len(b) != 8 {
-		return 0
+func decode(b []byte) (int, time.Time) {
+	if len(b) != 16 { // an older entry (count only): its run is over
+		return 0, time.Time{}
 	}
-	return int(binary.BigEndian.Uint64(b))
+	return int(binary.BigEndian.Uint64(b[:8])), time.Unix(0, int64(binary.BigEndian.Uint64(b[8:])))
 }

@@ -92,7 +92,12 @@ type Tools struct {
 	changes ChangeReader
 	states  ObjectStates
 	dead    DeadLetters
+	// toolsetOf maps each registered tool to its toolset (Register).
+	toolsetOf map[string]string
 }
+
+// ToolsetOf names the toolset of a registered tool ("" for another name).
+func (t *Tools) ToolsetOf(tool string) string { return t.toolsetOf[tool] }
 
 // New returns the tool set.
 func New(read Reader, signer *cursor.Signer, log *slog.Logger) *Tools {
@@ -187,6 +192,10 @@ func (t *Tools) Register(s *server.MCPServer, toolsets ...string) {
 		}
 		tool.Annotations = readOnly
 		s.AddTool(tool, h)
+		if t.toolsetOf == nil {
+			t.toolsetOf = map[string]string{}
+		}
+		t.toolsetOf[name] = set
 	}
 	add(ToolsetChunks, "list_file_chunks", "List the indexed chunks of one file in order, with offsets, token counts and checksums. Paginated with opaque cursors.",
 		handler(t, "list_file_chunks", t.listFileChunks), "list_file_chunks.output.json")

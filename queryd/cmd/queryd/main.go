@@ -55,6 +55,8 @@ type Config struct {
 	ReadLevel      string
 	ToolBudget     int
 	ToolBudgetWarn int
+	BudgetIdle     time.Duration
+	BudgetSets     string
 	Toolsets       string
 	TokenBudget    int
 	S3Endpoint     string
@@ -80,8 +82,10 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.NATSURL, "nats-url", "", "NATS URL for state shared by replicas (tool budgets); empty: counted per process")
 	fs.StringVar(&c.ReadLevel, "weaviate-read-consistency", "", "read consistency on a replicated Weaviate: ONE (reads go on with a node down), QUORUM or ALL; empty on a single node")
 	fs.IntVar(&c.KVReplicas, "kv-replicas", 1, "replicas of the tool-budget KV bucket (1 on a single NATS server, 3 on a cluster)")
-	fs.IntVar(&c.ToolBudget, "tool-budget", 20, "tool calls per MCP session (0 = unlimited)")
+	fs.IntVar(&c.ToolBudget, "tool-budget", 20, "tool calls per agent run: an MCP session, or without one the API key and client name (0 = unlimited)")
 	fs.IntVar(&c.ToolBudgetWarn, "tool-budget-warn", 4, "answers tell the agent to wrap up when this many calls remain")
+	fs.DurationVar(&c.BudgetIdle, "tool-budget-idle", budget.DefaultIdle, "a run (one agent task) ends after this long without a tool call; the next call starts a new budget")
+	fs.StringVar(&c.BudgetSets, "tool-budget-toolsets", "knowledge,localrag,strata", "toolsets whose calls count against the budget (comma-separated; chunks' paging tools are not counted by default)")
 	fs.StringVar(&c.Toolsets, "toolsets", strings.Join(tools.AllToolsets, ","), "toolsets to serve: knowledge, chunks, localrag, strata (comma-separated)")
 	fs.IntVar(&c.TokenBudget, "token-budget", tools.DefaultTokenBudget, "tokens read and read_around return inline before paginating")
 	fs.StringVar(&c.S3Endpoint, "s3-endpoint", "", "S3/MinIO endpoint host:port for view_chunk_image (empty: images not served)")
@@ -113,6 +117,14 @@ func (c *Config) Validate() error {
 		if !slices.Contains(tools.AllToolsets, strings.TrimSpace(ts)) {
 			p.Addf("toolsets", "unknown toolset %q (want some of %s)", ts, strings.Join(tools.AllToolsets, ", "))
 		}
+	}
+	for _, ts := range strings.Split(c.BudgetSets, ",") {
+		if ts = strings.TrimSpace(ts); ts != "" && !slices.Contains(tools.AllToolsets, ts) {
+			p.Addf("tool-budget-toolsets", "unknown toolset %q (want some of %s)", ts, strings.Join(tools.AllToolsets, ", "))
+		}
+	}
+	if c.BudgetIdle < time.Second {
+		p.Addf("tool-budget-idle", "must be at least 1s, got %s", c.BudgetIdle)
 	}
 	if c.TokenBudget < 100 {
 		p.Addf("token-budget", "must be at least 100, got %d", c.TokenBudget)
@@ -185,7 +197,7 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 		defer nc.Close()
-		kv, err := budget.OpenKV(ctx, js, cfg.KVReplicas, 24*time.Hour)
+		kv, err := budget.OpenKV(ctx, js, cfg.KVReplicas, max(time.Hour, 2*cfg.BudgetIdle))
 		if err != nil {
 			return err
 		}
@@ -205,15 +217,21 @@ func run(ctx context.Context, args []string) error {
 		}()
 	}
 	reg := metrics.New()
+	budgeted := map[string]bool{}
+	for _, ts := range strings.Split(cfg.BudgetSets, ",") {
+		budgeted[strings.TrimSpace(ts)] = true
+	}
+	var tl *tools.Tools // set below; the budget asks it for a tool's toolset at call time
 	mcpServer := server.NewMCPServer("strata", version,
 		server.WithToolHandlerMiddleware(toolMetrics(reg)),
-		server.WithToolHandlerMiddleware(budget.Middleware(budget.Config{Limit: cfg.ToolBudget, Warn: cfg.ToolBudgetWarn}, counter)),
+		server.WithToolHandlerMiddleware(budget.Middleware(budget.Config{Limit: cfg.ToolBudget, Warn: cfg.ToolBudgetWarn, Idle: cfg.BudgetIdle,
+			Applies: func(tool string) bool { return budgeted[tl.ToolsetOf(tool)] }}, counter)),
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
 		server.WithInputSchemaValidation(),
 		server.WithInstructions("Strata: search and read the files of the projects your API key can read. All tools are read-only."),
 	)
-	tl := tools.New(st, signer, log).SetTokenBudget(cfg.TokenBudget).SetStrata(st, st, states, dead)
+	tl = tools.New(st, signer, log).SetTokenBudget(cfg.TokenBudget).SetStrata(st, st, states, dead)
 	provider, err := embed.New(cfg.Embedding)
 	switch {
 	case errors.Is(err, embed.ErrNoProvider):
