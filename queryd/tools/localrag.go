@@ -29,7 +29,7 @@ import (
 )
 
 // MaxListFiles bounds one list_files answer; past it the answer says truncated.
-const MaxListFiles = 1000
+const MaxListFiles = 200
 
 const (
 	maxScopePrefixes    = 100
