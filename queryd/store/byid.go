@@ -96,6 +96,9 @@ func (f *schemaFacts) check(key string, ask func() (bool, error)) (bool, error) 
 
 // vectorClassExists reports whether the ChunkVector collection exists.
 func (s *Store) vectorClassExists(ctx context.Context) (bool, error) {
+	if s.catalog.hasMarks("") {
+		return true, nil
+	}
 	return s.facts.check("class:"+schema.ChunkVectorClass, func() (bool, error) {
 		return s.wv.Schema().ClassExistenceChecker().WithClassName(schema.ChunkVectorClass).Do(ctx)
 	})

@@ -101,3 +101,22 @@ func (c *Catalog) mark(m pipeline.EmbeddedMark) {
 		}
 	}
 }
+
+// hasMarks reports whether any version was marked embedded with model (""
+// = with any model): then its vectors, and their collection, exist.
+func (c *Catalog) hasMarks(model string) bool {
+	if c == nil {
+		return false
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, byModel := range c.marks {
+		if model == "" && len(byModel) > 0 {
+			return true
+		}
+		if len(byModel[model]) > 0 {
+			return true
+		}
+	}
+	return false
+}

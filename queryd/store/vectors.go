@@ -35,6 +35,9 @@ type ChunkEmbedding struct {
 
 // hasVectors reports whether any vectors of model were ever written.
 func (s *Store) hasVectors(ctx context.Context, model string) (bool, error) {
+	if s.catalog.hasMarks(model) {
+		return true, nil // a mark is written after its vectors: no schema read (those wait on Weaviate's Raft leader)
+	}
 	return s.facts.check("vectors:"+model, func() (bool, error) { return schema.HasVectorSpace(ctx, s.wv, model) })
 }
 
