@@ -15,6 +15,7 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"github.com/strata-kb/strata/deploy/localstack"
+	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/pipeline"
 )
 
@@ -137,9 +138,28 @@ func TestReplicatedWeaviateKeepsReading(t *testing.T) {
 		return fmt.Sprintf("replicated/f%03d.md", i), fmt.Sprintf("file%03d", i)
 	})
 	h.waitEmbedded(n)
+	reads := everyRead(h, "replicated/f007.md", "file007")
 	victim := replicaPeer(t, st, "acme")
 	t.Logf("killing weaviate node%d, which holds a replica of acme's chunks, with SIGKILL", victim+2)
 	st.Servers.WeaviatePeers[victim].Kill()
+	killed := time.Now()
+	// From the first call after the kill, every read tool answers completely within its deadline.
+	for _, r := range reads {
+		ctx, cancel := context.WithTimeout(context.Background(), readDeadline)
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = r.tool, r.args
+		started := time.Now()
+		res, err := h.mcp.CallTool(ctx, req)
+		cancel()
+		if err != nil || res.IsError {
+			t.Fatalf("%s after the kill: %v %v (%s)", r.tool, err, res, time.Since(started))
+		}
+		text := res.Content[0].(mcp.TextContent).Text
+		if !strings.Contains(text, r.want) {
+			t.Fatalf("%s after the kill answered without %q: %s", r.tool, r.want, text)
+		}
+	}
+	t.Logf("every read tool (%d) answered completely %s after the kill", len(reads), time.Since(killed).Round(time.Millisecond))
 	h.expectExactly(n, time.Minute, func(i int) (string, string) {
 		return fmt.Sprintf("replicated/f%03d.md", i), fmt.Sprintf("file%03d", i)
 	})
@@ -148,6 +168,45 @@ func TestReplicatedWeaviateKeepsReading(t *testing.T) {
 		if errText != "" || len(results(out)) == 0 {
 			t.Fatalf("%s with a node down: %v %s", tool, out, errText)
 		}
+	}
+}
+
+// readDeadline bounds each read tool's answer after a node loss.
+const readDeadline = 10 * time.Second
+
+// readCall is one read tool's call and a word its complete answer holds.
+type readCall struct {
+	tool string
+	args map[string]any
+	want string
+}
+
+// everyRead lists a call of every read tool about path (whose text holds
+// word), with the ids it needs read before any node is lost.
+func everyRead(h *harness, path, word string) []readCall {
+	h.t.Helper()
+	list, errText := h.call("list_file_chunks", map[string]any{"project_reference": "acme", "file_path": path})
+	if errText != "" || len(chunksOf(list)) == 0 {
+		h.t.Fatalf("list_file_chunks %s: %v %s", path, list, errText)
+	}
+	chunk := chunksOf(list)[0]["id"].(string)
+	fileID := chunksOf(list)[0]["file_id"].(string)
+	return []readCall{
+		{"status", map[string]any{}, "acme"},
+		{"search_keyword", map[string]any{"query": word}, word},
+		{"search_knowledge", map[string]any{"query": word}, "acme"},
+		{"hybrid_search", map[string]any{"query": word}, word},
+		{"query_documents", map[string]any{"query": word}, word},
+		{"list_file_chunks", map[string]any{"project_reference": "acme", "file_path": path}, word},
+		{"get_file_chunk", map[string]any{"project_reference": "acme", "chunk_id": chunk}, word},
+		{"get_file_chunk_embedding", map[string]any{"project_reference": "acme", "chunk_id": chunk}, "ready"},
+		{"read", map[string]any{"path_part_id": fileID}, word},
+		{"read_around", map[string]any{"chunk_id": chunk}, word},
+		{"get_info", map[string]any{"path_part_id": fileID}, path[strings.LastIndexByte(path, '/')+1:]},
+		{"find", map[string]any{"name": path[strings.LastIndexByte(path, '/')+1:]}, fileID},
+		{"list_files", map[string]any{}, path},
+		{"list_contents", map[string]any{"path_part_id": ids.Project("acme")}, "replicated"},
+		{"read_chunk_neighbors", map[string]any{"filePath": "/acme/" + path, "chunkIndex": 0}, word},
 	}
 }
 
