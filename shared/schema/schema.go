@@ -6,6 +6,7 @@ package schema
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -240,13 +241,29 @@ func EnsureTenantIn(ctx context.Context, c *weaviate.Client, project string, cla
 	return nil
 }
 
-// NewClient returns a Weaviate client for host (host:port, http) with an API key.
+// NewClient returns a Weaviate client for host (host:port, http) with an API
+// key. host may list several nodes of one cluster, comma-separated: requests
+// go to the node that answered last and move on when a node is unreachable
+// (all over REST then: grpcHost is used with a single host only).
 func NewClient(host, grpcHost, apiKey string) (*weaviate.Client, error) {
-	cfg := weaviate.Config{Host: host, Scheme: "http", StartupTimeout: 30 * time.Second}
-	if apiKey != "" {
+	hosts := Hosts(host)
+	if len(hosts) == 0 {
+		return nil, fmt.Errorf("weaviate client: no host in %q", host)
+	}
+	cfg := weaviate.Config{Host: hosts[0], Scheme: "http", StartupTimeout: 30 * time.Second}
+	switch {
+	case len(hosts) > 1:
+		// The client takes a connection client or an auth config, not both:
+		// the failover transport sends the key itself.
+		f := newFailover(hosts)
+		f.apiKey = apiKey
+		cfg.ConnectionClient = &http.Client{Transport: f}
+	case apiKey != "":
 		cfg.AuthConfig = auth.ApiKey{Value: apiKey}
 	}
-	if grpcHost != "" {
+	if grpcHost != "" && len(hosts) == 1 {
+		// gRPC (batches) names one node; with several, batches go over REST
+		// through the failover transport instead.
 		cfg.GrpcConfig = &grpc.Config{Host: grpcHost, Secured: false}
 	}
 	c, err := weaviate.NewClient(cfg)

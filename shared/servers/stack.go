@@ -54,6 +54,17 @@ type Stack struct {
 	opts             StackOptions
 }
 
+// WeaviateHosts lists every Weaviate node's host:port, comma-separated,
+// the first node first: what services take as -weaviate-host to survive the
+// loss of any one node.
+func (s *Stack) WeaviateHosts() string {
+	hosts := []string{s.WeaviateHost}
+	for _, p := range s.opts.WeaviatePeers {
+		hosts = append(hosts, fmt.Sprintf("127.0.0.1:%d", p.HTTP))
+	}
+	return strings.Join(hosts, ",")
+}
+
 // StackOptions configure StartStack.
 type StackOptions struct {
 	Bins    map[string]string // server name -> binary path (from InstallAll)

@@ -1,0 +1,94 @@
+package schema
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Hosts splits a -weaviate-host value: one host:port or several,
+// comma-separated (the nodes of one Weaviate cluster).
+func Hosts(value string) []string {
+	var out []string
+	for _, h := range strings.Split(value, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// failover sends each request to the node that answered last and, when a
+// node cannot be reached at all (refused, reset, dial timeout: a process
+// that died), to the next one. A node that answers, even with an error
+// status, keeps the request: Weaviate coordinates replicated reads and
+// writes itself, so any live node can serve any request.
+type failover struct {
+	hosts  []string
+	apiKey string // sent as a bearer token when set
+	next   http.RoundTripper
+	good   atomic.Int64 // index of the host that answered last
+}
+
+func newFailover(hosts []string) *failover {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	// A node that is gone must not hold a request for long before the next is tried.
+	tr.DialContext = (&net.Dialer{Timeout: 2 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	tr.MaxIdleConnsPerHost = 32
+	return &failover{hosts: hosts, next: tr}
+}
+
+// RoundTrip implements http.RoundTripper.
+func (f *failover) RoundTrip(req *http.Request) (*http.Response, error) {
+	var body []byte
+	if req.Body != nil && req.Body != http.NoBody {
+		var err error
+		if body, err = io.ReadAll(req.Body); err != nil {
+			return nil, fmt.Errorf("read request body: %w", err)
+		}
+		req.Body.Close()
+	}
+	start := int(f.good.Load())
+	var errs []error
+	for i := range f.hosts {
+		n := (start + i) % len(f.hosts)
+		r := req.Clone(req.Context())
+		r.URL.Host, r.Host = f.hosts[n], f.hosts[n]
+		if f.apiKey != "" {
+			r.Header.Set("Authorization", "Bearer "+f.apiKey)
+		}
+		if body != nil {
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+			r.ContentLength = int64(len(body))
+		}
+		resp, err := f.next.RoundTrip(r)
+		if err == nil {
+			f.good.Store(int64(n))
+			return resp, nil
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", f.hosts[n], err))
+		if !unreachable(err) || req.Context().Err() != nil {
+			break
+		}
+	}
+	return nil, errors.Join(errs...)
+}
+
+// unreachable reports errors that mean the node is not there (so another
+// may be), as opposed to a request that reached a node and failed.
+func unreachable(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	s := err.Error()
+	return strings.Contains(s, "connection refused") || strings.Contains(s, "connection reset") ||
+		strings.Contains(s, "broken pipe") || strings.Contains(s, "EOF")
+}
