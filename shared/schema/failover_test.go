@@ -58,3 +58,53 @@ func TestFailoverSkipsDeadNodes(t *testing.T) {
 		t.Fatalf("with every node gone the error must name them: %v", err)
 	}
 }
+
+// TestHedgedReadsTakeTheFirstAnswer: a read that a node holds too long is
+// sent to the next node too, and the first answer wins; writes never are.
+func TestHedgedReadsTakeTheFirstAnswer(t *testing.T) {
+	release := make(chan struct{})
+	var slowWrites atomic.Int64
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut {
+			slowWrites.Add(1)
+			w.Write([]byte("slow"))
+			return
+		}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		w.Write([]byte("slow"))
+	}))
+	defer slow.Close()
+	defer close(release)
+	var fastWrites atomic.Int64
+	fast := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut {
+			fastWrites.Add(1)
+		}
+		b, _ := io.ReadAll(r.Body)
+		w.Write(append([]byte("fast "), b...))
+	}))
+	defer fast.Close()
+	c := &http.Client{Transport: newFailover([]string{strings.TrimPrefix(slow.URL, "http://"), strings.TrimPrefix(fast.URL, "http://")})}
+	resp, err := c.Post(slow.URL+"/v1/graphql", "application/json", strings.NewReader(`{"query":"x"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != `fast {"query":"x"}` {
+		t.Fatalf("the hedged read answered %q", b)
+	}
+	req, _ := http.NewRequest(http.MethodPut, slow.URL+"/v1/objects/x", strings.NewReader("w"))
+	c2 := &http.Client{Transport: newFailover([]string{strings.TrimPrefix(slow.URL, "http://"), strings.TrimPrefix(fast.URL, "http://")})}
+	resp, err = c2.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if slowWrites.Load() != 1 || fastWrites.Load() != 0 {
+		t.Fatalf("a write went to %d slow and %d fast nodes; want the first only", slowWrites.Load(), fastWrites.Load())
+	}
+}
