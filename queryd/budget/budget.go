@@ -15,6 +15,7 @@ package budget
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -93,7 +94,13 @@ func Middleware(cfg Config, counter Counter) server.ToolHandlerMiddleware {
 // what the session recorded at initialize).
 func RunOf(ctx context.Context, req mcp.CallToolRequest) string {
 	s := server.ClientSessionFromContext(ctx)
-	if s != nil && s.SessionID() != "" {
+	switch {
+	case s != nil && s.SessionID() == stdioSessionID:
+		// Every stdio server names its one session "stdio": with a shared
+		// NATS KV, two desktop agents would count as one run. The process is
+		// the connection, so its random id names the session.
+		return "stdio:" + processID
+	case s != nil && s.SessionID() != "":
 		return "session:" + s.SessionID()
 	}
 	key := ""
@@ -111,6 +118,16 @@ func RunOf(ctx context.Context, req mcp.CallToolRequest) string {
 	}
 	return "key:" + key + "\x00client:" + client
 }
+
+// stdioSessionID is the id mcp-go gives the one session of a stdio server.
+const stdioSessionID = "stdio"
+
+// processID tells this process's stdio session from other processes'.
+var processID = func() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read does not fail
+	return hex.EncodeToString(b[:])
+}()
 
 // Memory counts in this process only (stdio, tests, a single replica).
 type Memory struct {

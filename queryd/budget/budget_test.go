@@ -218,3 +218,17 @@ func TestKVIdleGap(t *testing.T) {
 		t.Fatalf("after the gap: %d, %v", n, err)
 	}
 }
+
+// TestStdioRunIsTheProcess: mcp-go names every stdio session "stdio"; two
+// queryd processes sharing a NATS KV must not share one run, so the run of a
+// stdio session is this process's.
+func TestStdioRunIsTheProcess(t *testing.T) {
+	ctx := mcpServer.WithContext(context.Background(), session{"stdio"})
+	run := RunOf(ctx, mcp.CallToolRequest{})
+	if run == "session:stdio" || !strings.HasPrefix(run, "stdio:") || len(run) < len("stdio:")+16 {
+		t.Fatalf("stdio run %q must name this process", run)
+	}
+	if again := RunOf(ctx, mcp.CallToolRequest{}); again != run {
+		t.Fatalf("one process is one run: %q then %q", run, again)
+	}
+}
