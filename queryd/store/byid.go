@@ -4,8 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
+	"time"
+
+	"github.com/go-openapi/strfmt"
+	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
 
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/fault"
 	"github.com/weaviate/weaviate/entities/models"
@@ -13,9 +18,27 @@ import (
 	"github.com/strata-kb/strata/shared/schema"
 )
 
-// objectByID reads one object with a plain REST GET, the cheapest read
-// Weaviate has (no GraphQL parsing, no filter): nil when it does not exist.
-func (s *Store) objectByID(ctx context.Context, class, project, id string, withVector bool) (*models.Object, error) {
+// restByIDTimeout bounds the REST read of an object before the same read
+// goes through GraphQL. After the SIGKILL of the node that led Weaviate's
+// Raft group, REST object reads hung on every node for about ten seconds
+// while GraphQL reads went on (TestWeaviateFirstNodeLoss).
+const restByIDTimeout = 400 * time.Millisecond
+
+// objectByID reads one object: with a plain REST GET, the cheapest read
+// Weaviate has, and when that does not answer in restByIDTimeout, with a
+// GraphQL Get by id. nil when it does not exist.
+// vectors names the named vectors to read with it (none: no vectors).
+func (s *Store) objectByID(ctx context.Context, class, project, id string, vectors ...string) (*models.Object, error) {
+	restCtx, cancel := context.WithTimeout(ctx, restByIDTimeout)
+	o, err := s.objectByREST(restCtx, class, project, id, len(vectors) > 0)
+	cancel()
+	if err != nil && restCtx.Err() != nil && ctx.Err() == nil {
+		return s.objectByGraphQL(ctx, class, project, id, vectors)
+	}
+	return o, err
+}
+
+func (s *Store) objectByREST(ctx context.Context, class, project, id string, withVector bool) (*models.Object, error) {
 	g := s.wv.Data().ObjectsGetter().WithClassName(class).WithID(id).WithTenant(project)
 	if s.consistency != "" {
 		g = g.WithConsistencyLevel(s.consistency)
@@ -37,6 +60,56 @@ func (s *Store) objectByID(ctx context.Context, class, project, id string, withV
 	return objs[0], nil
 }
 
+// byIDFields are the properties objectByGraphQL reads, per class.
+var byIDFields = map[string][]graphql.Field{
+	schema.ChunkClass:   chunkDetailFields,
+	schema.SectionClass: sectionFields,
+	schema.DocumentClass: append(slices.Clone(listDocumentFields), graphql.Field{Name: "section_count"},
+		graphql.Field{Name: "token_count"}, graphql.Field{Name: "pages"}, graphql.Field{Name: "language"}),
+	schema.ChunkVectorClass: {{Name: "chunk_id"}, {Name: "model"}, {Name: "source_checksum"}, {Name: "file_id"}, {Name: "file_version_id"}},
+}
+
+func (s *Store) objectByGraphQL(ctx context.Context, class, project, id string, vectors []string) (*models.Object, error) {
+	fields := slices.Clone(byIDFields[class])
+	fields = slices.DeleteFunc(fields, func(f graphql.Field) bool { return f.Name == "_additional" })
+	additional := []graphql.Field{{Name: "id"}}
+	if len(vectors) > 0 {
+		var names []graphql.Field
+		for _, v := range vectors {
+			names = append(names, graphql.Field{Name: v})
+		}
+		additional = append(additional, graphql.Field{Name: "vectors", Fields: names})
+	}
+	fields = append(fields, graphql.Field{Name: "_additional", Fields: additional})
+	rows, err := s.get(ctx, class, project, fields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.WithWhere(ChunkFilter(id)).WithLimit(1)
+	})
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	add, _ := rows[0]["_additional"].(map[string]any)
+	o := &models.Object{Class: class, ID: strfmt.UUID(str(add, "id")), Tenant: project, Properties: map[string]any{}}
+	for k, v := range rows[0] {
+		if k != "_additional" {
+			o.Properties.(map[string]any)[k] = v
+		}
+	}
+	if vs, ok := add["vectors"].(map[string]any); ok {
+		o.Vectors = models.Vectors{}
+		for name, list := range vs {
+			if l, ok := list.([]any); ok {
+				v := make([]float32, len(l))
+				for i, f := range l {
+					x, _ := f.(float64)
+					v[i] = float32(x)
+				}
+				o.Vectors[name] = models.Vector(v)
+			}
+		}
+	}
+	return o, nil
+}
+
 // chunkFromObject is chunks() for an object read by id.
 func chunkFromObject(project string, o *models.Object) Chunk {
 	return chunks(project, []map[string]any{rowOf(o)})[0]
@@ -56,7 +129,7 @@ func rowOf(o *models.Object) map[string]any {
 // rowByID reads an object committed by sequence at, or nil: the same
 // answer as a GraphQL Get by id and valid_from <= at, for one REST GET.
 func (s *Store) rowByID(ctx context.Context, class, project, id string, at int64) (map[string]any, error) {
-	o, err := s.objectByID(ctx, class, project, id, false)
+	o, err := s.objectByID(ctx, class, project, id)
 	if err != nil || o == nil {
 		return nil, err
 	}

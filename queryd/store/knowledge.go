@@ -149,7 +149,7 @@ func mainLive() *filters.WhereBuilder { return and(notDeleted(), eq("branch", ""
 // (any branch, tombstones included), or nil.
 func (s *Store) DocumentByID(ctx context.Context, project, fileID string) (*DocumentDetail, error) {
 	// A document's object id is its file id: one REST GET.
-	o, err := s.objectByID(ctx, schema.DocumentClass, project, fileID, false)
+	o, err := s.objectByID(ctx, schema.DocumentClass, project, fileID)
 	if err != nil || o == nil {
 		return nil, err
 	}

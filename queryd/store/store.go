@@ -241,7 +241,7 @@ func (s *Store) ListChunks(ctx context.Context, project, fileVersionID string, o
 
 // GetChunk returns a chunk of a version visible as of sequence at, or nil.
 func (s *Store) GetChunk(ctx context.Context, project, id string, at int64) (*Chunk, error) {
-	o, err := s.objectByID(ctx, schema.ChunkClass, project, id, false)
+	o, err := s.objectByID(ctx, schema.ChunkClass, project, id)
 	if err != nil || o == nil {
 		return nil, err
 	}

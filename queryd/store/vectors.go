@@ -278,7 +278,11 @@ func EmbeddingStatus(c Chunk, v ChunkVectors) string {
 // embeddingByID reads chunkID's vector of model by its id; found is false
 // when there is none.
 func (s *Store) embeddingByID(ctx context.Context, project, model, chunkID string, withVector bool) (ChunkVectors, bool, error) {
-	o, err := s.objectByID(ctx, schema.ChunkVectorClass, project, ids.ChunkVector(chunkID, model), withVector)
+	var vectors []string
+	if withVector {
+		vectors = []string{schema.VectorName(model)}
+	}
+	o, err := s.objectByID(ctx, schema.ChunkVectorClass, project, ids.ChunkVector(chunkID, model), vectors...)
 	if err != nil || o == nil {
 		return ChunkVectors{}, false, err
 	}
