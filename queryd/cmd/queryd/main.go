@@ -24,6 +24,7 @@ import (
 	"github.com/strata-kb/strata/queryd/budget"
 	"github.com/strata-kb/strata/queryd/cursor"
 	"github.com/strata-kb/strata/queryd/deadletters"
+	"github.com/strata-kb/strata/queryd/resources"
 	"github.com/strata-kb/strata/queryd/store"
 	"github.com/strata-kb/strata/queryd/tools"
 	"github.com/strata-kb/strata/shared/config"
@@ -65,6 +66,7 @@ type Config struct {
 	S3Secure       bool
 	Embedding      embed.Config
 	Previous       embed.Config // the model before Embedding's, during a model change
+	Web            webConfig    // CORS, OAuth metadata, resources (web.go)
 }
 
 // RegisterFlags registers queryd's flags.
@@ -96,6 +98,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	// During a model change: the model the index was embedded with before. Searches use it for a
 	// project until the new model covers all its chunks, then switch.
 	c.Previous.RegisterFlagsWithPrefix(fs, "previous-", "none")
+	c.Web.RegisterFlags(fs)
 }
 
 // Validate reports every problem at once.
@@ -137,6 +140,7 @@ func (c *Config) Validate() error {
 	}
 	c.Embedding.Validate(&p)
 	c.Previous.Validate(&p)
+	c.Web.validate(&p)
 	if c.ReadLevel != "" && c.ReadLevel != "ONE" && c.ReadLevel != "QUORUM" && c.ReadLevel != "ALL" {
 		p.Addf("weaviate-read-consistency", "must be ONE, QUORUM, ALL or empty, got %q", c.ReadLevel)
 	}
@@ -222,7 +226,8 @@ func run(ctx context.Context, args []string) error {
 		budgeted[strings.TrimSpace(ts)] = true
 	}
 	var tl *tools.Tools // set below; the budget asks it for a tool's toolset at call time
-	mcpServer := server.NewMCPServer("strata", version,
+	files := resources.New(st, signer, log).SetPageSize(cfg.Web.ResourcePage)
+	mcpServer := server.NewMCPServer("strata", version, append(files.Options(),
 		server.WithToolHandlerMiddleware(toolMetrics(reg)),
 		server.WithToolHandlerMiddleware(budget.Middleware(budget.Config{Limit: cfg.ToolBudget, Warn: cfg.ToolBudgetWarn, Idle: cfg.BudgetIdle,
 			Applies: func(tool string) bool { return budgeted[tl.ToolsetOf(tool)] }}, counter)),
@@ -230,7 +235,8 @@ func run(ctx context.Context, args []string) error {
 		server.WithRecovery(),
 		server.WithInputSchemaValidation(),
 		server.WithInstructions("Strata: search and read the files of the projects your API key can read. All tools are read-only."),
-	)
+	)...)
+	files.Register(mcpServer)
 	tl = tools.New(st, signer, log).SetTokenBudget(cfg.TokenBudget).SetStrata(st, st, states, dead)
 	provider, err := embed.New(cfg.Embedding)
 	switch {
@@ -286,7 +292,7 @@ func run(ctx context.Context, args []string) error {
 		}),
 	)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", keys.Middleware(mcpHTTP))
+	cfg.Web.mount(mux, mcpHTTP, keys.Middleware)
 	mux.Handle("GET /metrics", reg.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
