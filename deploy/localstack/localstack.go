@@ -101,6 +101,8 @@ type Options struct {
 	// WeaviateCluster runs Weaviate as 3 nodes (on free ports) with
 	// collections replicated twice; services talk to the first node.
 	WeaviateCluster bool
+	// WeaviateAsyncIndexing: see servers.StackOptions.AsyncIndexing.
+	WeaviateAsyncIndexing bool
 }
 
 // Env is what a user or test needs to talk to a running stack.
@@ -183,6 +185,7 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 	replicas := 1
 	so := servers.StackOptions{
 		Bins: bins, DataDir: filepath.Join(o.StateDir, "data"), Ports: o.Ports.Ports, Detach: o.Detach, Progress: o.Progress,
+		AsyncIndexing: o.WeaviateAsyncIndexing,
 		BeforeMinIO: func(ctx context.Context, natsURL string) error {
 			fmt.Fprintln(o.Progress, "creating JetStream streams")
 			nc, js, err := pipeline.Connect(natsURL, "strata-local", nil)

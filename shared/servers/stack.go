@@ -83,6 +83,10 @@ type StackOptions struct {
 	// per peer. MinIO's notifications go to the first node.
 	NATSPeers []NATSPeer
 	NATSRoute int
+	// AsyncIndexing makes Weaviate index vectors behind the write (faster
+	// bulk loads). Off by default: vectors still queued are not found by
+	// vector search, so a chunk counted as embedded could be missed.
+	AsyncIndexing bool
 }
 
 // NATSPeer is one more node of a clustered NATS.
@@ -349,9 +353,6 @@ func (s *Stack) startWeaviateNode(name string, n WeaviatePeer, clusterJoin, raft
 		"ENABLE_MODULES=",
 		"QUERY_DEFAULTS_LIMIT=100",
 		"LOG_LEVEL=warning",
-		// Vectors are indexed (HNSW) behind the write, from a queue that
-		// searches also cover, so a batch returns once objects are stored.
-		"ASYNC_INDEXING=true",
 		// Two API keys: the indexer writes, queryd can only read.
 		"AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED=false",
 		"AUTHENTICATION_APIKEY_ENABLED=true",
@@ -360,6 +361,9 @@ func (s *Stack) startWeaviateNode(name string, n WeaviatePeer, clusterJoin, raft
 		"AUTHORIZATION_ADMINLIST_ENABLED=true",
 		"AUTHORIZATION_ADMINLIST_USERS=strata-writer",
 		"AUTHORIZATION_ADMINLIST_READONLY_USERS=strata-reader",
+	}
+	if s.opts.AsyncIndexing {
+		env = append(env, "ASYNC_INDEXING=true")
 	}
 	if clusterJoin != "" {
 		env = append(env, "CLUSTER_JOIN="+clusterJoin)

@@ -26,8 +26,10 @@ func startStack(ctx context.Context, root, stateDir string, progress io.Writer) 
 	if err != nil {
 		return nil, fmt.Errorf("pick ports: %w", err)
 	}
+	// Bulk loading indexes vectors behind the writes; the scale run waits
+	// for the queue before it measures (waitVectorQueue).
 	st, err := localstack.Up(ctx, localstack.Options{Root: root, StateDir: stateDir, Ports: ports, Progress: progress,
-		ServiceEnv: map[string][]string{"queryd": {"STRATA_TOOL_BUDGET=0"}}})
+		ServiceEnv: map[string][]string{"queryd": {"STRATA_TOOL_BUDGET=0"}}, WeaviateAsyncIndexing: true})
 	if err != nil {
 		return nil, fmt.Errorf("start local stack: %w", err)
 	}
