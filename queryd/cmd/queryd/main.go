@@ -292,7 +292,11 @@ func run(ctx context.Context, args []string) error {
 		}),
 	)
 	mux := http.NewServeMux()
-	cfg.Web.mount(mux, mcpHTTP, keys.Middleware)
+	authenticate, err := cfg.Web.authenticator(ctx, keys.Middleware)
+	if err != nil {
+		return err
+	}
+	cfg.Web.mount(mux, mcpHTTP, authenticate)
 	mux.Handle("GET /metrics", reg.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
