@@ -1,12 +1,14 @@
 package schema
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestFailoverSkipsDeadNodes: a node that refuses connections is skipped
@@ -45,16 +47,20 @@ func TestFailoverSkipsDeadNodes(t *testing.T) {
 	if f.good.Load() != 1 {
 		t.Fatal("the node that answered must be tried first")
 	}
-	resp, err := c.Get("http://" + deadHost + "/fail")
+	req, _ := http.NewRequest(http.MethodPut, "http://"+deadHost+"/fail", nil)
+	resp, err := c.Do(req)
 	if err != nil || resp.StatusCode != http.StatusInternalServerError {
-		t.Fatalf("an error status is an answer, not a dead node: %v %v", resp, err)
+		t.Fatalf("a write answered with an error status is an answer, not a dead node: %v %v", resp, err)
 	}
 	resp.Body.Close()
 	if hits.Load() != 4 {
 		t.Fatalf("the live node served %d requests, want 4", hits.Load())
 	}
 	allDead := &http.Client{Transport: newFailover([]string{deadHost})}
-	if _, err := allDead.Get("http://" + deadHost + "/"); err == nil || !strings.Contains(err.Error(), deadHost) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second) // reads are retried until their deadline
+	defer cancel()
+	req, _ = http.NewRequestWithContext(ctx, http.MethodGet, "http://"+deadHost+"/", nil)
+	if _, err := allDead.Do(req); err == nil || !strings.Contains(err.Error(), deadHost) {
 		t.Fatalf("with every node gone the error must name them: %v", err)
 	}
 }
@@ -106,5 +112,87 @@ func TestHedgedReadsTakeTheFirstAnswer(t *testing.T) {
 	resp.Body.Close()
 	if slowWrites.Load() != 1 || fastWrites.Load() != 0 {
 		t.Fatalf("a write went to %d slow and %d fast nodes; want the first only", slowWrites.Load(), fastWrites.Load())
+	}
+}
+
+// TestReadsRetryUntilALeaderIsBack models a Raft leader's SIGKILL: one node
+// holds reads forever (they wait on the dead leader's connection), one
+// answers 500 until a new leader is elected, one is gone. A read still
+// answers, from the first node that can serve it once the leader is back.
+func TestReadsRetryUntilALeaderIsBack(t *testing.T) {
+	var electedAt atomic.Int64
+	electedAt.Store(time.Now().Add(1500 * time.Millisecond).UnixNano())
+	beforeElection := func() bool { return time.Now().UnixNano() < electedAt.Load() }
+	var held atomic.Int64
+	stuck := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !beforeElection() {
+			w.Write([]byte("ok from the new leader"))
+			return
+		}
+		held.Add(1)
+		<-r.Context().Done()
+	}))
+	defer stuck.Close()
+	var asked atomic.Int64
+	follower := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		if beforeElection() {
+			code := http.StatusInternalServerError
+			if strings.HasSuffix(r.URL.Path, "/tenants") { // as Weaviate answers a tenant listing
+				code = http.StatusUnprocessableEntity
+			}
+			http.Error(w, `{"error":[{"message":"failed to execute query: rpc error: code = Canceled desc = grpc: the client connection is closing"}]}`, code)
+			return
+		}
+		w.Write([]byte("ok from a follower"))
+	}))
+	defer follower.Close()
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadHost := strings.TrimPrefix(dead.URL, "http://")
+	dead.Close()
+
+	c := &http.Client{Transport: newFailover([]string{strings.TrimPrefix(stuck.URL, "http://"), deadHost, strings.TrimPrefix(follower.URL, "http://")})}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, stuck.URL+"/v1/objects/ProjectState/x?tenant=acme", nil)
+	started := time.Now()
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(string(b), "ok") {
+		t.Fatalf("answered %d %q", resp.StatusCode, b)
+	}
+	if took := time.Since(started); took > 3*time.Second {
+		t.Fatalf("answered %s after the election, want within a retry pause", took-1500*time.Millisecond)
+	}
+	if held.Load() == 0 {
+		t.Fatal("the first node must have been asked first")
+	}
+
+	// With no node able to answer before the deadline, the last answer is
+	// returned, so the caller sees Weaviate's reason; a tenant listing's
+	// 422 that says the leader was lost is asked again too.
+	c = &http.Client{Transport: newFailover([]string{deadHost, strings.TrimPrefix(follower.URL, "http://")})}
+	electedAt.Store(time.Now().Add(time.Hour).UnixNano())
+	for path, code := range map[string]int{"/v1/schema": http.StatusInternalServerError, "/v1/schema/Chunk/tenants": http.StatusUnprocessableEntity} {
+		before := asked.Load()
+		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+		defer cancel()
+		req, _ = http.NewRequestWithContext(ctx, http.MethodGet, follower.URL+path, nil)
+		resp, err = c.Do(req)
+		if err != nil {
+			t.Fatalf("%s: want the last answer, got %v", path, err)
+		}
+		b, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != code || !strings.Contains(string(b), "connection is closing") {
+			t.Fatalf("%s answered %d %q", path, resp.StatusCode, b)
+		}
+		if asked.Load()-before < 2 {
+			t.Fatalf("%s was asked %d times, want it asked again", path, asked.Load()-before)
+		}
 	}
 }

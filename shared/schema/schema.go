@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/weaviate/weaviate-go-client/v4/weaviate"
-	"github.com/weaviate/weaviate-go-client/v4/weaviate/auth"
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/grpc"
 	"github.com/weaviate/weaviate/entities/models"
 )
@@ -242,28 +241,26 @@ func EnsureTenantIn(ctx context.Context, c *weaviate.Client, project string, cla
 }
 
 // NewClient returns a Weaviate client for host (host:port, http) with an API
-// key. host may list several nodes of one cluster, comma-separated: requests
-// go to the node that answered last and move on when a node is unreachable
-// (all over REST then: grpcHost is used with a single host only).
+// key. host may list several nodes of one cluster, comma-separated. Reads
+// are hedged and retried across the nodes (see hedge.go: after the Raft
+// leader's loss a read waits on every node until a new leader is elected,
+// and some never return); writes go to one node and move on only when it
+// is unreachable. gRPC (batches) is used with a single host only: it names
+// one node, so with several, batches go over REST through the failover.
 func NewClient(host, grpcHost, apiKey string) (*weaviate.Client, error) {
 	hosts := Hosts(host)
 	if len(hosts) == 0 {
 		return nil, fmt.Errorf("weaviate client: no host in %q", host)
 	}
-	cfg := weaviate.Config{Host: hosts[0], Scheme: "http", StartupTimeout: 30 * time.Second}
-	switch {
-	case len(hosts) > 1:
-		// The client takes a connection client or an auth config, not both:
-		// the failover transport sends the key itself.
-		f := newFailover(hosts)
-		f.apiKey = apiKey
-		cfg.ConnectionClient = &http.Client{Transport: f}
-	case apiKey != "":
-		cfg.AuthConfig = auth.ApiKey{Value: apiKey}
+	cfg := weaviate.Config{Host: hosts[0], Scheme: "http", StartupTimeout: 30 * time.Second,
+		// The client's default bound on a request with no deadline of its own.
+		ConnectionClient: &http.Client{Transport: newFailover(hosts), Timeout: 60 * time.Second}}
+	if apiKey != "" {
+		// As auth.ApiKey would, but the client takes an AuthConfig or a
+		// ConnectionClient, not both; headers go with REST and gRPC alike.
+		cfg.Headers = map[string]string{"authorization": "Bearer " + apiKey}
 	}
 	if grpcHost != "" && len(hosts) == 1 {
-		// gRPC (batches) names one node; with several, batches go over REST
-		// through the failover transport instead.
 		cfg.GrpcConfig = &grpc.Config{Host: grpcHost, Secured: false}
 	}
 	c, err := weaviate.NewClient(cfg)

@@ -371,6 +371,7 @@ func (s *Stack) startWeaviateNode(name string, n WeaviatePeer, clusterJoin, raft
 	if expect > 1 {
 		// Nodes on one host: a peer's data and Raft RPC ports are its gossip and Raft ports plus one.
 		env = append(env, "CLUSTER_IN_LOCALHOST=true")
+		env = append(env, clusterFailover...)
 	}
 	p, err := Start(Spec{
 		Name: "weaviate-server", Path: s.opts.Bins[Weaviate.Name],
