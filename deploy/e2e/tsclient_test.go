@@ -83,6 +83,7 @@ type tsPlan struct {
 	Command         string            `json:"command,omitempty"`
 	Args            []string          `json:"args,omitempty"`
 	Env             map[string]string `json:"env,omitempty"`
+	OAuth           map[string]string `json:"oauth,omitempty"`
 	Steps           []map[string]any  `json:"steps"`
 }
 

@@ -3,6 +3,7 @@
 // stdout one JSON line with what every step saw. The Go test asserts.
 //
 // plan: {transport: "http"|"stdio", url, headers, protocolVersion,
+//        oauth: {clientId, clientSecret, expectedIssuer},
 //        command, args, env, steps: [...]}
 // steps: {op: "call", name, arguments, repeat} -> [{isError, text}]
 //        {op: "sleep", ms}
@@ -17,6 +18,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { discoverOAuthProtectedResourceMetadata, extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js";
+import { ClientCredentialsProvider } from "@modelcontextprotocol/sdk/client/auth-extensions.js";
 
 const plan = JSON.parse(process.argv[2]);
 
@@ -68,7 +70,11 @@ async function main() {
   if (plan.transport === "stdio") {
     transport = new StdioClientTransport({ command: plan.command, args: plan.args || [], env: plan.env, stderr: "ignore" });
   } else {
-    transport = new StreamableHTTPClientTransport(new URL(plan.url), { requestInit: { headers: plan.headers || {} } });
+    // With plan.oauth the SDK authenticates itself: on the 401 it follows
+    // resource_metadata to the authorization server and gets a token with
+    // the client_credentials grant.
+    const authProvider = plan.oauth ? new ClientCredentialsProvider(plan.oauth) : undefined;
+    transport = new StreamableHTTPClientTransport(new URL(plan.url), { requestInit: { headers: plan.headers || {} }, authProvider });
   }
   try {
     await client.connect(pinVersion(transport, plan.protocolVersion));
