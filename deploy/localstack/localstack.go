@@ -99,7 +99,7 @@ type Options struct {
 	// streams and KV buckets of 3 replicas.
 	NATSCluster bool
 	// WeaviateCluster runs Weaviate as 3 nodes (on free ports) with
-	// collections replicated twice; services talk to the first node.
+	// collections replicated twice; services are given every node.
 	WeaviateCluster bool
 	// WeaviateAsyncIndexing: see servers.StackOptions.AsyncIndexing.
 	WeaviateAsyncIndexing bool
