@@ -35,3 +35,16 @@ func TestProblemsNameTheVariable(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+func TestValidateWeaviateHosts(t *testing.T) {
+	for value, ok := range map[string]bool{
+		"127.0.0.1:8080": true, "a:8080, b:8080,c:8080": true, "weaviate-0.weaviate-headless:8080": true,
+		"": false, " , ": false, "a:8080,b": false, "a": false,
+	} {
+		var p Problems
+		ValidateWeaviateHosts(&p, "weaviate-host", value)
+		if (p.Err() == nil) != ok {
+			t.Errorf("%q: ok=%v, got %v", value, ok, p.Err())
+		}
+	}
+}

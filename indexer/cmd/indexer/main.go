@@ -45,7 +45,7 @@ type Config struct {
 // RegisterFlags registers the indexer's flags.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	c.Common.RegisterFlags(fs, "127.0.0.1:8083")
-	fs.StringVar(&c.WeaviateHost, "weaviate-host", "127.0.0.1:8080", "Weaviate HTTP host:port; several nodes of one cluster comma-separated (an unreachable node is skipped)")
+	fs.StringVar(&c.WeaviateHost, "weaviate-host", "127.0.0.1:8080", config.WeaviateHostUsage)
 	fs.StringVar(&c.WeaviateGRPC, "weaviate-grpc", "", "Weaviate gRPC host:port (optional)")
 	fs.StringVar(&c.WeaviateAPIKey, "weaviate-api-key", "", "Weaviate API key with write access")
 	fs.IntVar(&c.Concurrency, "concurrency", 4, "file versions written at once")
@@ -60,9 +60,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 func (c *Config) Validate() error {
 	var p config.Problems
 	c.Common.Validate(&p)
-	if c.WeaviateHost == "" {
-		p.Addf("weaviate-host", "required")
-	}
+	config.ValidateWeaviateHosts(&p, "weaviate-host", c.WeaviateHost)
 	if c.Concurrency < 1 || c.Concurrency > 256 {
 		p.Addf("concurrency", "must be 1..256, got %d", c.Concurrency)
 	}

@@ -74,7 +74,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "json", "json or text")
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8090", "HTTP listen address: MCP at /mcp, /healthz, /readyz, /metrics")
-	fs.StringVar(&c.WeaviateHost, "weaviate-host", "127.0.0.1:8080", "Weaviate HTTP host:port; several nodes of one cluster comma-separated (an unreachable node is skipped)")
+	fs.StringVar(&c.WeaviateHost, "weaviate-host", "127.0.0.1:8080", config.WeaviateHostUsage)
 	fs.StringVar(&c.WeaviateGRPC, "weaviate-grpc", "", "Weaviate gRPC host:port (optional)")
 	fs.StringVar(&c.WeaviateAPIKey, "weaviate-api-key", "", "Weaviate API key of a read-only user")
 	fs.StringVar(&c.APIKeys, "api-keys", "", "API keys and their projects: key1=acme,beta;key2=*")
@@ -113,9 +113,7 @@ func (c *Config) Validate() error {
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		p.Addf("addr", "must be host:port: %v", err)
 	}
-	if c.WeaviateHost == "" {
-		p.Addf("weaviate-host", "required")
-	}
+	config.ValidateWeaviateHosts(&p, "weaviate-host", c.WeaviateHost)
 	for _, ts := range strings.Split(c.Toolsets, ",") {
 		if !slices.Contains(tools.AllToolsets, strings.TrimSpace(ts)) {
 			p.Addf("toolsets", "unknown toolset %q (want some of %s)", ts, strings.Join(tools.AllToolsets, ", "))
