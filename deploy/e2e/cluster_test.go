@@ -172,6 +172,29 @@ func TestWeaviateFirstNodeLoss(t *testing.T) {
 	readsAfterKill(t, h, reads, h.stack.Servers.Weaviate)
 }
 
+// TestWeaviateLeaderLoss kills the node that leads Weaviate's Raft group:
+// reads by id and tenant listings ask the leader, so on every node they
+// wait for a new one to be elected; every read tool still answers
+// completely from the first call, within its deadline.
+func TestWeaviateLeaderLoss(t *testing.T) {
+	h := startShaped(t, nil, func(o *localstack.Options) { o.WeaviateCluster = true })
+	const n = 10
+	for i := range n {
+		h.put(fmt.Sprintf("acme/leader/f%03d.md", i), fmt.Sprintf("# File %d\n\nleaderword file%03d body\n", i, i))
+	}
+	h.expectExactly(n, 3*time.Minute, func(i int) (string, string) {
+		return fmt.Sprintf("leader/f%03d.md", i), fmt.Sprintf("file%03d", i)
+	})
+	h.waitEmbedded(n)
+	reads := everyRead(h, "leader/f004.md", "file004")
+	leader, err := localstack.WeaviateLeader(context.Background(), h.stack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("killing weaviate node%d, the Raft leader, with SIGKILL", leader+1)
+	readsAfterKill(t, h, reads, h.stack.Servers.WeaviateNodes()[leader])
+}
+
 // readsAfterKill kills p and then calls every read tool once, each within
 // readDeadline, each answer complete; it logs the time from the kill to the
 // last answer ("kill->complete", collected in docs/bench/weaviate-failover.md).
