@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -37,6 +38,34 @@ func expectBudget(t *testing.T, calls []tsCall) {
 			t.Fatalf("call 21 must be refused: %+v", c)
 		}
 	}
+}
+
+// raw2026Method sends one request of protocol 2026-07-28 with its
+// Mcp-Method and Mcp-Name headers (name "" when the method names nothing).
+func raw2026Method(t *testing.T, url, key, method, name, params string) string {
+	t.Helper()
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw-2026-resources","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	params = strings.TrimSuffix(strings.TrimSpace(params), "}")
+	if params != "{" {
+		params += ","
+	}
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":%s%s}}`, method, params, meta)
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", method)
+	if name != "" {
+		req.Header.Set("Mcp-Name", name)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
 }
 
 // TestEveryMCPClient: what clients of today see, each through the official
@@ -126,6 +155,15 @@ func TestEveryMCPClient(t *testing.T) {
 		time.Sleep(idleGap + time.Second)
 		if body := raw2026(t, url, key, "search_keyword", `{"query":"clientword"}`, "raw-2026-agent"); strings.Contains(body, `"isError":true`) || strings.Contains(body, "Tool budget") {
 			t.Fatalf("after the idle gap a new run starts: %s", body)
+		}
+		// Resources without a session too.
+		list := raw2026Method(t, url, key, "resources/list", "", `{}`)
+		if !strings.Contains(list, `"uri":"strata://acme/docs/a.md"`) || !strings.Contains(list, `"nextCursor"`) {
+			t.Fatalf("resources/list on 2026-07-28: %s", list)
+		}
+		read := raw2026Method(t, url, key, "resources/read", "strata://acme/guide.md", `{"uri":"strata://acme/guide.md"}`)
+		if !strings.Contains(read, "The clientword guide: read me whole.") {
+			t.Fatalf("resources/read on 2026-07-28: %s", read)
 		}
 	})
 
