@@ -61,16 +61,31 @@ func (f *failover) RoundTrip(req *http.Request) (*http.Response, error) {
 	return f.inTurn(req, body)
 }
 
+// isSchemaRead reports reads of collections and tenants. Weaviate sends
+// them to the Raft leader unless the header consistency is false
+// (openapi-specs/schema.json: GET /schema, /schema/{className},
+// /schema/{className}/tenants[/{tenantName}]); the node's own copy may lag
+// the leader's by a commit, which Strata's readers and Ensure* tolerate.
+func isSchemaRead(req *http.Request) bool {
+	return (req.Method == http.MethodGet || req.Method == http.MethodHead) &&
+		(strings.HasSuffix(req.URL.Path, "/v1/schema") || strings.Contains(req.URL.Path, "/v1/schema/"))
+}
+
 // isRead reports requests that change nothing: safe to send twice.
 func isRead(req *http.Request) bool {
 	return req.Method == http.MethodGet || req.Method == http.MethodHead ||
 		(req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/v1/graphql"))
 }
 
-// attempt is req sent to host n.
-func (f *failover) attempt(ctx context.Context, req *http.Request, body []byte, n int) (*http.Response, error) {
+// attempt is req sent to host n. A schema read that is not the first
+// attempt asks the node for its own copy of the schema (header
+// consistency: false) instead of the Raft leader's, which may be gone.
+func (f *failover) attempt(ctx context.Context, req *http.Request, body []byte, n int, again bool) (*http.Response, error) {
 	r := req.Clone(ctx)
 	r.URL.Host, r.Host = f.hosts[n], f.hosts[n]
+	if again && isSchemaRead(r) {
+		r.Header.Set("consistency", "false")
+	}
 	if body != nil {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
@@ -86,7 +101,7 @@ func (f *failover) inTurn(req *http.Request, body []byte) (*http.Response, error
 	var errs []error
 	for i := range f.hosts {
 		n := (start + i) % len(f.hosts)
-		resp, err := f.attempt(req.Context(), req, body, n)
+		resp, err := f.attempt(req.Context(), req, body, n, false)
 		if err == nil {
 			f.good.Store(int64(n))
 			return resp, nil

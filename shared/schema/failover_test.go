@@ -196,3 +196,38 @@ func TestReadsRetryUntilALeaderIsBack(t *testing.T) {
 		}
 	}
 }
+
+// TestSchemaReadsAskedAgainReadTheNodesOwnCopy: a schema read held by a
+// node (waiting on a dead Raft leader) is asked again, of the same node
+// when it is the only one, with consistency: false, which the node answers
+// from its own copy of the schema.
+func TestSchemaReadsAskedAgainReadTheNodesOwnCopy(t *testing.T) {
+	var local atomic.Int64
+	node := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("consistency") != "false" {
+			<-r.Context().Done() // as if waiting on the dead leader
+			return
+		}
+		local.Add(1)
+		w.Write([]byte(`[{"name":"acme"}]`))
+	}))
+	defer node.Close()
+	c := &http.Client{Transport: newFailover([]string{strings.TrimPrefix(node.URL, "http://")})}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, node.URL+"/v1/schema/Chunk/tenants", nil)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != `[{"name":"acme"}]` || local.Load() != 1 {
+		t.Fatalf("answered %q after %d local reads", b, local.Load())
+	}
+	// An object read is never changed: consistency is a schema read's header.
+	req, _ = http.NewRequest(http.MethodGet, node.URL+"/v1/objects/Chunk/x", nil)
+	if isSchemaRead(req) {
+		t.Fatal("an object read is not a schema read")
+	}
+}

@@ -37,7 +37,7 @@ const (
 )
 
 // hedged sends a read to the preferred node and, each hedgeDelay without an
-// answer, to the next node too (once per node). A read that fails (the
+// answer, to the next node too (once per node, see hedges). A read that fails (the
 // node is unreachable, answers 5xx or says it lost the leader) is sent
 // again to the next node after a short pause, and once one failed, reads
 // still held are sent again each retryPauseMax, until the request's
@@ -58,7 +58,7 @@ func (f *failover) hedged(req *http.Request, body []byte) (*http.Response, error
 		launched++
 		pending++
 		go func() {
-			resp, err := f.attempt(actx, req, body, n)
+			resp, err := f.attempt(actx, req, body, n, i > 0)
 			results <- attemptResult{i: i, n: n, resp: resp, err: err}
 		}()
 	}
@@ -110,10 +110,10 @@ func (f *failover) hedged(req *http.Request, body []byte) (*http.Response, error
 			// some attempt failed: the cluster is then in trouble, and the
 			// attempts still out may be held for good. A read that is only
 			// slow is not multiplied further.
-			if launched < len(f.hosts) || (failed && launched < maxReadAttempts) {
+			if launched < f.hedges() || (failed && launched < maxReadAttempts) {
 				launch()
 			}
-			if launched >= len(f.hosts) {
+			if launched >= f.hedges() {
 				delay = min(2*delay, retryPauseMax)
 			}
 			hedge.Reset(delay)
@@ -155,6 +155,12 @@ func retryable(resp *http.Response) bool {
 	}
 	return false
 }
+
+// hedges is how many attempts a read gets before any failed: one per node,
+// and two with a single node, since the read held may be one that node
+// will never answer (the one it sent to a dead leader) while the same read
+// sent again is answered at once.
+func (f *failover) hedges() int { return max(len(f.hosts), 2) }
 
 // giveUp returns the last retryable answer, or else the errors of every attempt.
 func giveUp(last *http.Response, errs []error) (*http.Response, error) {
