@@ -92,7 +92,9 @@ type keySet struct {
 func (s *keySet) key(ctx context.Context, kid string) (crypto.PublicKey, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if k, ok := s.keys[kid]; ok {
+	k, ok := s.keys[kid]
+	stale := time.Since(s.fetched) > maxKeyAge // a key the issuer withdrew stops working
+	if ok && !stale {
 		return k, nil
 	}
 	if time.Since(s.fetched) < s.minRefresh {
@@ -101,6 +103,9 @@ func (s *keySet) key(ctx context.Context, kid string) (crypto.PublicKey, error) 
 	keys, err := s.fetch(ctx)
 	s.fetched = time.Now()
 	if err != nil {
+		if ok { // the issuer is unreachable: keep verifying with the keys it last published
+			return k, nil
+		}
 		return nil, err
 	}
 	s.keys = keys
@@ -109,6 +114,9 @@ func (s *keySet) key(ctx context.Context, kid string) (crypto.PublicKey, error) 
 	}
 	return nil, fmt.Errorf("no key %q in the issuer's JWKS", kid)
 }
+
+// maxKeyAge is how long fetched keys are trusted before the JWKS is read again.
+const maxKeyAge = time.Hour
 
 func (s *keySet) fetch(ctx context.Context) (map[string]crypto.PublicKey, error) {
 	var set struct{ Keys []jwk }

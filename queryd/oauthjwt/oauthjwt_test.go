@@ -43,7 +43,7 @@ func newIssuer(t *testing.T) *issuer {
 	mux.HandleFunc("/jwks", func(w http.ResponseWriter, _ *http.Request) {
 		ex, ey := ek.PublicKey.X.FillBytes(make([]byte, 32)), ek.PublicKey.Y.FillBytes(make([]byte, 32))
 		_ = json.NewEncoder(w).Encode(map[string]any{"keys": []map[string]string{
-			{"kty": "RSA", "kid": "r1", "use": "sig", "n": b64(rk.PublicKey.N.Bytes()), "e": b64(big.NewInt(int64(rk.PublicKey.E)).Bytes())},
+			{"kty": "RSA", "kid": "r1", "use": "sig", "n": b64(is.rsa.PublicKey.N.Bytes()), "e": b64(big.NewInt(int64(is.rsa.PublicKey.E)).Bytes())},
 			{"kty": "EC", "kid": "e1", "crv": "P-256", "x": b64(ex), "y": b64(ey)},
 		}})
 	})
@@ -141,5 +141,25 @@ func TestAuthenticate(t *testing.T) {
 	}
 	if code, _ := call(token[:len(token)-4] + "AAAA"); code != 401 {
 		t.Fatalf("bad signature: %d", code)
+	}
+}
+
+// TestWithdrawnKey: once the keys are older than maxKeyAge, a key the
+// issuer no longer publishes stops verifying.
+func TestWithdrawnKey(t *testing.T) {
+	is := newIssuer(t)
+	v, err := New(context.Background(), Config{Issuer: is.srv.URL, Audience: audience})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := is.sign(t, "RS256", "r1", map[string]any{"iss": is.srv.URL, "sub": "a", "aud": audience, "exp": time.Now().Unix() + 60, "strata_projects": "acme"})
+	if _, err := v.Verify(context.Background(), token); err != nil {
+		t.Fatal(err)
+	}
+	other, _ := rsa.GenerateKey(rand.Reader, 2048)
+	is.rsa = other // the issuer rotates: r1 is now another key
+	v.keys.fetched = time.Now().Add(-maxKeyAge - time.Minute)
+	if _, err := v.Verify(context.Background(), token); err == nil {
+		t.Fatal("a token of a withdrawn key verified after the keys were refreshed")
 	}
 }
