@@ -1,0 +1,130 @@
+// Command strata-failover measures how soon reads answer after a Weaviate
+// node's loss. It starts the local stack with a 3-node Weaviate (collections
+// replicated twice, every service given every node), indexes a few files,
+// then kills a node with SIGKILL several times (the Raft leader and
+// followers in turn, a different node each time, restarting the last one
+// in between). Right after each kill it calls every read tool once, all at
+// once, each within its deadline, and records the time from the kill to
+// each complete answer. The report goes to docs/bench/weaviate-failover.md.
+//
+//	go run ./deploy/cmd/strata-failover            # 10 kills, about 5 minutes
+//	go run ./deploy/cmd/strata-failover -kills 4 -out /tmp/f.md
+//
+// It is not part of `go test`: it runs for minutes and measures this
+// machine.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/strata-kb/strata/deploy/localstack"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:])
+	stop()
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "strata-failover:", err)
+		os.Exit(1)
+	}
+}
+
+// config is what one run measures.
+type config struct {
+	Kills    int
+	Files    int
+	Deadline time.Duration
+	Out      string
+	Verbose  bool
+}
+
+func parseConfig(args []string) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("strata-failover", flag.ContinueOnError)
+	fs.IntVar(&c.Kills, "kills", 10, "Weaviate nodes killed, one at a time (alternately the Raft leader and a follower)")
+	fs.IntVar(&c.Files, "files", 20, "files indexed before the first kill")
+	fs.DurationVar(&c.Deadline, "deadline", 10*time.Second, "each read tool's deadline after a kill")
+	fs.StringVar(&c.Out, "out", "", "report path (default docs/bench/weaviate-failover.md in the workspace)")
+	fs.BoolVar(&c.Verbose, "v", false, "print the stack's progress")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if c.Kills < 1 || c.Files < 1 || c.Deadline <= 0 {
+		return c, errors.New("-kills, -files and -deadline must be positive")
+	}
+	return c, nil
+}
+
+func run(ctx context.Context, args []string) error {
+	cfg, err := parseConfig(args)
+	if err != nil {
+		return err
+	}
+	root, err := localstack.WorkspaceRoot()
+	if err != nil {
+		return err
+	}
+	if cfg.Out == "" {
+		cfg.Out = filepath.Join(root, "docs", "bench", "weaviate-failover.md")
+	}
+	state, err := os.MkdirTemp("", "strata-failover-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(state)
+	var stackOut io.Writer = io.Discard
+	if cfg.Verbose {
+		stackOut = os.Stderr
+	}
+	ports, err := localstack.FreePorts() // beside any other stack on this machine
+	if err != nil {
+		return err
+	}
+	logf("starting the local stack with a 3-node Weaviate in %s", state)
+	st, err := localstack.Up(ctx, localstack.Options{Root: root, StateDir: state, Ports: ports, Progress: stackOut, WeaviateCluster: true,
+		// One session calls every tool many times: no tool budget.
+		ServiceEnv: map[string][]string{"queryd": {"STRATA_TOOL_BUDGET=0"}}})
+	if err != nil {
+		return fmt.Errorf("start the stack: %w", err)
+	}
+	defer st.Stop(15 * time.Second)
+	b, err := newBench(ctx, st, cfg)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	if err := b.seed(ctx); err != nil {
+		return err
+	}
+	rep := &report{cfg: cfg, started: time.Now(), load: loadAverage()}
+	for i := range cfg.Kills {
+		k, err := b.killOnce(ctx, i)
+		if err != nil {
+			return fmt.Errorf("kill %d: %w", i+1, err)
+		}
+		rep.kills = append(rep.kills, k)
+		logf("kill %d: node%d (%s): every read tool complete after %s; %d failed", i+1, k.Victim+1, k.role(), k.slowest().Round(time.Millisecond), len(k.Failed))
+	}
+	if err := rep.write(cfg.Out); err != nil {
+		return err
+	}
+	logf("kill->every read tool complete: median %s, worst %s (%s)", rep.median().Round(time.Millisecond), rep.worst().Round(time.Millisecond), cfg.Out)
+	if n := rep.failed(); n > 0 {
+		return fmt.Errorf("%d read tool calls failed or answered incompletely after a kill (see %s)", n, cfg.Out)
+	}
+	return nil
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}
