@@ -37,10 +37,10 @@ const (
 )
 
 // hedged sends a read to the preferred node and, each hedgeDelay without an
-// answer, to the next node too (once per node, see hedges). A read that fails (the
-// node is unreachable, answers 5xx or says it lost the leader) is sent
-// again to the next node after a short pause, and once one failed, reads
-// still held are sent again each retryPauseMax, until the request's
+// answer, to the next node too (once per node, see hedges). A read that
+// fails (the node is unreachable, answers 5xx or says it lost the leader)
+// is sent again to the next node after a short pause, and once one failed,
+// reads still held are sent again each retryPauseMax, until the request's
 // context ends. The first other answer wins and the other attempts are
 // cancelled; when none comes, the last retryable answer (or the errors) is
 // returned.
