@@ -70,7 +70,7 @@ func BenchmarkPDF(b *testing.B) {
 	}
 }
 
-// BenchmarkHostileCorpus runs the 47 files of the hostile corpus (testdata/hostile)
+// BenchmarkHostileCorpus runs the 46 files of the hostile corpus (testdata/hostile)
 // through both, side by side: files that yield text, and time per pass. Each
 // file is bounded (8 s, 768 MiB) for both, as in production.
 func BenchmarkHostileCorpus(b *testing.B) {
