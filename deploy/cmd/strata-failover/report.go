@@ -124,7 +124,11 @@ func (r *report) write(path string) error {
 		"and the node that becomes leader never answers the reads it had sent to the old one). The Weaviate client in `shared/schema` " +
 		"(hedge.go) sends a held or failed read again, to any node, schema and tenant reads with `consistency: false` " +
 		"(the node's own copy); queryd reads objects by id over REST and, when that takes more than 400 ms, through GraphQL, " +
-		"which checks the tenant locally.\n")
+		"which checks the tenant locally.\n\n" +
+		"Before: with Weaviate's default multiplier and one host per service, every `status` call failed for a minute " +
+		"after a replica's SIGKILL (`GET /v1/objects/ProjectState/...: context deadline exceeded`, the client's 60 s " +
+		"timeout) when the node lost led the Raft group. Vectors are indexed synchronously here (`ASYNC_INDEXING` off " +
+		"outside strata-bench): with vectors still queued, a search on the surviving replica once missed them.\n")
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
