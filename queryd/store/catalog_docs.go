@@ -108,38 +108,31 @@ func (pc *projectCatalog) current(fileID string) Version {
 // needle (case-insensitive), sorted by path, at most limit; ok is false
 // when the catalog cannot answer (the caller reads Weaviate).
 func (s *Store) DocumentsNamed(project, needle string, limit int) (docs []Document, ok bool) {
-	c := s.catalog
-	if !c.Ready() {
-		return nil, false
-	}
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	pc := c.byKey[project]
-	if pc == nil {
-		return nil, true
-	}
-	low := strings.ToLower(needle)
-	var candidates []string
-	if len(low) < 3 {
-		for _, k := range pc.docs.sorted {
-			candidates = append(candidates, pc.docs.byKey[k])
-		}
-	} else {
-		// The shortest posting list of the needle's trigrams bounds the work.
-		for _, g := range trigrams(low) {
-			if list := pc.docs.grams[g]; candidates == nil || len(list) < len(candidates) {
-				candidates = list
+	ok = s.catalog.readProject(project, func(pc *projectCatalog) {
+		low := strings.ToLower(needle)
+		var candidates []string
+		if len(low) < 3 {
+			for _, k := range pc.docs.sorted {
+				candidates = append(candidates, pc.docs.byKey[k])
+			}
+		} else {
+			// The shortest posting list of the needle's trigrams bounds the work.
+			for _, g := range trigrams(low) {
+				if list := pc.docs.grams[g]; candidates == nil || len(list) < len(candidates) {
+					candidates = list
+				}
 			}
 		}
-	}
-	for _, id := range candidates {
-		v := pc.current(id)
-		if v.Branch == "" && strings.Contains(strings.ToLower(baseOf(v.FilePath)), low) {
-			docs = append(docs, documentOfVersion(v))
+		for _, id := range candidates {
+			v := pc.current(id)
+			if v.Branch == "" && strings.Contains(strings.ToLower(baseOf(v.FilePath)), low) {
+				docs = append(docs, documentOfVersion(v))
+			}
 		}
-	}
-	slices.SortFunc(docs, func(a, b Document) int { return strings.Compare(a.FilePath, b.FilePath) })
-	return docs[:min(limit, len(docs))], true
+		slices.SortFunc(docs, func(a, b Document) int { return strings.Compare(a.FilePath, b.FilePath) })
+		docs = docs[:min(limit, len(docs))]
+	})
+	return docs, ok
 }
 
 // PathScope selects a branch's documents at Path or under it ("" = all).
@@ -148,85 +141,79 @@ type PathScope struct{ Branch, Path string }
 // DocumentsUnder lists the live documents within any of scopes (nil = the
 // whole project), sorted by path then branch, at most limit.
 func (s *Store) DocumentsUnder(project string, scopes []PathScope, limit int) (docs []Document, ok bool) {
-	c := s.catalog
-	if !c.Ready() {
-		return nil, false
-	}
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	pc := c.byKey[project]
-	if pc == nil {
-		return nil, true
-	}
-	if scopes == nil {
-		for _, k := range pc.docs.sorted[:min(limit, len(pc.docs.sorted))] {
-			docs = append(docs, documentOfVersion(pc.current(pc.docs.byKey[k])))
+	ok = s.catalog.readProject(project, func(pc *projectCatalog) {
+		if scopes == nil {
+			for _, k := range pc.docs.sorted[:min(limit, len(pc.docs.sorted))] {
+				docs = append(docs, documentOfVersion(pc.current(pc.docs.byKey[k])))
+			}
+			return
 		}
-		return docs, true
-	}
-	seen := map[string]bool{}
-	for _, sc := range scopes {
-		n := 0
-		for i := sort.SearchStrings(pc.docs.sorted, sc.Path); i < len(pc.docs.sorted) && n < limit; i++ {
-			k := pc.docs.sorted[i]
-			path, branch, _ := strings.Cut(k, "\x00")
-			if sc.Path != "" && path != sc.Path && !strings.HasPrefix(path, sc.Path+"/") {
-				if !strings.HasPrefix(path, sc.Path) {
-					break // past every path that starts with the scope
+		seen := map[string]bool{}
+		for _, sc := range scopes {
+			n := 0
+			for i := sort.SearchStrings(pc.docs.sorted, sc.Path); i < len(pc.docs.sorted) && n < limit; i++ {
+				k := pc.docs.sorted[i]
+				path, branch, _ := strings.Cut(k, "\x00")
+				if sc.Path != "" && path != sc.Path && !strings.HasPrefix(path, sc.Path+"/") {
+					if !strings.HasPrefix(path, sc.Path) {
+						break // past every path that starts with the scope
+					}
+					continue
 				}
-				continue
+				if branch != sc.Branch || seen[k] {
+					continue
+				}
+				seen[k] = true
+				docs = append(docs, documentOfVersion(pc.current(pc.docs.byKey[k])))
+				n++
 			}
-			if branch != sc.Branch || seen[k] {
-				continue
-			}
-			seen[k] = true
-			docs = append(docs, documentOfVersion(pc.current(pc.docs.byKey[k])))
-			n++
 		}
-	}
-	slices.SortFunc(docs, func(a, b Document) int {
-		return strings.Compare(pathKey(Version{FilePath: a.FilePath, Branch: a.Branch}), pathKey(Version{FilePath: b.FilePath, Branch: b.Branch}))
+		slices.SortFunc(docs, func(a, b Document) int {
+			return strings.Compare(pathKey(Version{FilePath: a.FilePath, Branch: a.Branch}), pathKey(Version{FilePath: b.FilePath, Branch: b.Branch}))
+		})
+		docs = docs[:min(limit, len(docs))]
 	})
-	return docs[:min(limit, len(docs))], true
+	return docs, ok
 }
 
 // FailedDocuments lists the live failed and unsupported documents, sorted
 // by path, at most limit.
 func (s *Store) FailedDocuments(project string, limit int) (docs []Document, ok bool) {
-	c := s.catalog
-	if !c.Ready() {
-		return nil, false
-	}
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	pc := c.byKey[project]
-	if pc == nil {
-		return nil, true
-	}
-	for id := range pc.docs.failed {
-		docs = append(docs, documentOfVersion(pc.current(id)))
-	}
-	slices.SortFunc(docs, func(a, b Document) int { return strings.Compare(a.FilePath, b.FilePath) })
-	return docs[:min(limit, len(docs))], true
+	ok = s.catalog.readProject(project, func(pc *projectCatalog) {
+		for id := range pc.docs.failed {
+			docs = append(docs, documentOfVersion(pc.current(id)))
+		}
+		slices.SortFunc(docs, func(a, b Document) int { return strings.Compare(a.FilePath, b.FilePath) })
+		docs = docs[:min(limit, len(docs))]
+	})
+	return docs, ok
 }
 
 // CatalogFolders lists the folders of main that hold live documents, sorted.
 func (s *Store) CatalogFolders(project string, limit int) (folders []string, ok bool) {
-	c := s.catalog
+	ok = s.catalog.readProject(project, func(pc *projectCatalog) {
+		for f := range pc.docs.folders {
+			if f != "" {
+				folders = append(folders, f)
+			}
+		}
+		slices.Sort(folders)
+		folders = folders[:min(limit, len(folders))]
+	})
+	return folders, ok
+}
+
+// readProject runs read on project's catalog under the read lock; ok is
+// false when the catalog cannot answer yet (not Ready). A project the
+// catalog does not know has nothing to read: read is not called.
+func (c *Catalog) readProject(project string, read func(pc *projectCatalog)) (ok bool) {
 	if !c.Ready() {
-		return nil, false
+		return false
 	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	pc := c.byKey[project]
-	if pc == nil {
-		return nil, true
+	if pc := c.byKey[project]; pc != nil {
+		read(pc)
 	}
-	for f := range pc.docs.folders {
-		if f != "" {
-			folders = append(folders, f)
-		}
-	}
-	slices.Sort(folders)
-	return folders[:min(limit, len(folders))], true
+	return true
 }
