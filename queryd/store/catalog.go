@@ -91,20 +91,9 @@ func (c *Catalog) Watch(ctx context.Context, js jetstream.JetStream) error {
 }
 
 func (c *Catalog) watchOnce(ctx context.Context, js jetstream.JetStream) error {
-	var kv jetstream.KeyValue
-	for {
-		var err error
-		if kv, err = js.KeyValue(ctx, pipeline.CommitsBucket); err == nil {
-			break
-		}
-		if !errors.Is(err, jetstream.ErrBucketNotFound) {
-			c.log.Warn("commits bucket", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Second):
-		}
+	kv, err := awaitBucket(ctx, js, pipeline.CommitsBucket)
+	if err != nil {
+		return err
 	}
 	w, err := kv.WatchAll(ctx)
 	if err != nil {
@@ -395,3 +384,22 @@ func (s *Store) committedAll(ctx context.Context, project string, from, to int64
 
 var catalogVersionFields = append(slices.Clone(versionFields), graphql.Field{Name: "chunk_count"},
 	graphql.Field{Name: "format"}, graphql.Field{Name: "committed_at"}, graphql.Field{Name: "ingested_at"})
+
+// awaitBucket opens a KV bucket the indexer creates, waiting while it does
+// not exist yet (queryd may start first).
+func awaitBucket(ctx context.Context, js jetstream.JetStream, bucket string) (jetstream.KeyValue, error) {
+	for {
+		kv, err := js.KeyValue(ctx, bucket)
+		if err == nil {
+			return kv, nil
+		}
+		if !errors.Is(err, jetstream.ErrBucketNotFound) {
+			return nil, fmt.Errorf("open %s: %w", bucket, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -31,20 +30,9 @@ func (c *Catalog) watchMarks(ctx context.Context, js jetstream.JetStream) {
 }
 
 func (c *Catalog) watchMarksOnce(ctx context.Context, js jetstream.JetStream) error {
-	var kv jetstream.KeyValue
-	for {
-		var err error
-		if kv, err = js.KeyValue(ctx, pipeline.EmbeddedBucket); err == nil {
-			break
-		}
-		if !errors.Is(err, jetstream.ErrBucketNotFound) {
-			return fmt.Errorf("open %s: %w", pipeline.EmbeddedBucket, err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Second):
-		}
+	kv, err := awaitBucket(ctx, js, pipeline.EmbeddedBucket)
+	if err != nil {
+		return err
 	}
 	w, err := kv.WatchAll(ctx)
 	if err != nil {
