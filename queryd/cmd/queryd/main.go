@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"slices"
@@ -67,6 +68,7 @@ type Config struct {
 	Embedding      embed.Config
 	Previous       embed.Config // the model before Embedding's, during a model change
 	Web            webConfig    // CORS, OAuth metadata, resources (web.go)
+	Pprof          bool
 }
 
 // RegisterFlags registers queryd's flags.
@@ -99,6 +101,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	// project until the new model covers all its chunks, then switch.
 	c.Previous.RegisterFlagsWithPrefix(fs, "previous-", "none")
 	c.Web.RegisterFlags(fs)
+	fs.BoolVar(&c.Pprof, "pprof", false, "serve Go profiles at /debug/pprof/ on -addr, without auth (for profiling on loopback; keep off where -addr is reachable)")
 }
 
 // Validate reports every problem at once.
@@ -296,6 +299,10 @@ func run(ctx context.Context, args []string) error {
 	}
 	cfg.Web.mount(mux, mcpHTTP, authenticate)
 	mux.Handle("GET /metrics", reg.Handler())
+	if cfg.Pprof {
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ok, err := wv.Misc().ReadyChecker().Do(r.Context())
