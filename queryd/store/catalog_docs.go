@@ -217,3 +217,16 @@ func (c *Catalog) readProject(project string, read func(pc *projectCatalog)) (ok
 	}
 	return true
 }
+
+// neverCommitted reports whether the catalog knows that no version of
+// fileID was ever committed to project (false when it cannot tell). Files
+// are only ever added to the catalog, so what it says holds for every
+// sequence up to the watermarks readers were given.
+func (c *Catalog) neverCommitted(project, fileID string) bool {
+	if c == nil {
+		return false
+	}
+	never := true // stays so for a project nothing was committed to
+	ok := c.readProject(project, func(pc *projectCatalog) { never = len(pc.files[fileID]) == 0 })
+	return ok && never
+}

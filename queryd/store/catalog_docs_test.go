@@ -72,3 +72,34 @@ func TestCatalogDocumentIndexes(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 }
+
+// TestCatalogNeverCommitted: an id is known to be no document only when the
+// catalog is ready and holds no version of it (a deleted file still has
+// versions; another project's file is not this one's).
+func TestCatalogNeverCommitted(t *testing.T) {
+	c := &Catalog{log: slog.New(slog.DiscardHandler), byKey: map[string]*projectCatalog{}, marks: map[string]map[string]map[string]bool{}}
+	pc := newProjectCatalog()
+	c.byKey["acme"] = pc
+	kept, gone := ids.File("acme", "", "a.md"), ids.File("acme", "", "b.md")
+	pc.add([]Version{{FileID: kept, FilePath: "a.md", FileVersionID: "a1", Status: pipeline.StatusIndexed, ValidFrom: 1}}, 1, nil)
+	pc.add([]Version{{FileID: gone, FilePath: "b.md", FileVersionID: "b1", Status: pipeline.StatusIndexed, ValidFrom: 2}}, 2, nil)
+	pc.add([]Version{{FileID: gone, FilePath: "b.md", Status: "deleted", Deleted: true, ValidFrom: 3}}, 3, nil)
+	other := ids.File("other", "", "a.md")
+	if c.neverCommitted("acme", other) {
+		t.Fatal("answered before the catalog is ready")
+	}
+	c.ready.Store(true)
+	c.marksReady.Store(true)
+	for id, want := range map[string]bool{kept: false, gone: false, other: true, ids.Chunk(ids.FileVersion(kept, "e", "s"), 0): true} {
+		if got := c.neverCommitted("acme", id); got != want {
+			t.Errorf("neverCommitted(acme, %s) = %v, want %v", id, got, want)
+		}
+	}
+	if !c.neverCommitted("empty", kept) {
+		t.Error("a project with no commits has documents")
+	}
+	var none *Catalog
+	if none.neverCommitted("acme", other) {
+		t.Error("no catalog answered")
+	}
+}

@@ -71,6 +71,10 @@ type ChunkQuery struct {
 	SectionID     string // "" = every section
 	From          int    // lowest index (inclusive)
 	To            int    // highest index (inclusive); < 0 = no upper bound
+	// AlsoSectionID widens the selection: the index range OR this section's
+	// chunks (SectionID must be ""), so read_around gets a window and its
+	// section in one query.
+	AlsoSectionID string
 	Offset        int
 	Limit         int   // at most MaxChunkQuery; counts ignore Offset and Limit
 	At            int64 // commit sequence the read is as of
@@ -148,6 +152,11 @@ func mainLive() *filters.WhereBuilder { return and(notDeleted(), eq("branch", ""
 // DocumentByID returns the current state of the document with file_id fileID
 // (any branch, tombstones included), or nil.
 func (s *Store) DocumentByID(ctx context.Context, project, fileID string) (*DocumentDetail, error) {
+	// An id the catalog has no version of is no document of the project
+	// (read and get_info try an id as a document first): no round trip.
+	if s.catalog.neverCommitted(project, fileID) {
+		return nil, nil
+	}
 	// A document's object id is its file id: one REST GET.
 	o, err := s.objectByID(ctx, schema.DocumentClass, project, fileID)
 	if err != nil || o == nil {
@@ -305,11 +314,18 @@ func chunkQueryWhere(q ChunkQuery) *filters.WhereBuilder {
 	if q.SectionID != "" {
 		ws = append(ws, SectionFilter(q.SectionID))
 	}
+	var span []*filters.WhereBuilder
 	if q.From > 0 {
-		ws = append(ws, intGE("index", q.From))
+		span = append(span, intGE("index", q.From))
 	}
 	if q.To >= 0 {
-		ws = append(ws, intLEi("index", q.To))
+		span = append(span, intLEi("index", q.To))
+	}
+	switch {
+	case q.AlsoSectionID != "" && len(span) > 0:
+		ws = append(ws, or(and(span...), SectionFilter(q.AlsoSectionID)))
+	case q.AlsoSectionID == "":
+		ws = append(ws, span...)
 	}
 	return and(ws...)
 }

@@ -180,6 +180,10 @@ func FileFilter(fileID string) *filters.WhereBuilder { return eq("file_id", file
 // SectionFilter matches a section's chunks.
 func SectionFilter(sectionID string) *filters.WhereBuilder { return eq("section_id", sectionID) }
 
+func or(ws ...*filters.WhereBuilder) *filters.WhereBuilder {
+	return filters.Where().WithOperator(filters.Or).WithOperands(ws)
+}
+
 // ChunkFilter matches one chunk.
 func ChunkFilter(id string) *filters.WhereBuilder {
 	return filters.Where().WithPath([]string{"id"}).WithOperator(filters.Equal).WithValueText(id)

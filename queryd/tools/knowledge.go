@@ -1033,17 +1033,18 @@ func (t *Tools) readAround(ctx context.Context, p auth.Principal, a readAroundAr
 	}
 	anchor, sec, budget := n.chunk, n.section, t.tokenBudget
 	lo, hi := max(0, anchor.Index-window), anchor.Index+window
-	// The whole section when it fits the budget.
+	q := store.ChunkQuery{FileVersionID: anchor.FileVersionID, From: lo, To: hi, Limit: hi - lo + 1, At: n.at}
+	// The whole section too when it fits the budget, in the same query: a
+	// section's chunks are consecutive and hold the anchor, so window and
+	// section together are one run of chunks.
 	if sec != nil && sec.TokenCount > 0 && sec.TokenCount <= budget && sec.ChunkCount <= maxInlineChunks {
-		rows, err := t.read.ChunkDetails(ctx, n.project, store.ChunkQuery{FileVersionID: anchor.FileVersionID, SectionID: sec.ID, To: -1, Limit: maxInlineChunks, At: n.at})
-		if err != nil {
-			return nil, err
+		size := sec.ChunkCount
+		if size <= 0 { // statistics missing: room for the most a section may inline
+			size = maxInlineChunks
 		}
-		if len(rows) > 0 {
-			lo, hi = min(lo, rows[0].Index), max(hi, rows[len(rows)-1].Index)
-		}
+		q.AlsoSectionID, q.Limit = sec.ID, q.Limit+size
 	}
-	rows, err := t.read.ChunkDetails(ctx, n.project, store.ChunkQuery{FileVersionID: anchor.FileVersionID, From: lo, To: hi, Limit: hi - lo + 1, At: n.at})
+	rows, err := t.read.ChunkDetails(ctx, n.project, q)
 	if err != nil {
 		return nil, err
 	}

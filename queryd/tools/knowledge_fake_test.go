@@ -113,8 +113,9 @@ func (x *kbIndex) getChunk(project, id string) *store.ChunkDetail {
 func (x *kbIndex) selectChunks(project string, q store.ChunkQuery) []store.ChunkDetail {
 	var out []store.ChunkDetail
 	for _, c := range x.chunks[project] {
+		inRange := c.Index >= q.From && (q.To < 0 || c.Index <= q.To)
 		if c.FileVersionID != q.FileVersionID || (q.SectionID != "" && c.SectionID != q.SectionID) ||
-			c.Index < q.From || (q.To >= 0 && c.Index > q.To) {
+			!(inRange || (q.AlsoSectionID != "" && c.SectionID == q.AlsoSectionID)) {
 			continue
 		}
 		out = append(out, c)

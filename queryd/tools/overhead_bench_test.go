@@ -64,28 +64,8 @@ func BenchmarkToolCallOverHTTP(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := server.NewStreamableHTTPServer(s, server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
-		if p, ok := auth.FromContext(r.Context()); ok {
-			return auth.WithPrincipal(ctx, p)
-		}
-		return ctx
-	}))
-	srv := httptest.NewServer(keys.Middleware(h))
-	defer srv.Close()
-	c, err := client.NewStreamableHttpClient(srv.URL, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer test-key-0123456789"}))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
+	c := httpClient(b, s, keys)
 	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		b.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	if _, err := c.Initialize(ctx, init); err != nil {
-		b.Fatal(err)
-	}
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "get_file_chunk"
 	req.Params.Arguments = map[string]any{"project_reference": "acme", "chunk_id": index().chunks["acme"][2].ID}
@@ -124,4 +104,45 @@ func BenchmarkListFileChunksLarge(b *testing.B) {
 			}
 		}
 	})
+	b.Run("over-HTTP", func(b *testing.B) {
+		c := httpClient(b, s, keys)
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "list_file_chunks"
+		req.Params.Arguments = map[string]any{"project_reference": "acme", "file_path": "big.md"}
+		for b.Loop() {
+			res, err := c.CallTool(context.Background(), req)
+			if err != nil || res.IsError {
+				b.Fatal(err, res)
+			}
+		}
+	})
+}
+
+// httpClient serves s over mcp-go's streamable HTTP transport on loopback
+// and returns an initialised client with the test key.
+func httpClient(b *testing.B, s *server.MCPServer, keys *auth.Keys) *client.Client {
+	b.Helper()
+	h := server.NewStreamableHTTPServer(s, server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
+		if p, ok := auth.FromContext(r.Context()); ok {
+			return auth.WithPrincipal(ctx, p)
+		}
+		return ctx
+	}))
+	srv := httptest.NewServer(keys.Middleware(h))
+	b.Cleanup(srv.Close)
+	c, err := client.NewStreamableHttpClient(srv.URL, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer test-key-0123456789"}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	if _, err := c.Initialize(ctx, init); err != nil {
+		b.Fatal(err)
+	}
+	return c
 }

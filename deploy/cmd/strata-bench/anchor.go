@@ -43,12 +43,7 @@ func startAnchor(ctx context.Context, n int) (*anchor, error) {
 }
 
 func (a *anchor) call(ctx context.Context, worker int, _ input, _ bool) (outcome, error) {
-	req := mcp.CallToolRequest{}
-	req.Params.Name = "noop"
-	res, err := a.sessions[worker].CallTool(ctx, req)
-	if err == nil && res.IsError {
-		err = errors.New("noop failed")
-	}
+	_, err := call(ctx, a.sessions[worker], "noop", map[string]any{})
 	return outcome{hits: 1}, err
 }
 

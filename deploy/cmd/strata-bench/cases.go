@@ -122,9 +122,13 @@ func (b *bench) cases() []benchCase {
 		{name: "search_knowledge", tool: "search_knowledge",
 			args: func(in input) map[string]any { return map[string]any{"query": q.texts[in.query]} },
 			direct: func(ctx context.Context, in input) (int, error) {
-				return d.vector(ctx, in.project(), q.vecs[in.query], topK, 0)
+				vec, err := b.embed(ctx, q.texts[in.query])
+				if err != nil {
+					return 0, err
+				}
+				return d.vector(ctx, in.project(), vec, topK, 0)
 			},
-			directDoc: "Get ChunkVector nearVector(targetVectors) limit 30 + Get Chunk where id in (...); query vector precomputed"},
+			directDoc: "embed the query with the same model in this process, then Get ChunkVector nearVector(targetVectors) limit 30 + Get Chunk where id in (...)"},
 		{name: "search_files", tool: "search_files",
 			args: func(in input) map[string]any {
 				return map[string]any{"project_reference": in.project(), "query_vector": q.vecs[in.query], "dimension": "512",
@@ -137,9 +141,13 @@ func (b *bench) cases() []benchCase {
 		{name: "query_documents", tool: "query_documents",
 			args: func(in input) map[string]any { return map[string]any{"query": q.texts[in.query]} },
 			direct: func(ctx context.Context, in input) (int, error) {
-				return d.hybrid(ctx, in.project(), q.texts[in.query], q.vecs[in.query], 2*queryDocsLimit)
+				vec, err := b.embed(ctx, q.texts[in.query])
+				if err != nil {
+					return 0, err
+				}
+				return d.hybrid(ctx, in.project(), q.texts[in.query], vec, 2*queryDocsLimit)
 			},
-			directDoc: "search_keyword's query (limit 60) + search_knowledge's pair (limit 60); query vector precomputed"},
+			directDoc: "embed the query (same model, this process), then search_keyword's query (limit 60) + search_knowledge's pair (limit 60)"},
 		{name: "read (document: toc)", tool: "read",
 			args: func(in input) map[string]any { return map[string]any{"path_part_id": in.file.FV.FileID} },
 			direct: func(ctx context.Context, in input) (int, error) {
@@ -187,6 +195,17 @@ func baseName(p string) string {
 		}
 	}
 	return p
+}
+
+// embed is the query embedding a text tool computes before its vector
+// query (queryd embeds in its process with the same local model), so the
+// direct side of a text query does the same work.
+func (b *bench) embed(ctx context.Context, text string) ([]float32, error) {
+	vs, err := b.model.Embed(ctx, []string{text})
+	if err != nil {
+		return nil, fmt.Errorf("embed query: %w", err)
+	}
+	return vs[0], nil
 }
 
 // queryd is the MCP side of a case.

@@ -211,6 +211,7 @@ func run(ctx context.Context, args []string) error {
 		logf(progress, "stopping the stack")
 		st.Stop(15 * time.Second)
 	}()
+	logf(progress, "queryd serves MCP at %s", st.Env.MCPURL)
 
 	if cfg.RecallVectors > 0 {
 		r, err := runRecall(ctx, cfg, st, sample, func(f string, a ...any) { logf(progress, f, a...) })
