@@ -1,0 +1,136 @@
+package tools
+
+// The Knowledge Stack tool view_chunk_image: the picture a chunk was cut from.
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/strata-kb/strata/queryd/auth"
+	"github.com/strata-kb/strata/queryd/store"
+)
+
+type viewChunkImageArgs struct {
+	ChunkID string `json:"chunk_id"`
+}
+
+// chunkImageOut is view_chunk_image's structured answer; the picture itself
+// is the image content beside it.
+type chunkImageOut struct {
+	ChunkID      string   `json:"chunk_id"`
+	MIMEType     string   `json:"mime_type"`
+	Bytes        int      `json:"bytes"`
+	Kind         string   `json:"kind"`
+	Description  string   `json:"description"` // the chunk's text (caption, alt text or extracted text)
+	DocumentID   string   `json:"document_id"`
+	DocumentPath string   `json:"document_path"`
+	SectionID    string   `json:"section_id,omitempty"`
+	HeadingPath  []string `json:"heading_path"`
+	PageStart    int      `json:"page_start,omitempty"`
+	PageEnd      int      `json:"page_end,omitempty"`
+}
+
+type chunkImage struct {
+	meta chunkImageOut
+	data []byte
+	text string
+}
+
+// viewChunkImageHandler is handler's conventions (principal, arguments, user
+// errors) with the picture added to a successful answer as image content.
+func (t *Tools) viewChunkImageHandler() server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var img *chunkImage
+		h := handler(t, "view_chunk_image", func(ctx context.Context, p auth.Principal, a viewChunkImageArgs) (any, error) {
+			out, err := t.viewChunkImage(ctx, p, a)
+			if err != nil {
+				return nil, err
+			}
+			img = out
+			return out.meta, nil
+		})
+		res, err := h(ctx, req)
+		if err != nil || res == nil || res.IsError || img == nil {
+			return res, err
+		}
+		res.Content = []mcp.Content{
+			mcp.NewTextContent(img.text),
+			mcp.NewImageContent(base64.StdEncoding.EncodeToString(img.data), img.meta.MIMEType),
+		}
+		return res, nil
+	}
+}
+
+func (t *Tools) viewChunkImage(ctx context.Context, p auth.Principal, a viewChunkImageArgs) (*chunkImage, error) {
+	id, err := idArg("chunk_id", a.ChunkID)
+	if err != nil {
+		return nil, err
+	}
+	c, err := t.kb(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	n, err := c.mustResolve(ctx, "chunk_id", id, typeChunk, typeSection, typeDocument, typeFolder)
+	if err != nil {
+		return nil, err
+	}
+	if n.typ != typeChunk {
+		return nil, wrongType("chunk_id", n, "a chunk: view_chunk_image takes the id of a chunk with has_image true")
+	}
+	ch := n.chunk
+	if ch.ImageRef == "" {
+		return nil, userErrorf("chunk %s is a %s chunk without an image: use read to read its text", ch.ID, chunkView(*ch).Kind)
+	}
+	images := t.images
+	if images == nil {
+		return nil, userErrorf("images are not available on this server; read the chunk's text with read")
+	}
+	_, key, err := store.ParseImageRef(ch.ImageRef)
+	if err != nil || !strings.HasPrefix(key, n.project+"/") {
+		return nil, fmt.Errorf("chunk %s of %s has image_ref %q outside its project", ch.ID, n.project, ch.ImageRef)
+	}
+	data, err := images.ReadImage(ctx, ch.ImageRef, MaxImageBytes)
+	if errors.Is(err, store.ErrImageTooLarge) || len(data) > MaxImageBytes {
+		return nil, userErrorf("the image of chunk %s is larger than %d MiB; read its text with read", ch.ID, MaxImageBytes>>20)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read image %s: %w", ch.ImageRef, err)
+	}
+	mime := strings.ToLower(strings.TrimSpace(ch.ImageMIME))
+	if !strings.HasPrefix(mime, "image/") {
+		mime = http.DetectContentType(data)
+	}
+	if !strings.HasPrefix(mime, "image/") {
+		return nil, userErrorf("the stored asset of chunk %s is not an image (%s)", ch.ID, mime)
+	}
+	out := &chunkImage{data: data, meta: chunkImageOut{
+		ChunkID: ch.ID, MIMEType: mime, Bytes: len(data), Kind: chunkView(*ch).Kind, Description: ch.Content,
+		DocumentID: ch.FileID, DocumentPath: absPath(n.project, ch.FilePath), SectionID: ch.SectionID,
+		HeadingPath: nonNilStrings(ch.HeadingPath), PageStart: ch.PageStart, PageEnd: ch.PageEnd,
+	}}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Image of chunk %d (%s)", ch.Index, out.meta.Kind)
+	switch {
+	case ch.PageStart > 0 && ch.PageEnd > ch.PageStart:
+		fmt.Fprintf(&b, " on pages %d-%d", ch.PageStart, ch.PageEnd)
+	case ch.PageStart > 0:
+		fmt.Fprintf(&b, " on page %d", ch.PageStart)
+	}
+	fmt.Fprintf(&b, " of %s", out.meta.DocumentPath)
+	if len(ch.HeadingPath) > 0 {
+		fmt.Fprintf(&b, " (section %s)", strings.Join(ch.HeadingPath, " > "))
+	}
+	fmt.Fprintf(&b, "; %s, %d bytes.", mime, len(data))
+	if ch.Content != "" {
+		b.WriteString("\n\n" + ch.Content)
+	}
+	out.text = b.String()
+	return out, nil
+}

@@ -1,0 +1,170 @@
+package tools
+
+// The Knowledge Stack tool list_contents and find: browsing folders and finding documents by name.
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/strata-kb/strata/queryd/auth"
+	"github.com/strata-kb/strata/queryd/store"
+)
+
+type listContentsArgs struct {
+	PathPartID *string  `json:"path_part_id"`
+	Limit      *float64 `json:"limit"`
+	Offset     *float64 `json:"offset"`
+}
+
+type listContentsOut struct {
+	PathPartID *string    `json:"path_part_id"` // the folder listed; null for the root
+	Name       string     `json:"name"`
+	Path       string     `json:"path"`
+	Breadcrumb string     `json:"breadcrumb"`
+	Items      []PathPart `json:"items"` // folders first, then documents, each by name
+	Page
+}
+
+func (t *Tools) listContents(ctx context.Context, p auth.Principal, a listContentsArgs) (any, error) {
+	limit, offset, err := pageArgs(a.Limit, a.Offset)
+	if err != nil {
+		return nil, err
+	}
+	c, err := t.kb(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	out := listContentsOut{Items: []PathPart{}}
+	if a.PathPartID == nil || strings.TrimSpace(*a.PathPartID) == "" {
+		out.Path = "/"
+		for _, project := range c.projects[min(offset, len(c.projects)):min(offset+limit, len(c.projects))] {
+			out.Items = append(out.Items, folderPart(project, ""))
+		}
+		out.Page = pageOf(len(c.projects), offset, limit, len(out.Items))
+		return out, nil
+	}
+	id, err := idArg("path_part_id", *a.PathPartID)
+	if err != nil {
+		return nil, err
+	}
+	n, err := c.mustResolve(ctx, "path_part_id", id, typeFolder, typeDocument, typeSection, typeChunk)
+	if err != nil {
+		return nil, err
+	}
+	if n.typ != typeFolder {
+		return nil, wrongType("path_part_id", n, "a folder: use read with this path_part_id to read it")
+	}
+	folders, err := c.childFolders(ctx, n.project, n.folder)
+	if err != nil {
+		return nil, err
+	}
+	for i := offset; i < len(folders) && len(out.Items) < limit; i++ {
+		out.Items = append(out.Items, folderPart(n.project, folders[i]))
+	}
+	docs, docTotal, err := t.read.FolderDocuments(ctx, n.project, n.folder, max(0, offset-len(folders)), limit-len(out.Items))
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range docs {
+		out.Items = append(out.Items, documentPart(n.project, d))
+	}
+	pid := n.id()
+	out.PathPartID, out.Name, out.Path = &pid, n.name(), n.fsPath()
+	out.Breadcrumb = breadcrumb(n.crumbs())
+	out.Page = pageOf(len(folders)+docTotal, offset, limit, len(out.Items))
+	return out, nil
+}
+
+// ---- find ----
+
+type findArgs struct {
+	Name   string   `json:"name"`
+	Kind   *string  `json:"kind"`
+	Limit  *float64 `json:"limit"`
+	Offset *float64 `json:"offset"`
+}
+
+type findOut struct {
+	Name    string     `json:"name"`
+	Kind    *string    `json:"kind"`
+	Results []PathPart `json:"results"` // by path; a folder before what it holds
+	Page
+	// Truncated: a project has more documents than find looks through
+	// (9,999); narrow the name or browse with list_contents.
+	Truncated bool `json:"truncated"`
+}
+
+func (t *Tools) find(ctx context.Context, p auth.Principal, a findArgs) (any, error) {
+	name := strings.TrimSpace(a.Name)
+	if name == "" || len(name) > maxFindNameBytes || !utf8.ValidString(name) {
+		return nil, userErrorf("name must be 1 to %d bytes of UTF-8 text", maxFindNameBytes)
+	}
+	var kind *string
+	if a.Kind != nil && *a.Kind != "" {
+		k := strings.ToUpper(strings.TrimSpace(*a.Kind))
+		if k != typeFolder && k != typeDocument {
+			return nil, userErrorf("kind must be \"FOLDER\", \"DOCUMENT\" or null, got %q", clip(*a.Kind))
+		}
+		kind = &k
+	}
+	limit, offset, err := pageArgs(a.Limit, a.Offset)
+	if err != nil {
+		return nil, err
+	}
+	c, err := t.kb(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	needle := strings.ToLower(name)
+	match := func(s string) bool { return strings.Contains(strings.ToLower(s), needle) }
+	out := findOut{Name: name, Kind: kind, Results: []PathPart{}}
+	var all []PathPart
+	for _, project := range c.projects {
+		if kind == nil || *kind == typeFolder {
+			if match(project) {
+				all = append(all, folderPart(project, ""))
+			}
+			folders, err := c.folderIDs(ctx, project)
+			if err != nil {
+				return nil, err
+			}
+			for _, f := range folders {
+				if match(baseName(f)) {
+					all = append(all, folderPart(project, f))
+				}
+			}
+		}
+		if kind == nil || *kind == typeDocument {
+			docs, ok := []store.Document(nil), false
+			if t.docs != nil {
+				docs, ok = t.docs.DocumentsNamed(project, name, maxFindScan+1)
+			}
+			if !ok {
+				if docs, err = t.read.AllDocuments(ctx, project, store.DocumentScope("", ""), maxFindScan+1); err != nil {
+					return nil, err
+				}
+			}
+			if len(docs) > maxFindScan {
+				out.Truncated = true
+				docs = docs[:maxFindScan]
+			}
+			for _, d := range docs {
+				if d.Branch != "" || d.Deleted || d.Status == "deleted" || !match(baseName(d.FilePath)) {
+					continue
+				}
+				all = append(all, documentPart(project, d))
+			}
+		}
+	}
+	slices.SortFunc(all, func(x, y PathPart) int {
+		if c := strings.Compare(x.Path, y.Path); c != 0 {
+			return c
+		}
+		return strings.Compare(y.Type, x.Type) // FOLDER before DOCUMENT
+	})
+	out.Results = append(out.Results, all[min(offset, len(all)):min(offset+limit, len(all))]...)
+	out.Page = pageOf(len(all), offset, limit, len(out.Results))
+	return out, nil
+}
