@@ -7,7 +7,10 @@
 // programs, not pages, and pass; a request whose Origin is not allowed is
 // refused with 403 before it reaches authentication.
 //
-// No origin is allowed by default. "*" allows any page to call without keys
+// No origin is allowed by default, except that a server listening only on
+// loopback (AllowLoopback) also allows pages served from this machine
+// (http://localhost:*, http://127.0.0.1:*, http://[::1]:*): they can reach the
+// server anyway, and a DNS-rebinding page keeps its foreign origin. "*" allows any page to call without keys
 // (enough to read the 401 and discover OAuth metadata); a page of any origin
 // that sends keys (an Authorization header or cookies) is refused unless
 // AnyWithKeys is set, because "*" with keys lets every web site that obtains
@@ -18,6 +21,7 @@ package cors
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -39,6 +43,7 @@ type Policy struct {
 	origins     map[string]bool
 	any         bool // "*" is in the list
 	anyWithKeys bool
+	loopback    bool // loopback origins are allowed as if listed
 }
 
 // Parse reads a comma-separated list of origins ("https://app.example.com",
@@ -77,7 +82,40 @@ func normalize(o string) (string, error) {
 }
 
 // Enabled reports whether any origin is allowed.
-func (p *Policy) Enabled() bool { return p.any || len(p.origins) > 0 }
+func (p *Policy) Enabled() bool { return p.any || p.loopback || len(p.origins) > 0 }
+
+// AllowLoopback allows every loopback origin (any scheme and port) as if
+// listed, when the server's listen address addr (host:port) is itself a
+// loopback address or "localhost"; on any other address it changes nothing.
+// It returns p.
+func (p *Policy) AllowLoopback(addr string) *Policy {
+	host, _, err := net.SplitHostPort(addr)
+	p.loopback = err == nil && isLoopbackHost(host)
+	return p
+}
+
+// isLoopbackHost reports whether host (a name or an IP, without brackets) is
+// this machine's loopback.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// allowed reports whether a normalized origin is listed or is a loopback
+// origin that the policy allows.
+func (p *Policy) allowed(norm string) bool {
+	if p.origins[norm] {
+		return true
+	}
+	if !p.loopback {
+		return false
+	}
+	u, err := url.Parse(norm)
+	return err == nil && isLoopbackHost(u.Hostname())
+}
 
 // Middleware answers preflights, refuses requests from origins not allowed,
 // and adds the CORS headers to the answers of allowed ones.
@@ -116,7 +154,7 @@ func (p *Policy) Middleware(next http.Handler) http.Handler {
 func (p *Policy) decide(origin string, keys bool) (allow, reason string) {
 	norm, err := normalize(origin)
 	switch {
-	case err == nil && p.origins[norm]:
+	case err == nil && p.allowed(norm):
 		return origin, ""
 	case p.any && keys && !p.anyWithKeys:
 		return "", fmt.Sprintf("origin %s may not send keys: list it in -cors-origins (\"*\" allows only calls without keys)", origin)

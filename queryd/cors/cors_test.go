@@ -87,3 +87,36 @@ func TestParse(t *testing.T) {
 		t.Errorf("empty list: %v %v", p, err)
 	}
 }
+
+func TestLoopbackOriginsWhenListeningOnLoopback(t *testing.T) {
+	key := map[string]string{"Authorization": "Bearer k"}
+	for _, c := range []struct {
+		addr, origin string
+		code         int
+	}{
+		{"127.0.0.1:8090", "http://localhost:6274", 200},
+		{"127.0.0.1:8090", "http://127.0.0.1:3000", 200},
+		{"[::1]:8090", "http://[::1]:5173", 200},
+		{"localhost:8090", "https://127.0.0.2", 200},
+		{"127.0.0.1:8090", "http://evil.example.com", 403},
+		{"127.0.0.1:8090", "http://localhost.evil.example.com", 403},
+		{"127.0.0.1:8090", "http://127.0.0.1.nip.io", 403},
+		{"127.0.0.1:8090", "null", 403},
+		{"0.0.0.0:8090", "http://localhost:6274", 403}, // reachable from elsewhere: only listed origins
+		{":8090", "http://localhost:6274", 403},
+		{"10.0.0.5:8090", "http://127.0.0.1:3000", 403},
+	} {
+		p, _ := Parse("https://app.example.com", false)
+		w := serve(t, p.AllowLoopback(c.addr), "POST", c.origin, key)
+		if w.Code != c.code {
+			t.Errorf("listening on %s, Origin %s: %d, want %d", c.addr, c.origin, w.Code, c.code)
+		}
+		if c.code == 200 && w.Header().Get("Access-Control-Allow-Origin") != c.origin {
+			t.Errorf("listening on %s, Origin %s: allow %q", c.addr, c.origin, w.Header().Get("Access-Control-Allow-Origin"))
+		}
+	}
+	p, _ := Parse("https://app.example.com", false)
+	if w := serve(t, p.AllowLoopback("127.0.0.1:8090"), "POST", "https://app.example.com", key); w.Code != 200 {
+		t.Errorf("a listed origin must stay allowed with loopback: %d", w.Code)
+	}
+}

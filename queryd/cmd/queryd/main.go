@@ -27,6 +27,7 @@ import (
 	"github.com/strata-kb/strata/queryd/deadletters"
 	"github.com/strata-kb/strata/queryd/resources"
 	"github.com/strata-kb/strata/queryd/store"
+	"github.com/strata-kb/strata/queryd/toolnotify"
 	"github.com/strata-kb/strata/queryd/tools"
 	"github.com/strata-kb/strata/shared/config"
 	"github.com/strata-kb/strata/shared/embed"
@@ -69,6 +70,7 @@ type Config struct {
 	Previous       embed.Config // the model before Embedding's, during a model change
 	Web            webConfig    // CORS, OAuth metadata, resources (web.go)
 	Pprof          bool
+	SlowToolCall   time.Duration
 }
 
 // RegisterFlags registers queryd's flags.
@@ -101,6 +103,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	// project until the new model covers all its chunks, then switch.
 	c.Previous.RegisterFlagsWithPrefix(fs, "previous-", "none")
 	c.Web.RegisterFlags(fs)
+	fs.DurationVar(&c.SlowToolCall, "slow-tool-call", 2*time.Second, "a tool call slower than this (or one that fails) sends the client a warning log notification saying why (0: failures only)")
 	fs.BoolVar(&c.Pprof, "pprof", false, "serve Go profiles at /debug/pprof/ on -addr, without auth (for profiling on loopback; keep off where -addr is reachable)")
 }
 
@@ -144,6 +147,9 @@ func (c *Config) Validate() error {
 	c.Web.validate(&p)
 	if c.ReadLevel != "" && c.ReadLevel != "ONE" && c.ReadLevel != "QUORUM" && c.ReadLevel != "ALL" {
 		p.Addf("weaviate-read-consistency", "must be ONE, QUORUM, ALL or empty, got %q", c.ReadLevel)
+	}
+	if c.SlowToolCall < 0 {
+		p.Addf("slow-tool-call", "must be >= 0, got %s", c.SlowToolCall)
 	}
 	if c.KVReplicas < 1 || c.KVReplicas > 5 {
 		p.Addf("kv-replicas", "must be 1..5, got %d", c.KVReplicas)
@@ -230,6 +236,9 @@ func run(ctx context.Context, args []string) error {
 	files := resources.New(st, signer, log).SetPageSize(cfg.Web.ResourcePage)
 	mcpServer := server.NewMCPServer("strata", version, append(files.Options(),
 		server.WithToolHandlerMiddleware(toolMetrics(reg)),
+		server.WithLogging(), // logging/setLevel, and the warnings toolnotify sends
+		server.WithToolHandlerMiddleware(toolnotify.Middleware(toolnotify.Config{Slow: cfg.SlowToolCall,
+			OnSendError: func(tool string, err error) { log.Warn("tool call warning not delivered", "tool", tool, "err", err) }})),
 		server.WithToolHandlerMiddleware(budget.Middleware(budget.Config{Limit: cfg.ToolBudget, Warn: cfg.ToolBudgetWarn, Idle: cfg.BudgetIdle,
 			Applies: func(tool string) bool { return budgeted[tl.ToolsetOf(tool)] }}, counter)),
 		server.WithToolCapabilities(false),
@@ -316,7 +325,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", cfg.Addr, err)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: cfg.Web.guard(mux, cfg.Addr), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	log.Info("queryd serving MCP", "url", "http://"+ln.Addr().String()+"/mcp", "weaviate", cfg.WeaviateHost)

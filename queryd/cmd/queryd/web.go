@@ -30,7 +30,7 @@ type webConfig struct {
 }
 
 func (c *webConfig) RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.CORSOrigins, "cors-origins", "", "origins of browser clients allowed to call /mcp, comma-separated (https://app.example.com); \"*\" allows any page without keys; empty: none (requests with another Origin get 403)")
+	fs.StringVar(&c.CORSOrigins, "cors-origins", "", "origins of browser clients allowed to call queryd, comma-separated (https://app.example.com); \"*\" allows any page without keys; empty: none besides loopback origins when -addr is loopback (requests with another Origin get 403 on every endpoint)")
 	fs.BoolVar(&c.CORSAnyWithKeys, "cors-any-origin-with-keys", false, "with -cors-origins \"*\": also let any page send API keys (any web site could then use a key a visitor's browser holds)")
 	fs.StringVar(&c.PublicURL, "public-url", "", "the MCP endpoint's public URL (https://strata.example.com/mcp) named by OAuth metadata; empty: derived from each request")
 	fs.StringVar(&c.OAuthIssuer, "oauth-issuer", "", "OAuth issuer whose JWT access tokens are accepted besides API keys, named in /.well-known/oauth-protected-resource (empty: API keys only); needs -public-url, the tokens' audience")
@@ -76,11 +76,19 @@ func (c *webConfig) authenticator(ctx context.Context, keys func(http.Handler) h
 }
 
 // mount serves the MCP endpoint (authenticated by auth) and the OAuth
-// metadata on mux. Origins are checked first, so a page that may not call
-// learns nothing, not even whether its key is valid.
+// metadata on mux. Origins are checked around the whole mux (guard).
 func (c *webConfig) mount(mux *http.ServeMux, mcp http.Handler, auth func(http.Handler) http.Handler) {
-	policy, _ := cors.Parse(c.CORSOrigins, c.CORSAnyWithKeys) // validated
 	meta := c.oauth()
 	meta.Register(mux)
-	mux.Handle("/mcp", policy.Middleware(meta.Challenge(auth(mcp))))
+	mux.Handle("/mcp", meta.Challenge(auth(mcp)))
+}
+
+// guard validates the Origin of every request to every endpoint (MCP,
+// metadata, metrics, health, profiles) before anything else runs, so a page
+// that may not call learns nothing, not even whether its key is valid: the
+// origins of -cors-origins, and loopback origins when queryd listens on
+// loopback (addr).
+func (c *webConfig) guard(h http.Handler, addr string) http.Handler {
+	policy, _ := cors.Parse(c.CORSOrigins, c.CORSAnyWithKeys) // validated
+	return policy.AllowLoopback(addr).Middleware(h)
 }
