@@ -1,6 +1,8 @@
 // Command strata-local runs Strata's local stack: `install` builds the pinned
-// servers, `up` starts everything in the background and prints how to reach
-// it, `down` stops it keeping the data, `status` says what runs.
+// servers and the `nats` CLI, `up` starts everything in the background, selects
+// a `nats` CLI context for it and prints how to reach it, `down` stops it
+// keeping the data and selects the user's previous context again, `status`
+// says what runs.
 package main
 
 import (
@@ -50,6 +52,11 @@ func run(ctx context.Context, args []string) error {
 		for _, b := range servers.All {
 			fmt.Printf("%s %s: %s\n", b.Name, b.Version, paths[b.Name])
 		}
+		cli, err := servers.InstallNATSCLI(ctx, dir, os.Stdout)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("nats CLI %s: %s\n", servers.NATSCLI.Version, cli)
 		model, err := localstack.InstallModel(ctx, os.Stdout)
 		if err != nil {
 			return err
@@ -60,6 +67,9 @@ func run(ctx context.Context, args []string) error {
 		return up(ctx, root, state)
 	case "down":
 		if err := localstack.Down(state, 30*time.Second, os.Stdout); err != nil {
+			return err
+		}
+		if err := restoreNATSContext(ctx, state); err != nil {
 			return err
 		}
 		fmt.Println("stopped; data kept in", filepath.Join(state, "data"))
@@ -90,7 +100,7 @@ func up(ctx context.Context, root, state string) error {
 		defer cancel()
 		if err := localstack.Ready(rctx, ports); err == nil {
 			fmt.Println("Strata is already running.")
-			return printEnv(state)
+			return printEnv(ctx, state)
 		}
 	}
 	if len(running) > 0 {
@@ -123,10 +133,49 @@ func up(ctx context.Context, root, state string) error {
 		return fmt.Errorf("%w\nlogs are in %s", err, filepath.Join(state, "data", "logs"))
 	}
 	fmt.Printf("Strata is up (%s).\n", time.Since(start).Round(time.Second))
-	return printEnv(state)
+	return printEnv(ctx, state)
 }
 
-func printEnv(state string) error {
+// selectNATSContext installs the pinned nats CLI (cached) and selects a
+// context for the stack at natsURL, so the README's commands need no --server.
+func selectNATSContext(ctx context.Context, natsURL, state string) error {
+	dir, err := servers.CacheDir()
+	if err != nil {
+		return err
+	}
+	cli, err := servers.InstallNATSCLI(ctx, dir, os.Stdout)
+	if err != nil {
+		return err
+	}
+	if err := localstack.SelectNATSContext(ctx, cli, natsURL, state); err != nil {
+		return err
+	}
+	localstack.PrintPATHHint(os.Stdout, dir)
+	return nil
+}
+
+// restoreNATSContext selects again the nats context the user had before
+// `up`; without the CLI (never installed) there is nothing to restore.
+func restoreNATSContext(ctx context.Context, state string) error {
+	dir, err := servers.CacheDir()
+	if err != nil {
+		return err
+	}
+	cli := servers.NATSCLI.Path(dir)
+	if _, err := os.Stat(cli); err != nil {
+		return nil
+	}
+	prev, err := localstack.RestoreNATSContext(ctx, cli, state)
+	if err != nil {
+		return err
+	}
+	if prev != "" {
+		fmt.Printf("nats context %q selected again\n", prev)
+	}
+	return nil
+}
+
+func printEnv(ctx context.Context, state string) error {
 	b, err := os.ReadFile(filepath.Join(state, "local.env"))
 	if err != nil {
 		return err
@@ -137,18 +186,21 @@ func printEnv(state string) error {
 			env[k] = v
 		}
 	}
+	if err := selectNATSContext(ctx, env["NATS_URL"], state); err != nil {
+		return err
+	}
 	fmt.Printf(`
   MCP endpoint:  %s
   API key:       %s   (send as Authorization: Bearer <key>)
   S3 endpoint:   http://%s   bucket %q
   S3 access key: %s
   S3 secret key: %s
-  NATS:          %s
+  NATS:          %s   (nats CLI context %q selected: nats consumer report OBJECTS)
 
 These are also in %s (KEY=VALUE lines).
 Upload a file:  mc cp guide.md local/%s/acme/docs/guide.md   (project "acme")
 Stop:           go tool task down   (data is kept)
 `, env["STRATA_MCP_URL"], env["STRATA_API_KEY"], env["STRATA_S3_ENDPOINT"], env["STRATA_BUCKET"], env["STRATA_S3_ACCESS_KEY"],
-		env["STRATA_S3_SECRET_KEY"], env["NATS_URL"], filepath.Join(state, "local.env"), env["STRATA_BUCKET"])
+		env["STRATA_S3_SECRET_KEY"], env["NATS_URL"], localstack.NATSContext, filepath.Join(state, "local.env"), env["STRATA_BUCKET"])
 	return nil
 }
