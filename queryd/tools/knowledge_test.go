@@ -22,20 +22,19 @@ import (
 var ksTools = []string{"list_contents", "find", "get_info", "read", "read_around", "view_chunk_image"}
 
 // kbServer serves the fixture with a token budget (0 = default) and an
-// optional image reader; validate turns on input schema validation, so
-// without it the handlers' own checks are what refuse bad arguments.
+// optional image reader; validate keeps the input schema checks on, so
+// without them the handlers' own checks are what refuse bad arguments.
 func kbServer(t *testing.T, f *kbFixture, budget int, images ImageReader, validate bool) *server.MCPServer {
 	t.Helper()
 	signer, err := cursor.NewSigner("test-secret-0123456789")
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := []server.ServerOption{server.WithToolCapabilities(false)}
-	if validate {
-		opts = append(opts, server.WithInputSchemaValidation())
-	}
-	s := server.NewMCPServer("strata", "test", opts...)
+	s := server.NewMCPServer("strata", "test", server.WithToolCapabilities(false))
 	tl := New(newKBReader(f.x), signer, slog.New(slog.DiscardHandler)).SetTokenBudget(budget)
+	if !validate {
+		tl.SkipArgumentChecks()
+	}
 	if images != nil {
 		tl.SetImageReader(images)
 	}

@@ -22,7 +22,7 @@ func serverWith(t *testing.T, r Reader) *server.MCPServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := server.NewMCPServer("strata", "test", server.WithToolCapabilities(false), server.WithInputSchemaValidation())
+	s := server.NewMCPServer("strata", "test", server.WithToolCapabilities(false))
 	New(r, signer, slog.New(slog.DiscardHandler)).Register(s)
 	return s
 }

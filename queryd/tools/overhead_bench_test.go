@@ -89,7 +89,7 @@ func BenchmarkListFileChunksLarge(b *testing.B) {
 			Index: i, Content: strings.Repeat("lorem ipsum dolor sit amet ", 22), EndOffset: 600})
 	}
 	signer, _ := cursor.NewSigner("test-secret-0123456789")
-	s := server.NewMCPServer("strata", "test", server.WithToolCapabilities(false), server.WithInputSchemaValidation())
+	s := server.NewMCPServer("strata", "test", server.WithToolCapabilities(false))
 	New(f, signer, slog.New(slog.DiscardHandler)).Register(s)
 	keys, _ := auth.ParseKeys("test-key-0123456789=*")
 	p, _ := keys.Lookup("test-key-0123456789")

@@ -66,7 +66,7 @@ func newVectorServer(t *testing.T) *server.MCPServer {
 		t.Fatal(err)
 	}
 	f := index()
-	s := server.NewMCPServer("strata", "test", server.WithToolCapabilities(false), server.WithInputSchemaValidation())
+	s := server.NewMCPServer("strata", "test", server.WithToolCapabilities(false))
 	New(f, signer, slog.New(slog.DiscardHandler)).SetEmbeddings(fakeVectors{f}, fakeEmbedder{}, "fake").Register(s)
 	return s
 }

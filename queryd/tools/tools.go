@@ -94,6 +94,16 @@ type Tools struct {
 	dead    DeadLetters
 	// toolsetOf maps each registered tool to its toolset (Register).
 	toolsetOf map[string]string
+	// skipArgumentChecks leaves bad arguments to the handlers' own checks
+	// (SkipArgumentChecks, for tests of those).
+	skipArgumentChecks bool
+}
+
+// SkipArgumentChecks turns off the input schema checks (arguments.go) of
+// the tools registered after it, so tests can reach the handlers' own.
+func (t *Tools) SkipArgumentChecks() *Tools {
+	t.skipArgumentChecks = true
+	return t
 }
 
 // ToolsetOf names the toolset of a registered tool ("" for another name).
@@ -187,6 +197,9 @@ func (t *Tools) Register(s *server.MCPServer, toolsets ...string) {
 			return
 		}
 		tool := mcp.NewToolWithRawSchema(name, description, Schema(name+".input.json"))
+		if !t.skipArgumentChecks {
+			h = compileArguments(name, tool.RawInputSchema).checked(h)
+		}
 		if outputSchema != "" {
 			tool.RawOutputSchema = Schema(outputSchema)
 		}

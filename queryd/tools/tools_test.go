@@ -145,7 +145,7 @@ func newServer(t *testing.T) *server.MCPServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := server.NewMCPServer("strata", "test", server.WithToolCapabilities(false), server.WithInputSchemaValidation())
+	s := server.NewMCPServer("strata", "test", server.WithToolCapabilities(false))
 	New(index(), signer, slog.New(slog.DiscardHandler)).Register(s)
 	return s
 }

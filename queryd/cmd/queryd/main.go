@@ -243,7 +243,6 @@ func run(ctx context.Context, args []string) error {
 			Applies: func(tool string) bool { return budgeted[tl.ToolsetOf(tool)] }}, counter)),
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
-		server.WithInputSchemaValidation(),
 		server.WithInstructions("Strata: search and read the files of the projects your API key can read. All tools are read-only."),
 	)...)
 	files.Register(mcpServer)
