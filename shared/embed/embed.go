@@ -54,7 +54,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) { c.RegisterFlagsWithPrefix(fs,
 func (c *Config) RegisterFlagsWithPrefix(fs *flag.FlagSet, prefix, defaultProvider string) {
 	c.prefix = prefix
 	fs.StringVar(&c.Provider, prefix+"embedding-provider", defaultProvider, "local (USE-Lite, 512-d, offline), openai (any OpenAI-compatible endpoint) or none (keyword only)")
-	fs.StringVar(&c.ModelDir, prefix+"embedding-model-dir", DefaultModelDir(), "local: directory of the USE-Lite model files (fetched by `go tool task install`)")
+	fs.StringVar(&c.ModelDir, prefix+"embedding-model-dir", DefaultModelDir(), "local: directory of the USE-Lite model files (fetched by: go tool task install)")
 	fs.StringVar(&c.OpenAI.BaseURL, prefix+"openai-base-url", "https://api.openai.com/v1", "openai: base URL of the /v1/embeddings endpoint (Ollama: http://127.0.0.1:11434/v1)")
 	fs.StringVar(&c.OpenAI.Model, prefix+"openai-model", "text-embedding-3-small", "openai: model (Azure: deployment) name")
 	fs.StringVar(&c.OpenAI.APIKey, prefix+"openai-api-key", "", "openai: API key (optional for local servers)")
