@@ -57,7 +57,7 @@ func (r *report) header(w io.Writer) {
 	fmt.Fprintf(w, "load avg: %s before loading, %s before measuring (1-minute; other work on the machine shows here and in the load1 column)\n",
 		r.loadBefore, r.loadMeasure)
 	fmt.Fprintf(w, "method:   each row: warm-up calls (not counted), then %d rounds per side; rounds alternate which side goes first.\n", r.cfg.Rounds)
-	fmt.Fprintf(w, "          queryd: MCP tools/call over streamable HTTP, one session per concurrent client, tool budget off.\n")
+	fmt.Fprintf(w, "          queryd: MCP tools/call (protocol 2026-07-28, no session) over streamable HTTP, one HTTP client per concurrent caller, answers decoded once, tool budget off.\n")
 	fmt.Fprintf(w, "          direct: the tool's core Weaviate query from this process (same Go client and settings as queryd), same inputs.\n")
 	fmt.Fprintf(w, "          Latencies in ms; p99 is nearest-rank; calls/s = successful calls / wall time of the side's rounds.\n\n")
 }
