@@ -103,6 +103,8 @@ type Options struct {
 	WeaviateCluster bool
 	// WeaviateAsyncIndexing: see servers.StackOptions.AsyncIndexing.
 	WeaviateAsyncIndexing bool
+	// WeaviateIndexWorkers: see servers.StackOptions.IndexWorkers.
+	WeaviateIndexWorkers int
 }
 
 // Env is what a user or test needs to talk to a running stack.
@@ -185,7 +187,7 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 	replicas := 1
 	so := servers.StackOptions{
 		Bins: bins, DataDir: filepath.Join(o.StateDir, "data"), Ports: o.Ports.Ports, Detach: o.Detach, Progress: o.Progress,
-		AsyncIndexing: o.WeaviateAsyncIndexing,
+		AsyncIndexing: o.WeaviateAsyncIndexing, IndexWorkers: o.WeaviateIndexWorkers,
 		BeforeMinIO: func(ctx context.Context, natsURL string) error {
 			fmt.Fprintln(o.Progress, "creating JetStream streams")
 			nc, js, err := pipeline.Connect(natsURL, "strata-local", nil)

@@ -87,6 +87,11 @@ type StackOptions struct {
 	// bulk loads). Off by default: vectors still queued are not found by
 	// vector search, so a chunk counted as embedded could be missed.
 	AsyncIndexing bool
+	// IndexWorkers, with AsyncIndexing, is how many goroutines index the
+	// queued vectors. Weaviate runs GOMAXPROCS-1 of them (one on 2 cores,
+	// so the queue drains on half the machine); n > 0 sets GOMAXPROCS to
+	// n+1. 0 keeps Weaviate's default.
+	IndexWorkers int
 }
 
 // NATSPeer is one more node of a clustered NATS.
@@ -364,6 +369,9 @@ func (s *Stack) startWeaviateNode(name string, n WeaviatePeer, clusterJoin, raft
 	}
 	if s.opts.AsyncIndexing {
 		env = append(env, "ASYNC_INDEXING=true")
+		if s.opts.IndexWorkers > 0 {
+			env = append(env, "GOMAXPROCS="+strconv.Itoa(s.opts.IndexWorkers+1))
+		}
 	}
 	if clusterJoin != "" {
 		env = append(env, "CLUSTER_JOIN="+clusterJoin)

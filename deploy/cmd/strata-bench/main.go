@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,6 +54,7 @@ type Config struct {
 	ChunksPerFile int
 	Projects      int
 	LoadWorkers   int
+	IndexWorkers  int // Weaviate's vector indexing goroutines
 	RealVectors   int
 	Concurrency   []int
 	Calls         []int // per concurrency level
@@ -76,6 +78,7 @@ func parseConfig(args []string) (Config, error) {
 	fs.IntVar(&c.ChunksPerFile, "chunks-per-file", 100, "chunks per synthetic file (one commit each)")
 	fs.IntVar(&c.Projects, "projects", 1, "projects to spread the files over (the search tools search all of them)")
 	fs.IntVar(&c.LoadWorkers, "load-workers", 4, "goroutines writing files while loading")
+	fs.IntVar(&c.IndexWorkers, "index-workers", runtime.NumCPU(), "Weaviate's asynchronous vector indexing goroutines (its own default is one less than the CPUs)")
 	fs.IntVar(&c.RealVectors, "real-vectors", 1000, "chunks embedded with the real model; the rest get random unit vectors")
 	conc := fs.String("concurrency", "1,16", "concurrent clients, comma-separated")
 	calls := fs.String("calls", "200,800", "calls per side at each concurrency (fewer for slow tools, see -max-phase)")
@@ -122,8 +125,8 @@ func (c Config) validate() error {
 	if len(c.Calls) != len(c.Concurrency) {
 		errs = append(errs, fmt.Errorf("-calls needs one number per -concurrency level (%d), got %d", len(c.Concurrency), len(c.Calls)))
 	}
-	if c.Projects < 1 || c.LoadWorkers < 1 || c.Rounds < 1 || c.RealVectors < 0 {
-		errs = append(errs, errors.New("-projects, -load-workers and -rounds must be at least 1, -real-vectors at least 0"))
+	if c.Projects < 1 || c.LoadWorkers < 1 || c.Rounds < 1 || c.RealVectors < 0 || c.IndexWorkers < 1 {
+		errs = append(errs, errors.New("-projects, -load-workers, -index-workers and -rounds must be at least 1, -real-vectors at least 0"))
 	}
 	if c.Similarity < 0 || c.Similarity > 1 {
 		errs = append(errs, errors.New("-similarity must be from 0 to 1"))
@@ -203,7 +206,7 @@ func run(ctx context.Context, args []string) error {
 	if cfg.Verbose {
 		stackOut = progress
 	}
-	st, err := startStack(ctx, root, state, stackOut)
+	st, err := startStack(ctx, root, state, cfg.IndexWorkers, stackOut)
 	if err != nil {
 		return err
 	}

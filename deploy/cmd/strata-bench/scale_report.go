@@ -34,7 +34,7 @@ func scaleMarkdown(w io.Writer, cfg Config, stages []stage, full *corpus, plot s
 	fmt.Fprintf(bw, "Machine: %d CPUs, %s, %s; servers (%s), services and this client share it.\n", runtime.NumCPU(), cpuModel(), runtime.Version(), strings.Join(bins, ", "))
 	fmt.Fprintf(bw, "One index grows through the sizes in one stack: %d chunks a file (%d sections, ~%d words a chunk), one commit per file, project(s) %s; ",
 		full.ChunksPerFile, sectionsPerFile, wordsPerChunk, strings.Join(full.Projects, ", "))
-	fmt.Fprintf(bw, "vectors 512-d (use-lite-512: the first %d chunks embedded with the model, the rest random unit vectors), HNSW cosine, asynchronous indexing.\n\n", cfg.RealVectors)
+	fmt.Fprintf(bw, "vectors 512-d (use-lite-512: the first %d chunks embedded with the model, the rest random unit vectors), HNSW cosine, asynchronous indexing with %d indexing workers (-index-workers).\n\n", cfg.RealVectors, cfg.IndexWorkers)
 	fmt.Fprintln(bw, "## Loading")
 	fmt.Fprintln(bw)
 	fmt.Fprintln(bw, "| index size | chunks added | load time | chunks/s (objects stored) | vector queue drained after | chunks/s incl. vector indexing | weaviate-server RSS |")
