@@ -230,3 +230,20 @@ func (c *Catalog) neverCommitted(project, fileID string) bool {
 	ok := c.readProject(project, func(pc *projectCatalog) { never = len(pc.files[fileID]) == 0 })
 	return ok && never
 }
+
+// DocumentAt is fileID's document as of sequence at, from the catalog:
+// found is false when no version of it is visible then (never committed, or
+// deleted); ok is false when the catalog cannot answer (the caller reads
+// Weaviate). The catalog's versions carry what listings show, not a
+// document's statistics (sections, tokens, pages, language).
+func (s *Store) DocumentAt(project, fileID string, at int64) (doc Document, found, ok bool) {
+	c := s.catalog
+	if !c.Ready() || !c.covers(project, at) {
+		return Document{}, false, false
+	}
+	v := c.visibleAt(project, fileID, at)
+	if v == nil || v.Deleted {
+		return Document{}, false, true
+	}
+	return documentOfVersion(*v), true, true
+}

@@ -103,3 +103,37 @@ func TestCatalogNeverCommitted(t *testing.T) {
 		t.Error("no catalog answered")
 	}
 }
+
+// TestCatalogDocumentAt: a document node as of a sequence, from the
+// catalog: the version visible then, nothing once deleted, and no answer
+// for a sequence the catalog does not cover.
+func TestCatalogDocumentAt(t *testing.T) {
+	c := &Catalog{log: slog.New(slog.DiscardHandler), byKey: map[string]*projectCatalog{}, marks: map[string]map[string]map[string]bool{}}
+	s := (&Store{}).SetCatalog(c)
+	pc := newProjectCatalog()
+	c.byKey["acme"] = pc
+	id := ids.File("acme", "", "docs/a.md")
+	pc.add([]Version{{FileID: id, FilePath: "docs/a.md", FileVersionID: "v1", Status: pipeline.StatusIndexed, Title: "One", ValidFrom: 1}}, 1, nil)
+	pc.add([]Version{{FileID: id, FilePath: "docs/a.md", FileVersionID: "v2", Status: pipeline.StatusIndexed, Title: "Two", ValidFrom: 2}}, 2, nil)
+	pc.add([]Version{{FileID: id, FilePath: "docs/a.md", Status: "deleted", Deleted: true, ValidFrom: 3}}, 3, nil)
+	if _, _, ok := s.DocumentAt("acme", id, 1); ok {
+		t.Fatal("answered before the catalog is ready")
+	}
+	c.ready.Store(true)
+	c.marksReady.Store(true)
+	for at, want := range map[int64]string{1: "v1", 2: "v2", 3: "", 0: ""} {
+		d, found, ok := s.DocumentAt("acme", id, at)
+		if !ok || found != (want != "") || d.FileVersionID != want {
+			t.Errorf("at %d: %+v found=%v ok=%v, want version %q", at, d, found, ok, want)
+		}
+		if found && (d.Name != "a.md" || d.Folder != "docs") {
+			t.Errorf("at %d: name %q folder %q", at, d.Name, d.Folder)
+		}
+	}
+	if _, _, ok := s.DocumentAt("acme", id, 4); ok {
+		t.Error("answered for a sequence past the catalog's watermark")
+	}
+	if _, _, ok := s.DocumentAt("other", id, 1); ok {
+		t.Error("answered for a project the catalog does not hold")
+	}
+}

@@ -342,10 +342,13 @@ func documentPart(project string, d store.Document) PathPart {
 // kbCall is one call's view of the knowledge base: the projects the key may
 // read, with their watermarks and folders looked up once.
 type kbCall struct {
-	t        *Tools
-	projects []string
-	marks    map[string]int64
-	folders  map[string]map[string]string // project -> folder path_part_id -> folder path
+	t *Tools
+	// statistics: document nodes need their statistics (get_info), so
+	// they are read from Weaviate rather than the catalog.
+	statistics bool
+	projects   []string
+	marks      map[string]int64
+	folders    map[string]map[string]string // project -> folder path_part_id -> folder path
 }
 
 func (t *Tools) kb(ctx context.Context, p auth.Principal) (*kbCall, error) {
@@ -444,7 +447,7 @@ func (c *kbCall) resolve(ctx context.Context, id string, order ...string) (*node
 				}
 				n.folder = f
 			case typeDocument:
-				d, err := c.t.read.DocumentByID(ctx, project, id)
+				d, err := c.document(ctx, project, id, at)
 				if err != nil {
 					return nil, err
 				}
@@ -480,6 +483,22 @@ func (c *kbCall) resolve(ctx context.Context, id string, order ...string) (*node
 		}
 	}
 	return nil, nil
+}
+
+// document reads a document node: from the catalog as of at when the
+// caller needs no statistics (one Weaviate round trip fewer), else its
+// Document object.
+func (c *kbCall) document(ctx context.Context, project, fileID string, at int64) (*store.DocumentDetail, error) {
+	if c.t.docs != nil && !c.statistics {
+		doc, found, ok := c.t.docs.DocumentAt(project, fileID, at)
+		switch {
+		case ok && found:
+			return &store.DocumentDetail{Document: doc}, nil
+		case ok:
+			return nil, nil
+		}
+	}
+	return c.t.read.DocumentByID(ctx, project, fileID)
 }
 
 // mustResolve is resolve with "not found" for a missing id.

@@ -62,6 +62,7 @@ func (t *Tools) getInfo(ctx context.Context, p auth.Principal, a getInfoArgs) (a
 	if err != nil {
 		return nil, err
 	}
+	c.statistics = true
 	n, err := c.mustResolve(ctx, "path_part_id", id, typeDocument, typeFolder, typeChunk, typeSection)
 	if err != nil {
 		return nil, err

@@ -71,6 +71,7 @@ type DocumentIndex interface {
 	DocumentsUnder(project string, scopes []store.PathScope, limit int) ([]store.Document, bool)
 	FailedDocuments(project string, limit int) ([]store.Document, bool)
 	CatalogFolders(project string, limit int) ([]string, bool)
+	DocumentAt(project, fileID string, at int64) (doc store.Document, found, ok bool)
 }
 
 // Tools holds what the handlers need.
