@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
@@ -32,6 +33,7 @@ func scaleMarkdown(w io.Writer, cfg Config, stages []stage, full *corpus, plot s
 		bins = append(bins, b.Name+" "+b.Version)
 	}
 	fmt.Fprintf(bw, "Machine: %d CPUs, %s, %s; servers (%s), services and this client share it.\n", runtime.NumCPU(), cpuModel(), runtime.Version(), strings.Join(bins, ", "))
+	fmt.Fprintf(bw, "Code measured: %s.\n", codeRevision())
 	fmt.Fprintf(bw, "One index grows through the sizes in one stack: %d chunks a file (%d sections, ~%d words a chunk), one commit per file, project(s) %s; ",
 		full.ChunksPerFile, sectionsPerFile, wordsPerChunk, strings.Join(full.Projects, ", "))
 	fmt.Fprintf(bw, "vectors 512-d (use-lite-512: the first %d chunks embedded with the model, the rest random unit vectors), HNSW cosine, asynchronous indexing with %d indexing workers (-index-workers).\n\n", cfg.RealVectors, cfg.IndexWorkers)
@@ -233,4 +235,32 @@ func sign(x int) int {
 		return 1
 	}
 	return 0
+}
+
+// codeRevision is the commit this binary was built from (Go stamps it when
+// building inside the repository), with "+ changes" for a dirty tree.
+func codeRevision() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	rev, dirty := "", false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "unknown (built without version control information)"
+	}
+	if len(rev) > 7 {
+		rev = rev[:7]
+	}
+	if dirty {
+		return "commit " + rev + " + uncommitted changes"
+	}
+	return "commit " + rev
 }
