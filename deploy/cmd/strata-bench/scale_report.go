@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"image"
 	"image/color"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"sort"
@@ -237,8 +239,9 @@ func sign(x int) int {
 	return 0
 }
 
-// codeRevision is the commit this binary was built from (Go stamps it when
-// building inside the repository), with "+ changes" for a dirty tree.
+// codeRevision is the commit this binary was built from (go build stamps
+// it; for go run, git is asked in the working directory), noting
+// uncommitted changes.
 func codeRevision() string {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
@@ -253,8 +256,14 @@ func codeRevision() string {
 			dirty = s.Value == "true"
 		}
 	}
-	if rev == "" {
-		return "unknown (built without version control information)"
+	if rev == "" { // go run does not stamp it: ask git
+		out, err := exec.Command("git", "rev-parse", "HEAD").Output()
+		if err != nil {
+			return "unknown (no build information and no git)"
+		}
+		rev = strings.TrimSpace(string(out))
+		status, _ := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output()
+		dirty = len(bytes.TrimSpace(status)) > 0
 	}
 	if len(rev) > 7 {
 		rev = rev[:7]
