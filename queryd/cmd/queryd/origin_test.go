@@ -12,13 +12,16 @@ import (
 	"time"
 )
 
-// TestOriginValidatedOnEveryEndpoint runs queryd itself (against a stand-in
-// Weaviate that only says it is ready) and sends raw HTTP requests: a foreign Origin gets 403
-// on every endpoint, a request without Origin is served, loopback origins
-// pass because queryd listens on loopback, and a -cors-origins entry passes.
-func TestOriginValidatedOnEveryEndpoint(t *testing.T) {
+// testKey is the API key startQueryd configures (project acme).
+const testKey = "origin-test-key-0001"
+
+// startQueryd runs queryd in this process against a stand-in Weaviate that
+// answers {} to everything (ready, empty), with extra flags, and returns its
+// address once it listens.
+func startQueryd(t *testing.T, extra ...string) string {
+	t.Helper()
 	weaviate := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("{}")) }))
-	defer weaviate.Close()
+	t.Cleanup(weaviate.Close)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -28,9 +31,8 @@ func TestOriginValidatedOnEveryEndpoint(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"-addr", addr, "-api-keys", "origin-test-key-0001=acme", "-cursor-secret", "0123456789abcdef0123",
-			"-embedding-provider", "none", "-weaviate-host", strings.TrimPrefix(weaviate.URL, "http://"), "-log-level", "error",
-			"-cors-origins", "https://app.example.com", "-pprof"})
+		done <- run(ctx, append([]string{"-addr", addr, "-api-keys", testKey + "=acme", "-cursor-secret", "0123456789abcdef0123",
+			"-embedding-provider", "none", "-weaviate-host", strings.TrimPrefix(weaviate.URL, "http://"), "-log-level", "error"}, extra...))
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -51,13 +53,20 @@ func TestOriginValidatedOnEveryEndpoint(t *testing.T) {
 		}
 		if c, err := net.Dial("tcp", addr); err == nil {
 			c.Close()
-			break
+			return addr
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("queryd did not listen within 10 s")
 		}
 	}
+}
 
+// TestOriginValidatedOnEveryEndpoint runs queryd itself (against a stand-in
+// Weaviate that only says it is ready) and sends raw HTTP requests: a foreign Origin gets 403
+// on every endpoint, a request without Origin is served, loopback origins
+// pass because queryd listens on loopback, and a -cors-origins entry passes.
+func TestOriginValidatedOnEveryEndpoint(t *testing.T) {
+	addr := startQueryd(t, "-cors-origins", "https://app.example.com", "-pprof")
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
 	endpoints := []struct{ method, path, body string }{
 		{"POST", "/mcp", initialize},
@@ -101,7 +110,7 @@ func rawRequest(t *testing.T, addr, method, path, origin, body string) (int, str
 	}
 	defer conn.Close()
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\nAuthorization: Bearer origin-test-key-0001\r\n", method, path, addr)
+	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\nAuthorization: Bearer %s\r\n", method, path, addr, testKey)
 	if origin != "" {
 		fmt.Fprintf(&b, "Origin: %s\r\n", origin)
 	}
