@@ -501,6 +501,23 @@ func (c *kbCall) document(ctx context.Context, project, fileID string, at int64)
 	return c.t.read.DocumentByID(ctx, project, fileID)
 }
 
+// resolveChunk resolves a chunk_id argument; another node type is refused
+// with advice on what the tool takes instead.
+func (t *Tools) resolveChunk(ctx context.Context, p auth.Principal, id, advice string) (*node, error) {
+	c, err := t.kb(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	n, err := c.mustResolve(ctx, "chunk_id", id, typeChunk, typeSection, typeDocument, typeFolder)
+	if err != nil {
+		return nil, err
+	}
+	if n.typ != typeChunk {
+		return nil, wrongType("chunk_id", n, advice)
+	}
+	return n, nil
+}
+
 // mustResolve is resolve with "not found" for a missing id.
 func (c *kbCall) mustResolve(ctx context.Context, arg, id string, order ...string) (*node, error) {
 	n, err := c.resolve(ctx, id, order...)

@@ -48,16 +48,9 @@ func (t *Tools) readAround(ctx context.Context, p auth.Principal, a readAroundAr
 	if err != nil {
 		return nil, err
 	}
-	c, err := t.kb(ctx, p)
+	n, err := t.resolveChunk(ctx, p, id, "a chunk: use read with it as path_part_id")
 	if err != nil {
 		return nil, err
-	}
-	n, err := c.mustResolve(ctx, "chunk_id", id, typeChunk, typeSection, typeDocument, typeFolder)
-	if err != nil {
-		return nil, err
-	}
-	if n.typ != typeChunk {
-		return nil, wrongType("chunk_id", n, "a chunk: use read with it as path_part_id")
 	}
 	anchor, sec, budget := n.chunk, n.section, t.tokenBudget
 	lo, hi := max(0, anchor.Index-window), anchor.Index+window

@@ -73,16 +73,9 @@ func (t *Tools) viewChunkImage(ctx context.Context, p auth.Principal, a viewChun
 	if err != nil {
 		return nil, err
 	}
-	c, err := t.kb(ctx, p)
+	n, err := t.resolveChunk(ctx, p, id, "a chunk: view_chunk_image takes the id of a chunk with has_image true")
 	if err != nil {
 		return nil, err
-	}
-	n, err := c.mustResolve(ctx, "chunk_id", id, typeChunk, typeSection, typeDocument, typeFolder)
-	if err != nil {
-		return nil, err
-	}
-	if n.typ != typeChunk {
-		return nil, wrongType("chunk_id", n, "a chunk: view_chunk_image takes the id of a chunk with has_image true")
 	}
 	ch := n.chunk
 	if ch.ImageRef == "" {
