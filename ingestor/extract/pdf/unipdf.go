@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/unidoc/unipdf/v3/common/license"
 	"github.com/unidoc/unipdf/v3/extractor"
@@ -27,31 +28,63 @@ type License struct {
 // Configured reports whether a license was given.
 func (l License) Configured() bool { return l.MeteredKey != "" || l.OfflineKey != "" }
 
-var licenseOnce sync.Once
-
 // UniPDF extracts text in process with unipdf v3.
-type UniPDF struct{ licenseErr error }
+type UniPDF struct{ license License }
 
-// NewUniPDF loads the license (once per process).
+// NewUniPDF returns the extractor and loads the license now, so a bad key
+// shows at start-up; a failure is also reported by every Extract.
 func NewUniPDF(l License) *UniPDF {
-	u := &UniPDF{}
-	licenseOnce.Do(func() {
-		switch {
-		case l.OfflineKey != "":
-			u.licenseErr = license.SetLicenseKey(l.OfflineKey, l.CustomerName)
-		case l.MeteredKey != "":
-			u.licenseErr = license.SetMeteredKey(l.MeteredKey)
-		}
-	})
-	return u
+	_ = loadLicense(l, time.Now())
+	return &UniPDF{license: l}
+}
+
+// licenseState is the process's UniPDF license (the library keeps one per
+// process). It is loaded once that succeeds; until then every extraction
+// reports the failure, and the load is tried again at most every
+// licenseRetry (a metered key needs UniDoc's servers, which may come back).
+var licenseState struct {
+	mu     sync.Mutex
+	loaded bool
+	err    error
+	tried  time.Time
+}
+
+// licenseRetry spaces the attempts at a failed license load.
+var licenseRetry = 30 * time.Second
+
+// setLicense installs l in unipdf (a variable so tests can fail it).
+var setLicense = func(l License) error {
+	switch {
+	case l.OfflineKey != "":
+		return license.SetLicenseKey(l.OfflineKey, l.CustomerName)
+	case l.MeteredKey != "":
+		return license.SetMeteredKey(l.MeteredKey)
+	}
+	return nil // none given: unipdf refuses to extract and Fallback uses poppler
+}
+
+func loadLicense(l License, now time.Time) error {
+	s := &licenseState
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.loaded {
+		return nil
+	}
+	if !s.tried.IsZero() && now.Sub(s.tried) < licenseRetry {
+		return s.err
+	}
+	s.tried = now
+	s.err = setLicense(l)
+	s.loaded = s.err == nil
+	return s.err
 }
 
 // Extract extracts text page by page. UniPDF has no time or memory limit of
 // its own; the caller's context bounds the wait, and Fallback hands the file
 // to poppler when UniPDF fails.
 func (u *UniPDF) Extract(ctx context.Context, data []byte, name string, lim extract.Limits) (doc *extract.Document, err error) {
-	if u.licenseErr != nil {
-		return nil, fmt.Errorf("unipdf license: %w", u.licenseErr)
+	if err := loadLicense(u.license, time.Now()); err != nil {
+		return nil, fmt.Errorf("unipdf license: %w", err)
 	}
 	defer func() { // a parser bug must cost one file, not the worker
 		if r := recover(); r != nil {
