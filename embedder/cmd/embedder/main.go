@@ -79,6 +79,9 @@ func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("embedder", flag.ContinueOnError)
 	cfg.RegisterFlags(fs)
 	if err := config.Parse(fs, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil // -h or -version: printed what was asked
+		}
 		return err
 	}
 	if err := cfg.Validate(); err != nil {
