@@ -14,9 +14,10 @@ import (
 	"github.com/strata-kb/strata/shared/pipeline"
 )
 
-// TestWorkersKilledMidBatch uploads a batch, kills the ingestor, the indexer
-// and the embedder with SIGKILL while it is being processed, restarts them
-// (and the ingestor once more gracefully), and checks
+// TestWorkersKilledMidBatch uploads a batch, kills the ingestor (on live
+// events, then on durable ones), the indexer and the embedder with SIGKILL
+// while it is being processed, restarts them (and the ingestor once more
+// gracefully), and checks
 // that the index holds exactly the uploaded files' contents: nothing lost,
 // nothing duplicated.
 func TestWorkersKilledMidBatch(t *testing.T) {
@@ -58,8 +59,23 @@ func TestWorkersKilledMidBatch(t *testing.T) {
 		}
 		t.Fatalf("%s never had work queued to be killed in", name)
 	}
-	killWhenBusy("ingestor", pipeline.ObjectsStream, pipeline.IngestorConsumer)
+	// First mid-burst, while the ingestor works on live events (not kept
+	// anywhere: their durable copies must carry them), then on the durable path.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if v := metric(t, h.stack.Ports().Ingestor, `strata_ingestor_live_events_total{outcome="processed"}`); v >= 5 {
+			t.Logf("killing ingestor with SIGKILL after %v live events", v)
+			h.stack.Process("ingestor").Kill()
+			if err := h.stack.StartService(ctx, "ingestor"); err != nil {
+				t.Fatalf("restart ingestor: %v", err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the ingestor never processed live events")
+		}
+	}
 	killWhenBusy("indexer", pipeline.ChunksStream, pipeline.IndexerChunksConsumer)
+	killWhenBusy("ingestor", pipeline.ObjectsStream, pipeline.IngestorConsumer)
 	// The embedder (no provider configured) only acknowledges, too fast to catch
 	// with work queued: kill it mid-burst regardless.
 	h.stack.Process("embedder").Kill()

@@ -157,7 +157,7 @@ func TestLostNotificationsAreReconciled(t *testing.T) {
 	h.put("acme@feature/unnoticed.md", "# Unnoticed on a branch\n\nreconcilebranchunnoticed\n")
 	h.remove("acme/removed.md")
 	h.events -= 3 // none of them reaches the stream
-	if err := bucket.Ensure(ctx, h.s3, localstack.Bucket, bucket.NATSTargetARN(servers.MinIONotifyID, "")); err != nil {
+	if err := bucket.Ensure(ctx, h.s3, localstack.Bucket, bucket.NATSTargetARN(servers.MinIONotifyID, ""), bucket.NATSTargetARN(servers.MinIOLiveNotifyID, "")); err != nil {
 		t.Fatal(err)
 	}
 	h.waitFor("the unnoticed upload to be indexed", "list_file_chunks", map[string]any{"project_reference": "acme", "file_path": "unnoticed.md"},

@@ -245,7 +245,7 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := bucket.Ensure(ctx, mc, Bucket, bucket.NATSTargetARN(servers.MinIONotifyID, "")); err != nil {
+	if err := bucket.Ensure(ctx, mc, Bucket, bucket.NATSTargetARN(servers.MinIONotifyID, ""), bucket.NATSTargetARN(servers.MinIOLiveNotifyID, "")); err != nil {
 		return nil, err
 	}
 	if err := bucket.EnsurePlain(ctx, mc, AssetsBucket); err != nil {

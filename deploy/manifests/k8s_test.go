@@ -569,6 +569,10 @@ func checkMinIONotify(env map[string]string, persistent func(dir string) bool) [
 		"MINIO_NOTIFY_NATS_ADDRESS" + id:   "nats:4222",
 		"MINIO_NOTIFY_NATS_SUBJECT" + id:   pipeline.ObjectEventsSubject,
 		"MINIO_NOTIFY_NATS_JETSTREAM" + id: "on",
+		// The live target: the same events at once, on the subject the ingestor listens to.
+		"MINIO_NOTIFY_NATS_ENABLE_" + servers.MinIOLiveNotifyID:  "on",
+		"MINIO_NOTIFY_NATS_ADDRESS_" + servers.MinIOLiveNotifyID: "nats:4222",
+		"MINIO_NOTIFY_NATS_SUBJECT_" + servers.MinIOLiveNotifyID: pipeline.ObjectLiveSubject,
 	}
 	for k, v := range want {
 		if env[k] != v {
@@ -587,10 +591,12 @@ func checkMinIONotify(env map[string]string, persistent func(dir string) bool) [
 func checkBucketScript(script string) []error {
 	var errs []error
 	arn := bucket.NATSTargetARN(servers.MinIONotifyID, "").String()
+	liveARN := bucket.NATSTargetARN(servers.MinIOLiveNotifyID, "").String()
 	for _, want := range []string{
 		"mc mb --ignore-existing strata/" + localstack.Bucket + "\n",
 		"mc mb --ignore-existing strata/" + localstack.AssetsBucket + "\n",
 		"mc event add strata/" + localstack.Bucket + " " + arn + " --event put,delete",
+		"mc event add strata/" + localstack.Bucket + " " + liveARN + " --event put,delete",
 	} {
 		if !strings.Contains(script+"\n", want) {
 			errs = append(errs, fmt.Errorf("bucket set-up script lacks %q", strings.TrimSpace(want)))

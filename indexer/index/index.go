@@ -67,6 +67,7 @@ type Writer struct {
 	checked sync.Map
 	// vectorClass is set once the ChunkVector collection is known to exist.
 	vectorClass atomic.Bool
+	fresh       FreshnessObserver
 }
 
 // CommitLocks serialise a project's commits across indexer processes (Leases).
@@ -77,6 +78,15 @@ type CommitLocks interface {
 // SetReplication sets the replication factor of collections created later
 // (ChunkVector, on the first vectors).
 func (w *Writer) SetReplication(factor int) { w.replication = factor }
+
+// FreshnessObserver records how long uploads took to become searchable
+// (metrics.Freshness).
+type FreshnessObserver interface {
+	ObserveSearchable(search string, took time.Duration)
+}
+
+// SetFreshnessObserver makes the writer report upload-to-searchable times.
+func (w *Writer) SetFreshnessObserver(o FreshnessObserver) { w.fresh = o }
 
 // SetCommitLocks makes commits, releases and garbage collection of a
 // project exclusive across every indexer sharing locks.
@@ -319,7 +329,7 @@ func (w *Writer) ApplyFileVersion(ctx context.Context, fv pipeline.FileVersion) 
 	if fv.Status != pipeline.StatusIndexed {
 		state = pipeline.StateFailed
 	}
-	w.recordState(ctx, o, state, fv.Error, seq, fv.FileVersionID)
+	w.recordState(ctx, o, state, fv.Error, seq, fv.FileVersionID, fv.ExtractedAt)
 	if state == pipeline.StateIndexed {
 		w.markEmbedded(ctx, fv, seq)
 	}
@@ -376,7 +386,7 @@ func (w *Writer) ApplyDelete(ctx context.Context, d pipeline.FileDeleted) (Outco
 	if err := w.batch(ctx, objs[1:]); err != nil {
 		return "", fmt.Errorf("write tombstone %s: %w", d.FileID, err)
 	}
-	w.recordState(ctx, o, pipeline.StateDeleted, "", seq, deleteID)
+	w.recordState(ctx, o, pipeline.StateDeleted, "", seq, deleteID, time.Time{})
 	return Applied, nil
 }
 
@@ -412,12 +422,23 @@ func (w *Writer) decide(ctx context.Context, project, fileID, sequencer, version
 // write was lost: rewrite the document, commit nothing.
 const repairDocument Outcome = "repair-document"
 
-func (w *Writer) recordState(ctx context.Context, o pipeline.Object, state, errText string, seq int64, versionID string) {
+func (w *Writer) recordState(ctx context.Context, o pipeline.Object, state, errText string, seq int64, versionID string, extracted time.Time) {
+	now := w.now().UTC()
+	stages := pipeline.StageTimes{Uploaded: o.EventTime, Seen: o.SeenAt, Extracted: extracted}
+	search := "keyword"
+	if state == pipeline.StateEmbedded {
+		stages.Embedded, search = now, "vector"
+	} else {
+		stages.Committed = now
+	}
+	if w.fresh != nil && state != pipeline.StateFailed && state != pipeline.StateDeleted && !o.EventTime.IsZero() {
+		w.fresh.ObserveSearchable(search, now.Sub(o.EventTime))
+	}
 	if w.states == nil {
 		return
 	}
 	st := pipeline.ObjectState{Key: o.Key, Project: o.Project, ETag: o.ETag, VersionID: o.VersionID, Sequencer: o.Sequencer,
-		State: state, Error: errText, Sequence: seq, FileVersionID: versionID}
+		State: state, Error: errText, Sequence: seq, FileVersionID: versionID, UpdatedAt: now, Stages: stages}
 	if err := w.states.Put(ctx, st); err != nil {
 		// The commit is done; freshness catches up with the next event of the key.
 		w.log.Warn("record freshness", "key", o.Key, "err", err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/go-openapi/strfmt"
 	"github.com/nats-io/nats.go/jetstream"
@@ -71,7 +72,7 @@ func (w *Writer) ApplyVectors(ctx context.Context, v pipeline.Vectors) error {
 		return err
 	}
 	if doc.fileVersionID == v.FileVersionID {
-		w.recordState(ctx, v.Object, pipeline.StateEmbedded, "", doc.commitSeq, v.FileVersionID)
+		w.recordState(ctx, v.Object, pipeline.StateEmbedded, "", doc.commitSeq, v.FileVersionID, time.Time{})
 	}
 	w.log.Info("vectors applied", "project", v.Project, "path", v.Object.Path, "file_version_id", v.FileVersionID, "model", v.Model, "chunks", len(v.Chunks))
 	return nil
@@ -90,7 +91,7 @@ func (w *Writer) markEmbedded(ctx context.Context, fv pipeline.FileVersion, seq 
 		return
 	}
 	if found {
-		w.recordState(ctx, fv.Object, pipeline.StateEmbedded, "", seq, fv.FileVersionID)
+		w.recordState(ctx, fv.Object, pipeline.StateEmbedded, "", seq, fv.FileVersionID, fv.ExtractedAt)
 	}
 }
 

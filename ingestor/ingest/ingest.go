@@ -41,6 +41,8 @@ type ObjectStore interface {
 // States records object freshness (freshness.Store).
 type States interface {
 	Put(ctx context.Context, st pipeline.ObjectState) error
+	// Get returns the recorded state of an object key, nil if none.
+	Get(ctx context.Context, project, objectKey string) (*pipeline.ObjectState, error)
 }
 
 // Publisher publishes a message once (msgID dedupes retries and replays).
@@ -110,16 +112,29 @@ func (in *Ingestor) handleRecord(ctx context.Context, r event.Record) error {
 	obj := pipeline.Object{
 		Bucket: r.Bucket, Key: r.Key, Project: key.Project, Branch: key.Branch, Path: key.Path,
 		ETag: r.ETag, VersionID: r.VersionID, Sequencer: r.Sequencer, Size: r.Size,
-		ContentType: r.ContentType, EventTime: r.Time,
+		ContentType: r.ContentType, EventTime: r.Time, SeenAt: in.now().UTC(),
 	}
 	fileID := ids.File(key.Project, key.Branch, key.Path)
+	log := in.log.With("project", key.Project, "branch", key.Branch, "path", key.Path, "file_id", fileID, "sequencer", r.Sequencer)
+	// MinIO announces each event twice, at once and again from its durable
+	// queue up to 3 s later: the second copy of a committed event is skipped
+	// here. One still in flight is processed again, and its identical
+	// file version is dropped by the chunks stream's de-duplication.
+	recorded, err := in.states.Get(ctx, key.Project, r.Key)
+	if err != nil {
+		return fmt.Errorf("read state of %s: %w", r.Key, err)
+	}
+	if committedAlready(recorded, r, in.now()) {
+		log.Debug("skipping a second copy of a committed event", "state", recorded.State, "sequence", recorded.Sequence)
+		return nil
+	}
 	if r.Op == event.Put {
 		if err := in.states.Put(ctx, pipeline.ObjectState{Key: r.Key, Project: key.Project, ETag: r.ETag, VersionID: r.VersionID,
-			Sequencer: r.Sequencer, State: pipeline.StatePending}); err != nil {
+			Sequencer: r.Sequencer, State: pipeline.StatePending,
+			Stages: pipeline.StageTimes{Uploaded: r.Time, Seen: obj.SeenAt}}); err != nil {
 			return fmt.Errorf("record %s pending: %w", r.Key, err)
 		}
 	}
-	log := in.log.With("project", key.Project, "branch", key.Branch, "path", key.Path, "file_id", fileID, "sequencer", r.Sequencer)
 	if r.Op == event.Delete {
 		body, err := json.Marshal(pipeline.FileDeleted{Object: obj, FileID: fileID})
 		if err != nil {
@@ -152,6 +167,7 @@ func (in *Ingestor) handleRecord(ctx context.Context, r event.Record) error {
 			return err
 		}
 	}
+	fv.ExtractedAt = in.now().UTC()
 	body, err := json.Marshal(fv)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", r.Key, err)
@@ -172,6 +188,26 @@ func (in *Ingestor) handleRecord(ctx context.Context, r event.Record) error {
 	log.Info("file version published", "file_version_id", fv.FileVersionID, "status", fv.Status, "format", fv.Format,
 		"chunks", len(fv.Chunks), "error", fv.Error)
 	return nil
+}
+
+// CopyWindow is how long after an event was first seen a second copy of it
+// is skipped once committed: the durable copy follows the live one within
+// seconds, or minutes behind a backlog. An older copy (a replay of the
+// stream) is processed again, for the indexer to find committed or restore.
+// It matches the streams' de-duplication window.
+const CopyWindow = 10 * time.Minute
+
+// committedAlready says whether st records event r as committed within
+// CopyWindow: the same event (sequencer and ETag) past pending. Reindex and
+// reconcile events carry newer sequencers, so they are never taken for copies.
+func committedAlready(st *pipeline.ObjectState, r event.Record, now time.Time) bool {
+	if st == nil || st.Sequencer != r.Sequencer || st.State == pipeline.StatePending || now.Sub(st.Stages.Seen) > CopyWindow {
+		return false
+	}
+	if r.Op == event.Delete {
+		return st.State == pipeline.StateDeleted
+	}
+	return st.State != pipeline.StateDeleted && st.ETag == r.ETag
 }
 
 // versionOf is the object-store identity of a version: its version id when

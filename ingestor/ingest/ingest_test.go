@@ -55,6 +55,15 @@ func (f *fakeStates) Put(_ context.Context, st pipeline.ObjectState) error {
 	return nil
 }
 
+func (f *fakeStates) Get(_ context.Context, project, key string) (*pipeline.ObjectState, error) {
+	for i := len(f.states) - 1; i >= 0; i-- {
+		if f.states[i].Project == project && f.states[i].Key == key {
+			return &f.states[i], nil
+		}
+	}
+	return nil, nil
+}
+
 type fakeAssets struct{ keys []string }
 
 func (f *fakeAssets) PutAsset(_ context.Context, key string, _ []byte, _ string) (string, error) {
@@ -201,5 +210,75 @@ func TestErrorsArePermanentOrRetried(t *testing.T) {
 	err := flaky.HandleEvent(context.Background(), eventJSON("s3:ObjectCreated:Put", "acme/a.md", 1))
 	if err == nil || worker.IsPermanent(err) || !strings.Contains(err.Error(), "connection refused") {
 		t.Fatalf("a store outage must be retried, got %v", err)
+	}
+}
+
+// MinIO announces every event twice (at once, and again from its durable
+// queue): a copy of a committed event is skipped; a copy of one still pending
+// is processed again, with the same message id, so the stream drops it; a
+// replay long after is processed again.
+func TestSecondCopyOfAnEvent(t *testing.T) {
+	c, err := tokens.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const key = "acme/guide.md"
+	put, del := eventJSON("s3:ObjectCreated:Put", key, 6), eventJSON("s3:ObjectRemoved:Delete", key, 0)
+	seenAgo := func(ago time.Duration, state, etag, sequencer string) *fakeStates {
+		return &fakeStates{states: []pipeline.ObjectState{{Key: key, Project: "acme", ETag: etag, Sequencer: sequencer, State: state, Sequence: 3,
+			Stages: pipeline.StageTimes{Seen: time.Now().Add(-ago)}}}}
+	}
+	committed := func(state, etag, sequencer string) *fakeStates { return seenAgo(3*time.Second, state, etag, sequencer) }
+	tests := []struct {
+		name      string
+		states    *fakeStates
+		event     []byte
+		published int
+	}{
+		{"put never seen", &fakeStates{}, put, 1},
+		{"put still pending", committed(pipeline.StatePending, "etag1", "0A"), put, 1},
+		{"put committed", committed(pipeline.StateIndexed, "etag1", "0A"), put, 0},
+		{"put committed as failed", committed(pipeline.StateFailed, "etag1", "0A"), put, 0},
+		{"put embedded", committed(pipeline.StateEmbedded, "etag1", "0A"), put, 0},
+		{"put with another etag", committed(pipeline.StateIndexed, "etag0", "0A"), put, 1},
+		{"put after an older event", committed(pipeline.StateIndexed, "etag1", "09"), put, 1},
+		{"put when the same sequencer was a delete", committed(pipeline.StateDeleted, "", "0A"), put, 1},
+		{"delete committed", committed(pipeline.StateDeleted, "", "0A"), del, 0},
+		{"delete after the put it removes", committed(pipeline.StateIndexed, "etag1", "09"), del, 1},
+		{"put replayed long after", seenAgo(CopyWindow+time.Minute, pipeline.StateIndexed, "etag1", "0A"), put, 1},
+		{"delete replayed long after", seenAgo(CopyWindow+time.Minute, pipeline.StateDeleted, "", "0A"), del, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pub := &fakePub{}
+			in := New(Config{MaxObjectBytes: 1 << 10, MaxMessageBytes: 1 << 20, TargetTokens: 64, Limits: limits()},
+				fakeStore{objects: map[string][]byte{key: []byte("# Guide")}}, &fakeAssets{}, registry(), pub, tt.states, c, slog.New(slog.DiscardHandler))
+			if err := in.HandleEvent(context.Background(), tt.event); err != nil {
+				t.Fatal(err)
+			}
+			if len(pub.msgs) != tt.published {
+				t.Fatalf("published %d messages, want %d", len(pub.msgs), tt.published)
+			}
+		})
+	}
+}
+
+// The file version carries when its event was seen and extracted, and the
+// pending state when the upload happened and was seen.
+func TestStageTimes(t *testing.T) {
+	in, pub := newIngestor(t, map[string][]byte{"acme/a.md": []byte("# A")})
+	states := &fakeStates{}
+	in.states = states
+	if err := in.HandleEvent(context.Background(), eventJSON("s3:ObjectCreated:Put", "acme/a.md", 3)); err != nil {
+		t.Fatal(err)
+	}
+	fv := decode(t, pub.msgs[0])
+	uploaded := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	if !fv.Object.EventTime.Equal(uploaded) || fv.Object.SeenAt.IsZero() || fv.ExtractedAt.Before(fv.Object.SeenAt) {
+		t.Fatalf("event %v seen %v extracted %v", fv.Object.EventTime, fv.Object.SeenAt, fv.ExtractedAt)
+	}
+	st := states.states[0].Stages
+	if !st.Uploaded.Equal(uploaded) || !st.Seen.Equal(fv.Object.SeenAt) || !st.Extracted.IsZero() {
+		t.Fatalf("pending stages %+v", st)
 	}
 }

@@ -64,6 +64,9 @@ type objectStatusOut struct {
 	Sequence      int64  `json:"sequence,omitempty"` // the commit it became visible at
 	Error         string `json:"error,omitempty"`
 	UpdatedAt     string `json:"updated_at,omitempty"`
+	// Stages: when this upload was made, seen by the ingestor, extracted,
+	// committed (keyword-searchable) and embedded (vector-searchable).
+	Stages *objectStages `json:"stages,omitempty"`
 	// Searchable: keyword search finds this version, and vector search too
 	// when the server embeds queries.
 	Searchable bool   `json:"searchable"`
@@ -72,6 +75,50 @@ type objectStatusOut struct {
 	WaitedMS   int64  `json:"waited_ms"`
 	TimedOut   bool   `json:"timed_out"`
 }
+
+// objectStages are RFC 3339 times, absent until reached, and each step's
+// milliseconds since the upload (MinIO's clock against the workers').
+type objectStages struct {
+	Uploaded    string `json:"uploaded,omitempty"`
+	Seen        string `json:"seen,omitempty"`
+	Extracted   string `json:"extracted,omitempty"`
+	Committed   string `json:"committed,omitempty"`
+	Embedded    string `json:"embedded,omitempty"`
+	SinceUpload struct {
+		Seen      *int64 `json:"seen,omitempty"`
+		Extracted *int64 `json:"extracted,omitempty"`
+		Committed *int64 `json:"committed,omitempty"`
+		Embedded  *int64 `json:"embedded,omitempty"`
+	} `json:"ms_since_upload"`
+}
+
+func stagesOut(st pipeline.StageTimes) *objectStages {
+	if st == (pipeline.StageTimes{}) {
+		return nil
+	}
+	stamp := func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.UTC().Format(time.RFC3339Nano)
+	}
+	since := func(t time.Time) *int64 {
+		if t.IsZero() || st.Uploaded.IsZero() {
+			return nil
+		}
+		ms := t.Sub(st.Uploaded).Milliseconds()
+		return &ms
+	}
+	out := &objectStages{Uploaded: stamp(st.Uploaded), Seen: stamp(st.Seen), Extracted: stamp(st.Extracted),
+		Committed: stamp(st.Committed), Embedded: stamp(st.Embedded)}
+	out.SinceUpload.Seen, out.SinceUpload.Extracted = since(st.Seen), since(st.Extracted)
+	out.SinceUpload.Committed, out.SinceUpload.Embedded = since(st.Committed), since(st.Embedded)
+	return out
+}
+
+// objectStatusPoll is how often a waiting object_status looks again: an
+// upload is searchable about 100 ms after its PUT, so the wait adds little.
+const objectStatusPoll = 25 * time.Millisecond
 
 func (t *Tools) objectStatus(ctx context.Context, p auth.Principal, a objectStatusArgs) (any, error) {
 	k, err := objkey.Parse(strings.TrimPrefix(a.Key, "/"))
@@ -105,7 +152,7 @@ func (t *Tools) objectStatus(ctx context.Context, p auth.Principal, a objectStat
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-time.After(200 * time.Millisecond):
+		case <-time.After(objectStatusPoll):
 		}
 	}
 }
@@ -127,6 +174,7 @@ func (t *Tools) objectState(ctx context.Context, k objkey.Key, key, etag string)
 	}
 	out.State, out.ETag, out.FileVersionID, out.Sequence, out.Error = st.State, st.ETag, st.FileVersionID, st.Sequence, st.Error
 	out.UpdatedAt = st.UpdatedAt.UTC().Format(time.RFC3339Nano)
+	out.Stages = stagesOut(st.Stages)
 	if etag != "" && st.ETag != etag && st.State != pipeline.StateDeleted {
 		out.State = pipeline.StatePending
 		out.Note = fmt.Sprintf("the latest processed upload has ETag %s, not %s", st.ETag, etag)

@@ -26,8 +26,8 @@ func NATSTargetARN(targetID, region string) notification.Arn {
 }
 
 // Ensure creates the bucket if needed and points its create/remove events at
-// the NATS target. It is safe to run again.
-func Ensure(ctx context.Context, c *minio.Client, name string, target notification.Arn) error {
+// every given NATS target. It is safe to run again.
+func Ensure(ctx context.Context, c *minio.Client, name string, targets ...notification.Arn) error {
 	exists, err := c.BucketExists(ctx, name)
 	if err != nil {
 		return fmt.Errorf("bucket %s: %w", name, err)
@@ -38,11 +38,13 @@ func Ensure(ctx context.Context, c *minio.Client, name string, target notificati
 		}
 	}
 	cfg := notification.Configuration{}
-	q := notification.NewConfig(target)
-	q.AddEvents(notification.ObjectCreatedAll, notification.ObjectRemovedAll)
-	cfg.AddQueue(q)
+	for _, target := range targets {
+		q := notification.NewConfig(target)
+		q.AddEvents(notification.ObjectCreatedAll, notification.ObjectRemovedAll)
+		cfg.AddQueue(q)
+	}
 	if err := c.SetBucketNotification(ctx, name, cfg); err != nil {
-		return fmt.Errorf("set notification of bucket %s to %s: %w", name, target, err)
+		return fmt.Errorf("set notification of bucket %s to %v: %w", name, targets, err)
 	}
 	return nil
 }

@@ -40,14 +40,14 @@ func (s *Store) Put(ctx context.Context, st pipeline.ObjectState) error {
 	if st.UpdatedAt.IsZero() {
 		st.UpdatedAt = time.Now().UTC()
 	}
-	body, err := json.Marshal(st)
-	if err != nil {
-		return err
-	}
 	for range 10 {
 		cur, err := s.kv.Get(ctx, key)
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
+			body, err := json.Marshal(st)
+			if err != nil {
+				return err
+			}
 			if _, err := s.kv.Create(ctx, key, body); err == nil {
 				return nil
 			} else if !errors.Is(err, jetstream.ErrKeyExists) {
@@ -57,12 +57,17 @@ func (s *Store) Put(ctx context.Context, st pipeline.ObjectState) error {
 		case err != nil:
 			return fmt.Errorf("freshness %s: %w", st.Key, err)
 		}
+		next, changed := st, true
 		var old pipeline.ObjectState
 		if json.Unmarshal(cur.Value(), &old) == nil {
-			c := pipeline.CompareSequencers(old.Sequencer, st.Sequencer)
-			if c > 0 || (c == 0 && rank[old.State] > rank[st.State]) {
-				return nil // a newer event or a later stage is already recorded
-			}
+			next, changed = merge(old, st)
+		}
+		if !changed {
+			return nil
+		}
+		body, err := json.Marshal(next)
+		if err != nil {
+			return err
 		}
 		if _, err := s.kv.Update(ctx, key, body, cur.Revision()); err == nil {
 			return nil
@@ -71,6 +76,29 @@ func (s *Store) Put(ctx context.Context, st pipeline.ObjectState) error {
 		}
 	}
 	return fmt.Errorf("freshness %s: too much contention", st.Key)
+}
+
+// merge returns what to record when st arrives over old, and whether that
+// differs from old. A newer event replaces an older one; within one event a
+// later stage is never stepped back, and each stage keeps the first time it
+// was recorded.
+func merge(old, st pipeline.ObjectState) (pipeline.ObjectState, bool) {
+	switch c := pipeline.CompareSequencers(old.Sequencer, st.Sequencer); {
+	case c > 0:
+		return old, false // a newer event is already recorded
+	case c < 0:
+		return st, true
+	}
+	stages := old.Stages.Merge(st.Stages)
+	if rank[old.State] > rank[st.State] {
+		if stages == old.Stages {
+			return old, false
+		}
+		old.Stages = stages // a later stage stays; the earlier one adds its time
+		return old, true
+	}
+	st.Stages = stages
+	return st, true
 }
 
 // Get returns the recorded state of an object key.

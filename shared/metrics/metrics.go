@@ -80,3 +80,57 @@ func (s *Stage) WatchLag(ctx context.Context, c jetstream.Consumer, every time.D
 		}
 	}
 }
+
+// Freshness measures how long uploads take to become searchable.
+type Freshness struct{ seconds *prometheus.HistogramVec }
+
+// NewFreshness registers strata_upload_to_searchable_seconds.
+func (r *Registry) NewFreshness() *Freshness {
+	f := &Freshness{seconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "strata_upload_to_searchable_seconds",
+		Help: "From the bucket event's time to the commit that makes the upload findable: search=keyword at its commit, search=vector once its vectors are written.",
+		// 25 ms .. 200 s: the goal is half a second; a backlog takes minutes.
+		Buckets: prometheus.ExponentialBuckets(0.025, 2, 14),
+	}, []string{"search"})}
+	r.MustRegister(f.seconds)
+	for _, s := range []string{"keyword", "vector"} {
+		f.seconds.WithLabelValues(s) // show the series before the first upload
+	}
+	return f
+}
+
+// ObserveSearchable records one upload (index.FreshnessObserver).
+func (f *Freshness) ObserveSearchable(search string, took time.Duration) {
+	f.seconds.WithLabelValues(search).Observe(max(took, 0).Seconds())
+}
+
+// Outcomes counts events by outcome, with the time each took.
+type Outcomes struct {
+	events  *prometheus.CounterVec
+	seconds prometheus.Histogram
+}
+
+// NewOutcomes registers strata_<name>_total{outcome} and
+// strata_<name>_seconds, with a zero series for each outcome.
+func (r *Registry) NewOutcomes(name, help string, outcomes ...string) *Outcomes {
+	o := &Outcomes{
+		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "strata_" + name + "_total", Help: help}, []string{"outcome"}),
+		seconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "strata_" + name + "_seconds", Help: "Time to handle one: " + help,
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
+		}),
+	}
+	r.MustRegister(o.events, o.seconds)
+	for _, out := range outcomes {
+		o.events.WithLabelValues(out)
+	}
+	return o
+}
+
+// Observe records one event.
+func (o *Outcomes) Observe(outcome string, took time.Duration) {
+	o.events.WithLabelValues(outcome).Inc()
+	if took > 0 {
+		o.seconds.Observe(took.Seconds())
+	}
+}

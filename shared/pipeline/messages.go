@@ -44,6 +44,8 @@ type Object struct {
 	Size        int64     `json:"size"`
 	ContentType string    `json:"content_type,omitempty"`
 	EventTime   time.Time `json:"event_time"`
+	// SeenAt is when the ingestor received the event.
+	SeenAt time.Time `json:"seen_at,omitzero"`
 }
 
 // FileVersion is the ingestor's output for one object version: the whole
@@ -65,6 +67,7 @@ type FileVersion struct {
 	Sections      []Section `json:"sections"`
 	Chunks        []Chunk   `json:"chunks"`
 	IngestedAt    time.Time `json:"ingested_at"`
+	ExtractedAt   time.Time `json:"extracted_at,omitzero"` // when the ingestor finished extracting
 }
 
 // Section is a heading-delimited part of a file version.

@@ -16,6 +16,10 @@ import (
 const (
 	ObjectsStream       = "OBJECTS"
 	ObjectEventsSubject = "strata.objects.events"
+	// ObjectLiveSubject carries the same bucket events at once, on plain
+	// NATS (MinIO's second target, without a queue directory): no stream
+	// keeps them, the durable copy on ObjectEventsSubject follows.
+	ObjectLiveSubject = "strata.objects.live"
 	// ReindexSubject is followed by the project: strata.reindex.acme takes a
 	// ReindexRequest. It is stored in OBJECTS, so a request is never lost.
 	ReindexSubject = "strata.reindex"

@@ -41,6 +41,35 @@ type ObjectState struct {
 	Sequence      int64     `json:"sequence,omitempty"` // commit sequence it became visible at
 	FileVersionID string    `json:"file_version_id,omitempty"`
 	UpdatedAt     time.Time `json:"updated_at"`
+	// Stages says when this event reached each stage, so an operator sees
+	// where an upload's time went (`nats kv get strata_objects <key>`).
+	Stages StageTimes `json:"stages,omitzero"`
+}
+
+// StageTimes are the moments one event reached each stage; zero until it did.
+// Uploaded is MinIO's clock, the others the workers'.
+type StageTimes struct {
+	Uploaded  time.Time `json:"uploaded,omitzero"`  // the bucket event's time
+	Seen      time.Time `json:"seen,omitzero"`      // the ingestor received the event
+	Extracted time.Time `json:"extracted,omitzero"` // the ingestor published the file version
+	Committed time.Time `json:"committed,omitzero"` // keyword-searchable (or failed, or deleted)
+	Embedded  time.Time `json:"embedded,omitzero"`  // vector-searchable
+}
+
+// Merge returns t with every zero stage filled from other: each stage keeps
+// the first time it was recorded.
+func (t StageTimes) Merge(other StageTimes) StageTimes {
+	first := func(a, b time.Time) time.Time {
+		if a.IsZero() {
+			return b
+		}
+		return a
+	}
+	return StageTimes{
+		Uploaded: first(t.Uploaded, other.Uploaded), Seen: first(t.Seen, other.Seen),
+		Extracted: first(t.Extracted, other.Extracted), Committed: first(t.Committed, other.Committed),
+		Embedded: first(t.Embedded, other.Embedded),
+	}
 }
 
 // ObjectStateKey is the KV key of an object: "<project>.<sha256(key)[:32]>"

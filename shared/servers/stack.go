@@ -20,6 +20,9 @@ const (
 	LocalWeaviateReader = "strata-reader-local-key"
 	// MinIONotifyID names MinIO's NATS notification target: ARN arn:minio:sqs::strata:nats.
 	MinIONotifyID = "strata"
+	// MinIOLiveNotifyID names MinIO's second NATS target, which publishes
+	// the same events at once without a queue: ARN arn:minio:sqs::live:nats.
+	MinIOLiveNotifyID = "live"
 )
 
 // Ports are the loopback ports of one stack.
@@ -240,7 +243,7 @@ func (s *Stack) startMinIO(ctx context.Context) (err error) {
 			return err
 		}
 	}
-	id := "_" + MinIONotifyID
+	id, live := "_"+MinIONotifyID, "_"+MinIOLiveNotifyID
 	s.MinIO, err = Start(Spec{
 		Name: "minio", Path: s.opts.Bins[MinIO.Name],
 		Args: []string{"server", minioDir, "--address", s.S3Endpoint, "--console-address", "127.0.0.1:" + strconv.Itoa(p.MinIOConsole), "--quiet"},
@@ -255,6 +258,11 @@ func (s *Stack) startMinIO(ctx context.Context) (err error) {
 			"MINIO_NOTIFY_NATS_JETSTREAM" + id + "=on",
 			// Events wait on disk while NATS is unreachable instead of being lost.
 			"MINIO_NOTIFY_NATS_QUEUE_DIR" + id + "=" + queueDir,
+			// The same events at once on plain NATS: the durable target's
+			// queue is replayed only every 3 s (see ingestor/live).
+			"MINIO_NOTIFY_NATS_ENABLE" + live + "=on",
+			"MINIO_NOTIFY_NATS_ADDRESS" + live + "=127.0.0.1:" + strconv.Itoa(p.NATS),
+			"MINIO_NOTIFY_NATS_SUBJECT" + live + "=strata.objects.live",
 		},
 		LogFile: filepath.Join(filepath.Join(s.opts.DataDir, "logs"), "minio.log"), Detach: s.opts.Detach,
 	})

@@ -142,6 +142,7 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	writer.SetEmbeddedMarks(marks)
+	writer.SetFreshnessObserver(reg.NewFreshness())
 	host, _ := os.Hostname()
 	leases, err := index.OpenLeases(ctx, js, cfg.KVReplicas, fmt.Sprintf("%s-%d", host, os.Getpid()), cfg.CommitLease)
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/strata-kb/strata/ingestor/extract/detect"
 	"github.com/strata-kb/strata/ingestor/extract/pdf"
 	"github.com/strata-kb/strata/ingestor/ingest"
+	"github.com/strata-kb/strata/ingestor/live"
 	"github.com/strata-kb/strata/ingestor/objectstore"
 	"github.com/strata-kb/strata/shared/bucket"
 	"github.com/strata-kb/strata/shared/config"
@@ -42,6 +43,7 @@ type Config struct {
 	S3SecretKey     string
 	S3Secure        bool
 	Concurrency     int
+	LiveSubject     string
 	MaxAckPending   int
 	MaxObjectBytes  int64
 	MaxMessageBytes int
@@ -69,6 +71,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.S3Secure, "s3-secure", false, "use TLS to reach S3")
 	fs.IntVar(&c.Concurrency, "concurrency", 4, "objects processed at once")
 	fs.IntVar(&c.MaxAckPending, "max-ack-pending", 64, "unacknowledged events the consumer may hold")
+	fs.StringVar(&c.LiveSubject, "live-subject", pipeline.ObjectLiveSubject, "plain NATS subject of MinIO's live event target, processed at once (\"\": only the durable events, up to 3 s later)")
 	fs.Int64Var(&c.MaxObjectBytes, "max-object-bytes", 32<<20, "larger objects are recorded as failed, not read")
 	fs.IntVar(&c.MaxMessageBytes, "max-message-bytes", 8<<20, "largest file version message (the NATS server's max_payload)")
 	fs.IntVar(&c.TargetTokens, "chunk-tokens", 512, "target chunk size in tokens")
@@ -218,6 +221,17 @@ func run(ctx context.Context, args []string) error {
 		go rec.Run(ctx)
 	}
 	loop := worker.New(worker.Config{Stage: "ingestor", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver, Observer: stage, RetryDelays: cfg.Retries()}, js, cons, handle, log)
+	if cfg.LiveSubject != "" {
+		outcomes := reg.NewOutcomes("ingestor_live_events", "bucket events taken from MinIO's live target, by outcome (dropped and failed ones are processed from the durable copy)",
+			"processed", "failed", "dropped")
+		listener := live.New(live.Config{Subject: cfg.LiveSubject, Queue: pipeline.IngestorConsumer, Concurrency: cfg.Concurrency,
+			Backlog: cfg.MaxAckPending, Timeout: 2 * cfg.ExtractTimeout}, ing.HandleEvent, outcomes, log)
+		waitLive, err := listener.Start(ctx, nc)
+		if err != nil {
+			return err
+		}
+		defer waitLive()
+	}
 
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", reg.Handler())
