@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"runtime"
 	"slices"
@@ -15,8 +16,8 @@ import (
 func render(cfg Config, results []modeResult, took time.Duration) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Freshness: upload to searchable\n\n")
-	fmt.Fprintf(&b, "`go run ./deploy/cmd/strata-freshness` (part of `go tool task bench`), commit %s, %d cores, %s, run took %s.\n\n",
-		commit(cfg.Root), runtime.NumCPU(), time.Now().UTC().Format("2006-01-02"), took.Round(time.Second))
+	fmt.Fprintf(&b, "`go run ./deploy/cmd/strata-freshness` (part of `go tool task bench`), commit %s, %d cores, %s, run took %s, load average at the end %s.\n\n",
+		commit(cfg.Root), runtime.NumCPU(), time.Now().UTC().Format("2006-01-02"), took.Round(time.Second), loadAverage())
 	b.WriteString("Each sample PUTs one Markdown file with minio-go and polls queryd over MCP every 10 ms from the moment the PUT returns: " +
 		"`search_keyword` for a word only that file holds (keyword-searchable), and `hybrid_search` with alpha 1 restricted to the file's path " +
 		"until a hit has a vector rank (vector-searchable, local USE-Lite model). \"loaded\" runs beside a background of 1 KB uploads to another project. " +
@@ -131,6 +132,14 @@ func sizeName(n int) string {
 		return fmt.Sprintf("%d KB", n/1_000)
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
 }
 
 func commit(root string) string {
