@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -100,6 +101,9 @@ func up(ctx context.Context, root, state string) error {
 		defer cancel()
 		if err := localstack.Ready(rctx, ports); err == nil {
 			fmt.Println("Strata is already running.")
+			if err := buildCLI(ctx, root, state); err != nil {
+				return err
+			}
 			return printEnv(ctx, state)
 		}
 	}
@@ -132,8 +136,24 @@ func up(ctx context.Context, root, state string) error {
 	if err != nil {
 		return fmt.Errorf("%w\nlogs are in %s", err, filepath.Join(state, "data", "logs"))
 	}
+	if err := buildCLI(ctx, root, state); err != nil {
+		return err
+	}
 	fmt.Printf("Strata is up (%s).\n", time.Since(start).Round(time.Second))
 	return printEnv(ctx, state)
+}
+
+// buildCLI builds the strata command (deploy/cmd/strata) into the state
+// folder's bin/, beside the services.
+func buildCLI(ctx context.Context, root, state string) error {
+	fmt.Println("building the strata command")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(state, "bin", "strata"), "./deploy/cmd/strata")
+	cmd.Dir = root
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("build the strata command: %w", err)
+	}
+	return nil
 }
 
 // selectNATSContext installs the pinned nats CLI (cached) and selects a
@@ -189,6 +209,12 @@ func printEnv(ctx context.Context, state string) error {
 	if err := selectNATSContext(ctx, env["NATS_URL"], state); err != nil {
 		return err
 	}
+	cli := filepath.Join(state, "bin", "strata")
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, cli); err == nil && !strings.HasPrefix(rel, "..") {
+			cli = "./" + rel // e.g. ./.strata/bin/strata from the repository root
+		}
+	}
 	fmt.Printf(`
   MCP endpoint:  %s
   API key:       %s   (send as Authorization: Bearer <key>)
@@ -197,10 +223,13 @@ func printEnv(ctx context.Context, state string) error {
   S3 secret key: %s
   NATS:          %s   (nats CLI context %q selected: nats consumer report OBJECTS)
 
-These are also in %s (KEY=VALUE lines).
-Upload a file:  mc cp guide.md local/%s/acme/docs/guide.md   (project "acme")
-Stop:           go tool task down   (data is kept)
+These are also in %s (KEY=VALUE lines), which the strata command reads.
+Upload a folder: %s ingest ./docs --project acme   (waits until it is searchable)
+Search, status:  %s search "how to deploy" --project acme;  %s status   (%s --help for the rest)
+Upload a file:   mc cp guide.md local/%s/acme/docs/guide.md   (project "acme")
+Stop:            go tool task down   (data is kept)
 `, env["STRATA_MCP_URL"], env["STRATA_API_KEY"], env["STRATA_S3_ENDPOINT"], env["STRATA_BUCKET"], env["STRATA_S3_ACCESS_KEY"],
-		env["STRATA_S3_SECRET_KEY"], env["NATS_URL"], localstack.NATSContext, filepath.Join(state, "local.env"), env["STRATA_BUCKET"])
+		env["STRATA_S3_SECRET_KEY"], env["NATS_URL"], localstack.NATSContext, filepath.Join(state, "local.env"),
+		cli, cli, cli, cli, env["STRATA_BUCKET"])
 	return nil
 }
