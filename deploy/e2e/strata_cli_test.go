@@ -243,6 +243,47 @@ func TestStrataCLI(t *testing.T) {
 	if letters[1].Object != "bad project/x.md" || strconv.FormatUint(letters[1].Seq, 10) == seq {
 		t.Errorf("dead letters after the re-drive: %+v", letters)
 	}
+
+	// With the embedder stopped an upload is committed but never embedded:
+	// ingest gives up after --timeout without progress and says where it stopped.
+	if err := h.stack.Services["embedder"].Stop(15 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	stalled := t.TempDir()
+	if err := os.WriteFile(filepath.Join(stalled, "x.md"), []byte("# X\n\nwaits for its vectors\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = cli.run("ingest", stalled, "--project", "acme", "--prefix", "stall", "--timeout", "3s")
+	if code != 1 || errOut != "strata ingest: 1 file of 1 not searchable (see above)\n" ||
+		!strings.Contains(out, "\nNot searchable yet (1, nothing moved for 3.0s):\n  acme/stall/x.md: committed\n") {
+		t.Errorf("ingest without an embedder: exit %d, stderr %q\n%s", code, errOut, out)
+	}
+}
+
+// TestStrataCLIKeywordOnly: without an embedding provider no vectors come,
+// and ingest ends once the files are committed (keyword-searchable).
+func TestStrataCLIKeywordOnly(t *testing.T) {
+	h := startWith(t, map[string][]string{"embedder": {"STRATA_EMBEDDING_PROVIDER=none"}, "queryd": {"STRATA_EMBEDDING_PROVIDER=none"}})
+	cli := newStrataCLI(t, h)
+	dir := t.TempDir()
+	for name, body := range map[string]string{"a.md": "# A\n\nkeywordonlyword one\n", "b/c.txt": "keywordonlyword two\n"} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := cli.ok("ingest", dir, "--project", "plain")
+	t.Logf("strata ingest:\n%s", out)
+	if !strings.Contains(out, ": 2 committed without vectors (keyword search; no chunks or no embedding provider).\n") || strings.Contains(out, "Failed") {
+		t.Errorf("ingest without embeddings:\n%s", out)
+	}
+	out = cli.ok("search", "keywordonlyword", "--project", "plain")
+	if !strings.HasPrefix(out, `2 results for "keywordonlyword" (relative fusion, alpha 0; read at plain@2)`) || strings.Contains(out, "vector #") {
+		t.Errorf("keyword-only search:\n%s", out)
+	}
 }
 
 func jsonNumber(f float64) string {
