@@ -346,18 +346,18 @@ func runDeadLettersRedrive(ctx context.Context, a *app, name string, args []stri
 		}
 		letters = append(letters, l)
 	}
-	failed := 0
+	notRedriven, notDeleted := 0, 0
 	for _, l := range letters {
 		target, seq, err := redrive(ctx, js, l)
 		if err != nil {
-			failed++
+			notRedriven++
 			fmt.Fprintf(a.stdout, "dead letter %d: not re-driven: %s\n", l.Seq, oneLine(err.Error()))
 			continue
 		}
 		fmt.Fprintf(a.stdout, "dead letter %d re-driven to %s (stored at sequence %d)\n", l.Seq, target, seq)
 		if *del {
 			if err := st.DeleteMsg(ctx, l.Seq); err != nil {
-				failed++
+				notDeleted++
 				fmt.Fprintf(a.stdout, "dead letter %d: not deleted: %s\n", l.Seq, oneLine(err.Error()))
 			}
 		}
@@ -365,8 +365,11 @@ func runDeadLettersRedrive(ctx context.Context, a *app, name string, args []stri
 	if len(letters) == 0 {
 		fmt.Fprintln(a.stdout, "no dead letters to re-drive")
 	}
-	if failed > 0 {
-		return fmt.Errorf("%d of %d dead letters not re-driven", failed, len(letters))
+	switch {
+	case notRedriven > 0:
+		return fmt.Errorf("%d of %d dead letters not re-driven", notRedriven, len(letters))
+	case notDeleted > 0:
+		return fmt.Errorf("%d of %d re-driven dead letters not deleted", notDeleted, len(letters))
 	}
 	return nil
 }

@@ -11,9 +11,9 @@ import (
 // flags is one command's flag set with its usage text.
 type flags struct {
 	*flag.FlagSet
-	name  string // "strata ingest"
-	usage string // "DIR --project P [--prefix p]"
-	about string // what the command does, a paragraph
+	name  string          // "strata ingest"
+	usage string          // "DIR --project P [--prefix p]"
+	about string          // what the command does, a paragraph
 	conn  map[string]bool // connection flags, listed apart in the help
 }
 
