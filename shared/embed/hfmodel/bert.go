@@ -275,7 +275,7 @@ func softmaxScaled(row []float32, scale float32) {
 	}
 	var sum float64
 	for i, v := range row {
-		e := math.Exp(float64((v - m) * scale))
+		e := expApprox(float64((v - m) * scale))
 		row[i] = float32(e)
 		sum += e
 	}
@@ -285,10 +285,11 @@ func softmaxScaled(row []float32, scale float32) {
 	}
 }
 
-// geluErf is the exact GELU, x·Φ(x) (transformers' "gelu").
+// geluErf is the exact GELU, x·Φ(x) = x/2·(1 + erf(x/√2)) (transformers'
+// "gelu"), with erf to float32 precision.
 func geluErf(v []float32) {
 	for i, x := range v {
-		v[i] = float32(0.5 * float64(x) * (1 + math.Erf(float64(x)/math.Sqrt2)))
+		v[i] = float32(0.5 * float64(x) * (1 + erfApprox(float64(x)/math.Sqrt2)))
 	}
 }
 
