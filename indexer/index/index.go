@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,6 +31,7 @@ import (
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
+	"github.com/strata-kb/strata/shared/terms"
 )
 
 // batchSize bounds one batch request to Weaviate.
@@ -302,7 +304,8 @@ func (w *Writer) ApplyFileVersion(ctx context.Context, fv pipeline.FileVersion) 
 	}
 	for _, c := range fv.Chunks {
 		objs = append(objs, &models.Object{Class: schema.ChunkClass, ID: strfmt.UUID(c.ID), Tenant: o.Project, Properties: validity(map[string]any{
-			"content": c.Content, "file_id": fv.FileID, "file_version_id": fv.FileVersionID, "file_path": o.Path,
+			"content": c.Content, schema.ContentTermsProperty: terms.Of(c.Content), schema.HeadingTermsProperty: headingTerms(fv, c),
+			"file_id": fv.FileID, "file_version_id": fv.FileVersionID, "file_path": o.Path,
 			"branch": o.Branch, "index": c.Index, "start_offset": c.StartOffset, "end_offset": c.EndOffset,
 			"token_count": c.TokenCount, "source_checksum": c.SourceChecksum, "created_at": now,
 			"section_id": c.SectionID, "heading_path": nonNil(c.HeadingPath),
@@ -347,6 +350,17 @@ func fileDocument(fv pipeline.FileVersion, seq int64, now string) *models.Object
 		"token_count": fv.TokenCount, "chunk_count": len(fv.Chunks), "section_count": len(fv.Sections),
 		"content_type": o.ContentType, "updated_at": now, "ingested_at": fv.IngestedAt.Format(time.RFC3339Nano), "commit_seq": seq,
 	}}
+}
+
+// headingTerms are the terms a chunk is found by besides its content: its
+// document's title and path and its section's headings.
+func headingTerms(fv pipeline.FileVersion, c pipeline.Chunk) string {
+	parts := []string{fv.Object.Path}
+	if len(c.HeadingPath) == 0 || c.HeadingPath[0] != fv.Title {
+		parts = append(parts, fv.Title)
+	}
+	parts = append(parts, c.HeadingPath...)
+	return terms.Of(strings.Join(parts, "\n"))
 }
 
 // ApplyDelete commits a file's removal. The document stays as a tombstone

@@ -20,6 +20,7 @@ import (
 	"github.com/weaviate/weaviate/entities/models"
 
 	"github.com/strata-kb/strata/shared/schema"
+	"github.com/strata-kb/strata/shared/terms"
 )
 
 // Where is a filter over indexed objects.
@@ -270,6 +271,38 @@ func (s *Store) SearchKeyword(ctx context.Context, project, query string, limit 
 // SearchKeywordIn is SearchKeyword over a branch view (the branch's files
 // over main's; "" = main).
 func (s *Store) SearchKeywordIn(ctx context.Context, project, query string, limit int, where *filters.WhereBuilder, branch string, at int64) ([]Chunk, error) {
+	return s.SearchKeywordMatching(ctx, project, query, MatchStemmed, limit, where, branch, at)
+}
+
+// Match says how keyword search compares words.
+type Match string
+
+const (
+	// MatchStemmed compares stemmed terms (shared/terms) of the content and,
+	// weighted HeadingWeight times, of the title, path and headings.
+	MatchStemmed Match = "stemmed"
+	// MatchExact compares the content's words as written (lowercased).
+	MatchExact Match = "exact"
+)
+
+// HeadingWeight is how much more a title, path or heading term counts than
+// a body term in stemmed search (chosen by go tool task eval, docs/eval).
+const HeadingWeight = 2
+
+// bm25 is the BM25 clause of a keyword search.
+func bm25(query string, match Match) *graphql.BM25ArgumentBuilder {
+	stemmed := terms.Of(Sanitize(query))
+	if match == MatchExact || stemmed == "" {
+		return (&graphql.BM25ArgumentBuilder{}).WithQuery(Sanitize(query)).WithProperties("content")
+	}
+	return (&graphql.BM25ArgumentBuilder{}).WithQuery(stemmed).
+		WithProperties(schema.ContentTermsProperty, fmt.Sprintf("%s^%d", schema.HeadingTermsProperty, HeadingWeight))
+}
+
+// SearchKeywordMatching is SearchKeywordIn with a choice of match. A stemmed
+// search that finds nothing is asked again exactly: chunks written before the
+// stemmed index existed have no terms until they are reindexed.
+func (s *Store) SearchKeywordMatching(ctx context.Context, project, query string, match Match, limit int, where *filters.WhereBuilder, branch string, at int64) ([]Chunk, error) {
 	branches := []string{""}
 	if branch != "" {
 		branches = append(branches, branch)
@@ -282,11 +315,14 @@ func (s *Store) SearchKeywordIn(ctx context.Context, project, query string, limi
 	fetch := limit * 3
 	for offset, round := 0, 0; len(out) < limit && round < 6; round, offset = round+1, offset+fetch {
 		rows, err := s.get(ctx, schema.ChunkClass, project, chunkFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
-			return g.WithBM25((&graphql.BM25ArgumentBuilder{}).WithQuery(Sanitize(query)).WithProperties("content")).
-				WithWhere(scope).WithLimit(fetch).WithOffset(offset)
+			return g.WithBM25(bm25(query, match)).WithWhere(scope).WithLimit(fetch).WithOffset(offset)
 		})
 		if err != nil {
 			return nil, err
+		}
+		if round == 0 && len(rows) == 0 && match != MatchExact {
+			match, round, offset = MatchExact, -1, -fetch // the same first page, exactly
+			continue
 		}
 		cs := chunks(project, rows)
 		visible, err := s.visible(ctx, project, cs, branch, at)

@@ -24,7 +24,7 @@ const hybridSearchDescription = "Hybrid search you can steer and explain: BM25 k
 
 // KeywordSearcher searches by keyword in a branch view.
 type KeywordSearcher interface {
-	SearchKeywordIn(ctx context.Context, project, query string, limit int, where *store.Where, branch string, at int64) ([]store.Chunk, error)
+	SearchKeywordMatching(ctx context.Context, project, query string, match store.Match, limit int, where *store.Where, branch string, at int64) ([]store.Chunk, error)
 }
 
 type hybridArgs struct {
@@ -33,6 +33,7 @@ type hybridArgs struct {
 	TopK              *float64 `json:"top_k"`
 	Fusion            *string  `json:"fusion"`
 	Alpha             *float64 `json:"alpha"`
+	KeywordMatch      *string  `json:"keyword_match"`
 	BranchID          *string  `json:"branch_id"`
 	ReleaseID         *string  `json:"release_id"`
 	ReleaseVersion    *string  `json:"release_version"`
@@ -58,12 +59,14 @@ type hybridHit struct {
 }
 
 type hybridOut struct {
-	Query      string           `json:"query"`
-	Fusion     string           `json:"fusion"`
-	Alpha      float64          `json:"alpha"`
-	Model      string           `json:"model"`
-	Results    []hybridHit      `json:"results"`
-	Watermarks map[string]int64 `json:"watermarks"` // per project: the commit sequence this answer read
+	Query  string  `json:"query"`
+	Fusion string  `json:"fusion"`
+	Alpha  float64 `json:"alpha"`
+	// KeywordMatch is how the keyword ranking compared words.
+	KeywordMatch string           `json:"keyword_match"`
+	Model        string           `json:"model"`
+	Results      []hybridHit      `json:"results"`
+	Watermarks   map[string]int64 `json:"watermarks"` // per project: the commit sequence this answer read
 }
 
 func (t *Tools) hybridSearch(ctx context.Context, p auth.Principal, a hybridArgs) (any, error) {
@@ -86,6 +89,13 @@ func (t *Tools) hybridSearch(ctx context.Context, p auth.Principal, a hybridArgs
 			return nil, userErrorf("alpha must be from 0 (keyword only) to 1 (vector only)")
 		}
 		f.Alpha = *a.Alpha
+	}
+	match := store.MatchStemmed
+	if a.KeywordMatch != nil {
+		match = store.Match(*a.KeywordMatch)
+		if match != store.MatchStemmed && match != store.MatchExact {
+			return nil, userErrorf("keyword_match must be \"stemmed\" or \"exact\"")
+		}
 	}
 	if t.queries == nil {
 		if a.Alpha != nil && f.Alpha > 0 {
@@ -113,7 +123,7 @@ func (t *Tools) hybridSearch(ctx context.Context, p auth.Principal, a hybridArgs
 		}
 	}
 	qv := &queryVectors{text: q}
-	out := hybridOut{Query: q, Fusion: f.Method, Alpha: f.Alpha, Model: "none", Results: []hybridHit{}, Watermarks: map[string]int64{}}
+	out := hybridOut{Query: q, Fusion: f.Method, Alpha: f.Alpha, KeywordMatch: string(match), Model: "none", Results: []hybridHit{}, Watermarks: map[string]int64{}}
 	if t.queries != nil {
 		out.Model = t.queries.Model()
 	}
@@ -142,7 +152,7 @@ func (t *Tools) hybridSearch(ctx context.Context, p auth.Principal, a hybridArgs
 		where = andWhere(where, metaWhere)
 		var keyword, vector []store.Chunk
 		if f.Alpha < 1 {
-			if keyword, err = t.keyword.SearchKeywordIn(ctx, project, q, 2*topK, where, v.branch, v.at); err != nil {
+			if keyword, err = t.keyword.SearchKeywordMatching(ctx, project, q, match, 2*topK, where, v.branch, v.at); err != nil {
 				return nil, err
 			}
 		}

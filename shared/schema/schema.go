@@ -29,6 +29,12 @@ const (
 	ProjectStateClass = "ProjectState"
 )
 
+// The Chunk properties of the stemmed keyword index.
+const (
+	ContentTermsProperty = "content_terms"
+	HeadingTermsProperty = "heading_terms"
+)
+
 // Classes lists every collection.
 var Classes = []string{DocumentClass, SectionClass, ChunkClass, VersionClass, ReleaseClass, ProjectStateClass}
 
@@ -61,6 +67,12 @@ func stored(name, dataType string) *models.Property {
 // searchable is text for BM25 only (never an exact-match filter).
 func searchable(name string) *models.Property {
 	return &models.Property{Name: name, DataType: []string{"text"}, Tokenization: "word", IndexSearchable: boolp(true), IndexFilterable: boolp(false)}
+}
+
+// analysed holds shared/terms output: stemmed terms separated by spaces,
+// which BM25 must take as they are (Weaviate has no stemmer).
+func analysed(name string) *models.Property {
+	return &models.Property{Name: name, DataType: []string{"text"}, Tokenization: "whitespace", IndexSearchable: boolp(true), IndexFilterable: boolp(false)}
 }
 
 // sequence is a commit sequence: every read filters it by range
@@ -122,6 +134,9 @@ func Definitions() []*models.Class {
 			},
 			Properties: []*models.Property{
 				searchable("content"),
+				// The stemmed keyword index (shared/terms): the content's terms, and
+				// the document title's and headings' terms, which queries weight higher.
+				analysed(ContentTermsProperty), analysed(HeadingTermsProperty),
 				field("file_id"), field("file_version_id"), field("file_path"), field("branch"),
 				integer("index"), stored("start_offset", "int"), stored("end_offset", "int"), stored("token_count", "int"),
 				stored("source_checksum", "text"), stored("created_at", "date"), field("section_id"), stored("heading_path", "text[]"),

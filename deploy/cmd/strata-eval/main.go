@@ -68,7 +68,7 @@ func parseConfig(args []string, root string, stderr io.Writer) (Config, error) {
 	fs := flag.NewFlagSet("strata-eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.DataDir, "data", filepath.Join(root, "..", "shared", "data"), "directory with one sub-directory per dataset (corpus.jsonl, queries.jsonl, qrels.tsv)")
-	fs.StringVar(&datasets, "datasets", "scifact,cranfield", "comma-separated datasets to evaluate; each becomes a project of that name")
+	fs.StringVar(&datasets, "datasets", "scifact,cranfield,identifiers", "comma-separated datasets to evaluate; each becomes a project of that name (identifiers is in the repository: testdata/identifiers)")
 	fs.StringVar(&c.Out, "out", "", "Markdown report to write, relative to the repository root (JSON is written beside it); empty: stdout only")
 	fs.IntVar(&c.MaxDocs, "max-docs", 0, "evaluate on at most this many documents per dataset, always keeping those relevant to an evaluated query (0 = all)")
 	fs.IntVar(&c.MaxQueries, "max-queries", 0, "evaluate at most this many queries per dataset (0 = all that have judgements)")
@@ -156,7 +156,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	started := time.Now()
 	var datasets []*Dataset
 	for _, name := range cfg.Datasets {
-		d, err := loadDataset(cfg.DataDir, name)
+		d, err := loadDataset(datasetDir(cfg, name), name)
 		if err != nil {
 			return err
 		}
@@ -202,4 +202,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 // commandLine is how the run was started, for the report.
 func commandLine(args []string) string {
 	return strings.TrimSpace("go run ./deploy/cmd/strata-eval " + strings.Join(args, " "))
+}
+
+// datasetDir is where dataset name lives: the repository's own sets
+// (testdata, e.g. identifiers) before -data.
+func datasetDir(cfg Config, name string) string {
+	own := filepath.Join(cfg.Root, "deploy", "cmd", "strata-eval", "testdata")
+	if _, err := os.Stat(filepath.Join(own, name, "corpus.jsonl")); err == nil {
+		return own
+	}
+	return cfg.DataDir
 }

@@ -105,8 +105,8 @@ func TestChoose(t *testing.T) {
 		}
 		return d
 	}
-	// keyword, vector, relative 0.5, ranked 0.5
-	c := choose([]DatasetResult{res(0.95, 0.1, 0.6, 0.4), res(0.1, 0.2, 0.3, 0.6)}, modes)
+	// keyword, keyword exact, vector, relative 0.5, ranked 0.5, hybrid exact relative 0.25 (never chosen)
+	c := choose([]DatasetResult{res(0.95, 0.9, 0.1, 0.6, 0.4, 0.99), res(0.1, 0.1, 0.2, 0.3, 0.6, 0.99)}, modes)
 	if c.Mode != (Mode{Name: "hybrid", Fusion: "ranked", Alpha: 0.5}) || !near(c.NDCG, 0.5) || c.RunnerUp.Fusion != "relative" {
 		t.Fatalf("choice %+v", c)
 	}
@@ -141,6 +141,28 @@ func TestRenderRoundTrip(t *testing.T) {
 	for _, want := range []string{"5 of 10", "3 of 4", "tiny is subsampled", `Method: "relative", Alpha: 0.5`} {
 		if !strings.Contains(string(a), want) {
 			t.Errorf("report lacks %q:\n%s", want, a)
+		}
+	}
+}
+
+// The identifiers set ships with the repository and loads: every query has
+// its one relevant document in the corpus.
+func TestIdentifiersDataset(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := datasetDir(Config{Root: root, DataDir: t.TempDir()}, "identifiers")
+	d, err := loadDataset(dir, "identifiers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Docs) != 126 || len(d.Queries) != 207 {
+		t.Fatalf("%d documents, %d queries", len(d.Docs), len(d.Queries))
+	}
+	for _, q := range d.Queries {
+		if len(d.Qrels[q.ID]) != 1 {
+			t.Fatalf("query %s (%s) has %d relevant documents", q.ID, q.Text, len(d.Qrels[q.ID]))
 		}
 	}
 }

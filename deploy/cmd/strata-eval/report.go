@@ -59,7 +59,7 @@ func choose(datasets []DatasetResult, modes []Mode) Choice {
 		return b < 0 || avg[a].NDCG > avg[b].NDCG || (avg[a].NDCG == avg[b].NDCG && avg[a].Recall > avg[b].Recall)
 	}
 	for i, m := range modes {
-		if m.Fusion == "" {
+		if m.Fusion == "" || m.Match != "" { // exact matching is there for comparison only
 			continue
 		}
 		switch {

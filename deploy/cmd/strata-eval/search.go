@@ -13,13 +13,19 @@ type Mode struct {
 	Name   string  `json:"name"`   // keyword, vector or hybrid
 	Fusion string  `json:"fusion"` // relative or ranked ("" for keyword and vector: irrelevant)
 	Alpha  float64 `json:"alpha"`  // 0 = keyword only, 1 = vector only
+	// Match is hybrid_search's keyword_match: "" (its default, stemmed) or exact.
+	Match string `json:"match,omitempty"`
 }
 
 func (m Mode) String() string {
-	if m.Fusion == "" {
-		return m.Name
+	name := m.Name
+	if m.Match != "" {
+		name += " " + m.Match
 	}
-	return fmt.Sprintf("%s %s α=%s", m.Name, m.Fusion, formatAlpha(m.Alpha))
+	if m.Fusion == "" {
+		return name
+	}
+	return fmt.Sprintf("%s %s α=%s", name, m.Fusion, formatAlpha(m.Alpha))
 }
 
 func formatAlpha(a float64) string { return strconv.FormatFloat(a, 'f', -1, 64) }
@@ -31,18 +37,24 @@ func (m Mode) args() map[string]any {
 	if fusion == "" {
 		fusion = "relative"
 	}
-	return map[string]any{"fusion": fusion, "alpha": m.Alpha}
+	args := map[string]any{"fusion": fusion, "alpha": m.Alpha}
+	if m.Match != "" {
+		args["keyword_match"] = m.Match
+	}
+	return args
 }
 
-// buildModes is keyword, vector, then every fusion at every alpha.
+// buildModes is keyword (stemmed, then exact), vector, then every fusion at
+// every alpha, and the former default (exact words, relative, alpha 0.25)
+// beside them.
 func buildModes(fusions []string, alphas []float64) []Mode {
-	modes := []Mode{{Name: "keyword", Alpha: 0}, {Name: "vector", Alpha: 1}}
+	modes := []Mode{{Name: "keyword", Alpha: 0}, {Name: "keyword", Alpha: 0, Match: "exact"}, {Name: "vector", Alpha: 1}}
 	for _, f := range fusions {
 		for _, a := range alphas {
 			modes = append(modes, Mode{Name: "hybrid", Fusion: f, Alpha: a})
 		}
 	}
-	return modes
+	return append(modes, Mode{Name: "hybrid", Fusion: "relative", Alpha: 0.25, Match: "exact"})
 }
 
 // ModeResult is one mode's averages over a dataset's queries.

@@ -1,0 +1,62 @@
+package terms
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestOf(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"Running shoes were running", "run shoe were run"},
+		{"The studies studied", "the studi studi"},
+		{"asn1_der_coding failed", "asn1_der_coding asn1 der code fail"},
+		{"GODEBUG panicnil=1", "godebug panicnil 1"},
+		{"panicNil and HTTPServer", "panicnil panic nil and httpserver http server"},
+		{"see net/http and x-request-id", "see net/http net http and x-request-id x request id"},
+		{"guide.md, README", "guide.md guid md readm"},
+		{"encoding/asn1/asn1.go", "encoding/asn1/asn1.go asn1.go encod asn1 asn1 go"},
+		{"end. Next", "end next"},
+		{"Ünïcode wörds 東京 stay", "ünïcode wörds 東京 stay"},
+		{"a_ _b -- ..", "a b"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := Of(tt.in); got != tt.want {
+			t.Errorf("Of(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// A query is analysed like the text: the terms of an identifier in a query
+// are among the terms of a chunk that holds it.
+func TestQueryMatchesText(t *testing.T) {
+	text := Of("The function asn1_der_coding calls panicNil when studies run.")
+	for _, q := range []string{"asn1_der_coding", "panicNil", "study", "running", "coding"} {
+		for _, term := range strings.Fields(Of(q)) {
+			if !strings.Contains(" "+text+" ", " "+term+" ") {
+				t.Errorf("query %q term %q not in %q", q, term, text)
+			}
+		}
+	}
+}
+
+func FuzzOf(f *testing.F) {
+	for _, s := range []string{"asn1_der_coding", "panicNil HTTPServer", "net/http", "\xff\xfe", "a__b..c", "東京_tokyo"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := Of(s)
+		if strings.Contains(out, "  ") || strings.HasPrefix(out, " ") || strings.HasSuffix(out, " ") {
+			t.Fatalf("Of(%q) = %q: empty terms", s, out)
+		}
+		if utf8.ValidString(s) && !utf8.ValidString(out) {
+			t.Fatalf("Of(%q) = %q: invalid UTF-8", s, out)
+		}
+		for _, term := range strings.Fields(out) {
+			if strings.ContainsAny(term, " \t\n") {
+				t.Fatalf("term %q has a space", term)
+			}
+		}
+	})
+}
