@@ -26,7 +26,13 @@ func expApprox(x float64) float64 {
 // used by XLA): x·P(x²)/Q(x²) on [-4, 4], ±1 beyond, where float32's erf
 // is ±1 too. Its absolute error is below 1e-7.
 func erfApprox(x float64) float64 {
-	x = min(max(x, -4), 4)
+	// Plain comparisons: the min and max builtins, which order NaN and
+	// signed zeros, made this four times slower.
+	if x > 4 {
+		x = 4
+	} else if x < -4 {
+		x = -4
+	}
 	x2 := x * x
 	p := x2*-2.72614225801306e-10 + 2.77068142495902e-08
 	p = x2*p + -2.10102402082508e-06

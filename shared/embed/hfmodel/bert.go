@@ -271,7 +271,9 @@ func addLayerNorm(y, residual, g, b []float32, H int, eps float32) {
 func softmaxScaled(row []float32, scale float32) {
 	m := float32(math.Inf(-1))
 	for _, v := range row {
-		m = max(m, v)
+		if v > m { // not the max builtin: it is much slower on floats
+			m = v
+		}
 	}
 	var sum float64
 	for i, v := range row {
@@ -304,7 +306,9 @@ func geluTanh(v []float32) {
 
 func relu(v []float32) {
 	for i, x := range v {
-		v[i] = max(x, 0)
+		if x < 0 {
+			v[i] = 0
+		}
 	}
 }
 
@@ -322,6 +326,9 @@ const (
 // attention mask is all ones, [CLS] and [SEP] included).
 func (p poolMode) apply(x []float32, n, H int) []float32 {
 	out := make([]float32, H)
+	if n == 0 { // no tokens at all (a tokenizer without [CLS] and [SEP])
+		return out
+	}
 	switch p {
 	case poolCLS:
 		copy(out, x[:H])

@@ -242,3 +242,37 @@ func TestModelName(t *testing.T) {
 		t.Errorf("names %q, %q, %q: same files must give the same name, other weights another", ma.Model(), mb.Model(), ma2.Model())
 	}
 }
+
+// TestBertWithoutSpecialTokens: a tokenizer.json without a post-processor
+// adds no [CLS]/[SEP]; an empty text then has no tokens and embeds as zeros.
+func TestBertWithoutSpecialTokens(t *testing.T) {
+	for _, pooling := range []string{"mean", "cls", "max"} {
+		c := tinyBert()
+		c.pooling, c.normalize = pooling, false
+		dir := t.TempDir()
+		w := c.write(t, dir, testVocab)
+		tj := testTokenizerJSON(testVocab, true, nil, 0)
+		tj["post_processor"] = nil
+		writeJSON(t, filepath.Join(dir, "tokenizer.json"), tj)
+		m, err := Load(dir, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := m.Embed(context.Background(), []string{"", "hello world"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range got[0] {
+			if v != 0 {
+				t.Fatalf("%s: empty text: %v, want zeros", pooling, got[0])
+			}
+		}
+		ids := m.Tokenize("hello world")
+		if len(ids) != 2 {
+			t.Fatalf("tokens %v", ids)
+		}
+		if cos := cosine(got[1], refBertBatch(c, w, [][]int32{ids})[0]); cos < 0.99999 {
+			t.Errorf("%s: cosine %.9f", pooling, cos)
+		}
+	}
+}
