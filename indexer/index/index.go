@@ -70,6 +70,10 @@ type Writer struct {
 	// vectorClass is set once the ChunkVector collection is known to exist.
 	vectorClass atomic.Bool
 	fresh       FreshnessObserver
+	// queues hold each project's file versions waiting to commit (group.go).
+	queues sync.Map // project -> *commitQueue
+	// published counts the commits this writer made visible.
+	published atomic.Int64
 }
 
 // CommitLocks serialise a project's commits across indexer processes (Leases).
@@ -201,8 +205,13 @@ func (w *Writer) publish(ctx context.Context, project string, seq int64) error {
 	if err := w.seqs.Set(ctx, project, seq); err != nil {
 		return err
 	}
+	w.published.Add(1)
 	return w.mirror(ctx, project, seq)
 }
+
+// Commits is how many commits this writer has made visible: one per
+// sequence, which may hold many file versions (group.go).
+func (w *Writer) Commits() int64 { return w.published.Load() }
 
 func (w *Writer) mirror(ctx context.Context, project string, seq int64) error {
 	return w.batch(ctx, []*models.Object{{Class: schema.ProjectStateClass, ID: strfmt.UUID(ids.Project(project)), Tenant: project,
@@ -271,72 +280,6 @@ func (w *Writer) rollback(ctx context.Context, project string, watermark int64) 
 		}
 	}
 	return nil
-}
-
-// ApplyFileVersion commits fv as the file's current version.
-func (w *Writer) ApplyFileVersion(ctx context.Context, fv pipeline.FileVersion) (Outcome, error) {
-	o := fv.Object
-	seq, unlock, err := w.begin(ctx, o.Project)
-	if err != nil {
-		return "", err
-	}
-	defer unlock()
-	out, done, err := w.decide(ctx, o.Project, fv.FileID, o.Sequencer, fv.FileVersionID, seq-1)
-	if err != nil || (done && out != repairDocument) {
-		return out, err
-	}
-	now := w.now().UTC().Format(time.RFC3339Nano)
-	if done { // committed before, but the document write was lost
-		return Duplicate, w.batch(ctx, []*models.Object{fileDocument(fv, seq-1, now)})
-	}
-	validity := func(m map[string]any) map[string]any {
-		m["valid_from"] = seq
-		return m
-	}
-	var objs []*models.Object
-	for _, s := range fv.Sections {
-		objs = append(objs, &models.Object{Class: schema.SectionClass, ID: strfmt.UUID(s.ID), Tenant: o.Project, Properties: validity(map[string]any{
-			"file_id": fv.FileID, "file_version_id": fv.FileVersionID, "file_path": o.Path, "branch": o.Branch,
-			"ordinal": s.Ordinal, "title": s.Title, "heading_path": nonNil(s.HeadingPath), "level": s.Level,
-			"start_offset": s.StartOffset, "end_offset": s.EndOffset, "token_count": s.TokenCount, "chunk_count": s.ChunkCount,
-			"page_start": s.PageStart, "page_end": s.PageEnd,
-		})})
-	}
-	for _, c := range fv.Chunks {
-		objs = append(objs, &models.Object{Class: schema.ChunkClass, ID: strfmt.UUID(c.ID), Tenant: o.Project, Properties: validity(map[string]any{
-			"content": c.Content, schema.ContentTermsProperty: terms.Of(c.Content), schema.HeadingTermsProperty: headingTerms(fv, c),
-			"file_id": fv.FileID, "file_version_id": fv.FileVersionID, "file_path": o.Path,
-			"branch": o.Branch, "index": c.Index, "start_offset": c.StartOffset, "end_offset": c.EndOffset,
-			"token_count": c.TokenCount, "source_checksum": c.SourceChecksum, "created_at": now,
-			"section_id": c.SectionID, "heading_path": nonNil(c.HeadingPath),
-			"embedding_status": pipeline.EmbeddingMissing, "embedding_model": "",
-			"kind": kindOr(c.Kind), "page_start": c.PageStart, "page_end": c.PageEnd, "image_ref": c.ImageRef, "image_mime": c.ImageMIME,
-		})})
-	}
-	objs = append(objs, &models.Object{Class: schema.VersionClass, ID: strfmt.UUID(fv.FileVersionID), Tenant: o.Project, Properties: validity(map[string]any{
-		"file_id": fv.FileID, "file_path": o.Path, "branch": o.Branch, "file_version_id": fv.FileVersionID, "sequencer": o.Sequencer,
-		"etag": o.ETag, "status": fv.Status, "error": fv.Error, "deleted": false, "title": fv.Title, "format": fv.Format,
-		"chunk_count": len(fv.Chunks), "committed_at": now, "ingested_at": fv.IngestedAt.UTC().Format(time.RFC3339Nano),
-	})})
-	if err := w.batch(ctx, objs); err != nil {
-		return "", fmt.Errorf("write file version %s: %w", fv.FileVersionID, err)
-	}
-	if err := w.publish(ctx, o.Project, seq); err != nil {
-		return "", fmt.Errorf("publish commit %d of %s: %w", seq, o.Project, err)
-	}
-	// The document is the file's current state for listings, written once the commit is visible.
-	if err := w.batch(ctx, []*models.Object{fileDocument(fv, seq, now)}); err != nil {
-		return "", fmt.Errorf("write document %s: %w", fv.FileID, err)
-	}
-	state := pipeline.StateIndexed
-	if fv.Status != pipeline.StatusIndexed {
-		state = pipeline.StateFailed
-	}
-	w.recordState(ctx, o, state, fv.Error, seq, fv.FileVersionID, fv.ExtractedAt)
-	if state == pipeline.StateIndexed {
-		w.markEmbedded(ctx, fv, seq)
-	}
-	return Applied, nil
 }
 
 func fileDocument(fv pipeline.FileVersion, seq int64, now string) *models.Object {

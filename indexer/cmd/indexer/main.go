@@ -48,7 +48,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.WeaviateHost, "weaviate-host", "127.0.0.1:8080", config.WeaviateHostUsage)
 	fs.StringVar(&c.WeaviateGRPC, "weaviate-grpc", "", "Weaviate gRPC host:port (optional)")
 	fs.StringVar(&c.WeaviateAPIKey, "weaviate-api-key", "", "Weaviate API key with write access")
-	fs.IntVar(&c.Concurrency, "concurrency", 4, "file versions written at once")
+	fs.IntVar(&c.Concurrency, "concurrency", 16, "messages handled at once; file versions of one project waiting together are committed together")
 	fs.IntVar(&c.MaxAckPending, "max-ack-pending", 64, "unacknowledged messages the consumer may hold")
 	fs.DurationVar(&c.GCInterval, "gc-interval", time.Hour, "how often superseded versions are garbage-collected (0 = never)")
 	fs.DurationVar(&c.GCRetention, "gc-retention", 7*24*time.Hour, "superseded versions no release pins are kept this long")

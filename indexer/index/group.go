@@ -1,0 +1,209 @@
+package index
+
+// Group commit: file versions of one project that wait for its commit lock
+// at the same time are committed together, at one sequence. Commits are
+// serialised per project, and each costs a lock, an intent, a publish and
+// several writes whatever its size; sharing them lets a project take many
+// small uploads a second instead of one commit's worth.
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-openapi/strfmt"
+	"github.com/weaviate/weaviate/entities/models"
+
+	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/schema"
+	"github.com/strata-kb/strata/shared/terms"
+)
+
+// maxGroup bounds the file versions of one commit (and its write batches).
+const maxGroup = 64
+
+// commitQueue holds one project's file versions waiting to be committed.
+// One waiter at a time leads: it commits everything waiting (its own
+// version first among them), then hands the lead to the oldest waiter left.
+type commitQueue struct {
+	mu      sync.Mutex
+	waiting []*pendingVersion
+	leading bool
+}
+
+type pendingVersion struct {
+	fv pipeline.FileVersion
+	// wake is sent once: when the version is finished, or when it must lead.
+	wake     chan struct{}
+	finished bool
+	out      Outcome
+	err      error
+}
+
+// ApplyFileVersion commits fv as the file's current version, together with
+// the project's other versions waiting at the same moment.
+func (w *Writer) ApplyFileVersion(ctx context.Context, fv pipeline.FileVersion) (Outcome, error) {
+	v, _ := w.queues.LoadOrStore(fv.Object.Project, &commitQueue{})
+	q := v.(*commitQueue)
+	p := &pendingVersion{fv: fv, wake: make(chan struct{}, 1)}
+	q.mu.Lock()
+	q.waiting = append(q.waiting, p)
+	lead := !q.leading
+	q.leading = true
+	q.mu.Unlock()
+	if !lead {
+		// Not on ctx: a waiter that left could be handed the lead and strand
+		// the queue. The leader's commit ends, cancelled or not.
+		<-p.wake
+		if p.finished {
+			return p.out, p.err
+		}
+	}
+	q.mu.Lock()
+	n := min(len(q.waiting), maxGroup)
+	group := append([]*pendingVersion(nil), q.waiting[:n]...) // p is the oldest: first
+	q.waiting = append(q.waiting[:0:0], q.waiting[n:]...)
+	q.mu.Unlock()
+	w.commitGroup(ctx, group)
+	for _, g := range group[1:] {
+		g.wake <- struct{}{}
+	}
+	q.mu.Lock()
+	if len(q.waiting) > 0 {
+		q.waiting[0].wake <- struct{}{} // the oldest leads the next commit
+	} else {
+		q.leading = false
+	}
+	q.mu.Unlock()
+	return p.out, p.err
+}
+
+// commitGroup commits the newest of each file's versions in group at one
+// sequence and sets every version's outcome.
+func (w *Writer) commitGroup(ctx context.Context, group []*pendingVersion) {
+	finish := func(p *pendingVersion, out Outcome, err error) { p.out, p.err, p.finished = out, err, true }
+	project := group[0].fv.Object.Project
+	seq, unlock, err := w.begin(ctx, project)
+	if err != nil {
+		for _, p := range group {
+			finish(p, "", err)
+		}
+		return
+	}
+	defer unlock()
+	// Two events of one file in one group: the older is stale (or the same version, a duplicate).
+	newest := map[string]*pendingVersion{}
+	for _, p := range group {
+		cur := newest[p.fv.FileID]
+		if cur == nil || pipeline.CompareSequencers(p.fv.Object.Sequencer, cur.fv.Object.Sequencer) > 0 {
+			newest[p.fv.FileID] = p
+		}
+	}
+	var apply, repair []*pendingVersion
+	for _, p := range group {
+		if n := newest[p.fv.FileID]; n != p {
+			out := Stale
+			if n.fv.FileVersionID == p.fv.FileVersionID {
+				out = Duplicate
+			}
+			finish(p, out, nil)
+			continue
+		}
+		o := p.fv.Object
+		out, done, err := w.decide(ctx, project, p.fv.FileID, o.Sequencer, p.fv.FileVersionID, seq-1)
+		switch {
+		case err != nil:
+			finish(p, "", err)
+		case done && out == repairDocument:
+			repair = append(repair, p)
+		case done:
+			finish(p, out, nil)
+		default:
+			apply = append(apply, p)
+		}
+	}
+	now := w.now().UTC().Format(time.RFC3339Nano)
+	fail := func(ps []*pendingVersion, err error) {
+		for _, p := range ps {
+			finish(p, "", err)
+		}
+	}
+	if len(repair) > 0 { // committed before, but the document write was lost
+		var docs []*models.Object
+		for _, p := range repair {
+			docs = append(docs, fileDocument(p.fv, seq-1, now))
+		}
+		err := w.batch(ctx, docs)
+		for _, p := range repair {
+			finish(p, Duplicate, err)
+		}
+	}
+	if len(apply) == 0 {
+		return
+	}
+	var objs, docs []*models.Object
+	for _, p := range apply {
+		objs = append(objs, versionObjects(p.fv, seq, now)...)
+		docs = append(docs, fileDocument(p.fv, seq, now))
+	}
+	if err := w.batch(ctx, objs); err != nil {
+		fail(apply, fmt.Errorf("write %d file versions of %s: %w", len(apply), project, err))
+		return
+	}
+	if err := w.publish(ctx, project, seq); err != nil {
+		fail(apply, fmt.Errorf("publish commit %d of %s: %w", seq, project, err))
+		return
+	}
+	// Documents are the files' current state for listings, written once the commit is visible.
+	if err := w.batch(ctx, docs); err != nil {
+		fail(apply, fmt.Errorf("write %d documents of %s: %w", len(docs), project, err))
+		return
+	}
+	for _, p := range apply {
+		fv := p.fv
+		state := pipeline.StateIndexed
+		if fv.Status != pipeline.StatusIndexed {
+			state = pipeline.StateFailed
+		}
+		w.recordState(ctx, fv.Object, state, fv.Error, seq, fv.FileVersionID, fv.ExtractedAt)
+		if state == pipeline.StateIndexed {
+			w.markEmbedded(ctx, fv, seq)
+		}
+		finish(p, Applied, nil)
+	}
+}
+
+// versionObjects are a file version's sections, chunks and Version, valid from seq.
+func versionObjects(fv pipeline.FileVersion, seq int64, now string) []*models.Object {
+	o := fv.Object
+	validity := func(m map[string]any) map[string]any {
+		m["valid_from"] = seq
+		return m
+	}
+	var objs []*models.Object
+	for _, s := range fv.Sections {
+		objs = append(objs, &models.Object{Class: schema.SectionClass, ID: strfmt.UUID(s.ID), Tenant: o.Project, Properties: validity(map[string]any{
+			"file_id": fv.FileID, "file_version_id": fv.FileVersionID, "file_path": o.Path, "branch": o.Branch,
+			"ordinal": s.Ordinal, "title": s.Title, "heading_path": nonNil(s.HeadingPath), "level": s.Level,
+			"start_offset": s.StartOffset, "end_offset": s.EndOffset, "token_count": s.TokenCount, "chunk_count": s.ChunkCount,
+			"page_start": s.PageStart, "page_end": s.PageEnd,
+		})})
+	}
+	for _, c := range fv.Chunks {
+		objs = append(objs, &models.Object{Class: schema.ChunkClass, ID: strfmt.UUID(c.ID), Tenant: o.Project, Properties: validity(map[string]any{
+			"content": c.Content, schema.ContentTermsProperty: terms.Of(c.Content), schema.HeadingTermsProperty: headingTerms(fv, c),
+			"file_id": fv.FileID, "file_version_id": fv.FileVersionID, "file_path": o.Path,
+			"branch": o.Branch, "index": c.Index, "start_offset": c.StartOffset, "end_offset": c.EndOffset,
+			"token_count": c.TokenCount, "source_checksum": c.SourceChecksum, "created_at": now,
+			"section_id": c.SectionID, "heading_path": nonNil(c.HeadingPath),
+			"embedding_status": pipeline.EmbeddingMissing, "embedding_model": "",
+			"kind": kindOr(c.Kind), "page_start": c.PageStart, "page_end": c.PageEnd, "image_ref": c.ImageRef, "image_mime": c.ImageMIME,
+		})})
+	}
+	return append(objs, &models.Object{Class: schema.VersionClass, ID: strfmt.UUID(fv.FileVersionID), Tenant: o.Project, Properties: validity(map[string]any{
+		"file_id": fv.FileID, "file_path": o.Path, "branch": o.Branch, "file_version_id": fv.FileVersionID, "sequencer": o.Sequencer,
+		"etag": o.ETag, "status": fv.Status, "error": fv.Error, "deleted": false, "title": fv.Title, "format": fv.Format,
+		"chunk_count": len(fv.Chunks), "committed_at": now, "ingested_at": fv.IngestedAt.UTC().Format(time.RFC3339Nano),
+	})})
+}
