@@ -267,34 +267,6 @@ func addLayerNorm(y, residual, g, b []float32, H int, eps float32) {
 	}
 }
 
-// softmaxScaled sets row to softmax(row * scale).
-func softmaxScaled(row []float32, scale float32) {
-	m := float32(math.Inf(-1))
-	for _, v := range row {
-		if v > m { // not the max builtin: it is much slower on floats
-			m = v
-		}
-	}
-	var sum float64
-	for i, v := range row {
-		e := expApprox(float64((v - m) * scale))
-		row[i] = float32(e)
-		sum += e
-	}
-	inv := float32(1 / sum)
-	for i := range row {
-		row[i] *= inv
-	}
-}
-
-// geluErf is the exact GELU, x·Φ(x) = x/2·(1 + erf(x/√2)) (transformers'
-// "gelu"), with erf to float32 precision.
-func geluErf(v []float32) {
-	for i, x := range v {
-		v[i] = float32(0.5 * float64(x) * (1 + erfApprox(float64(x)/math.Sqrt2)))
-	}
-}
-
 // geluTanh is the tanh approximation ("gelu_new", "gelu_pytorch_tanh").
 func geluTanh(v []float32) {
 	c := math.Sqrt(2 / math.Pi)

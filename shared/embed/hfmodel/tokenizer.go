@@ -125,7 +125,8 @@ func (t *Tokenizer) wordPiece(word string, out []int32) []int32 {
 		return t.appendUnk(out)
 	}
 	mark := len(out)
-	buf := make([]byte, 0, len(t.prefix)+t.maxTokenBytes)
+	var arr [128]byte // enough for nearly every vocabulary; append grows it otherwise
+	buf := arr[:0]
 	for start := 0; start < len(word); {
 		found := int32(-1)
 		end := min(len(word), start+t.maxTokenBytes)
