@@ -20,8 +20,13 @@ import (
 	"github.com/strata-kb/strata/shared/terms"
 )
 
-// maxGroup bounds the file versions of one commit (and its write batches).
-const maxGroup = 64
+// DefaultMaxGroup bounds the file versions of one commit (and so the size
+// of its write batches).
+const DefaultMaxGroup = 64
+
+// SetMaxGroup sets how many waiting file versions one commit may take
+// (1: a commit per file version, as before group commit; for comparison).
+func (w *Writer) SetMaxGroup(n int) { w.maxGroup = max(n, 1) }
 
 // commitQueue holds one project's file versions waiting to be committed.
 // One waiter at a time leads: it commits everything waiting (its own
@@ -61,7 +66,7 @@ func (w *Writer) ApplyFileVersion(ctx context.Context, fv pipeline.FileVersion) 
 		}
 	}
 	q.mu.Lock()
-	n := min(len(q.waiting), maxGroup)
+	n := min(len(q.waiting), w.maxGroup)
 	group := append([]*pendingVersion(nil), q.waiting[:n]...) // p is the oldest: first
 	q.waiting = append(q.waiting[:0:0], q.waiting[n:]...)
 	q.mu.Unlock()

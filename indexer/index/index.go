@@ -74,6 +74,7 @@ type Writer struct {
 	queues sync.Map // project -> *commitQueue
 	// published counts the commits this writer made visible.
 	published atomic.Int64
+	maxGroup  int // file versions per commit at most (group.go)
 }
 
 // CommitLocks serialise a project's commits across indexer processes (Leases).
@@ -100,7 +101,7 @@ func (w *Writer) SetCommitLocks(l CommitLocks) { w.locks = l }
 
 // New returns a Writer.
 func New(wv *weaviate.Client, seqs Sequences, states States, log *slog.Logger) *Writer {
-	return &Writer{wv: wv, seqs: seqs, states: states, log: log, now: time.Now}
+	return &Writer{wv: wv, seqs: seqs, states: states, log: log, now: time.Now, maxGroup: DefaultMaxGroup}
 }
 
 // Outcome says what an apply did.

@@ -54,6 +54,7 @@ type Config struct {
 	ChunksPerFile int
 	Projects      int
 	LoadWorkers   int
+	MaxGroup      int
 	IndexWorkers  int // Weaviate's vector indexing goroutines
 	RealVectors   int
 	Concurrency   []int
@@ -78,6 +79,7 @@ func parseConfig(args []string) (Config, error) {
 	fs.IntVar(&c.ChunksPerFile, "chunks-per-file", 100, "chunks per synthetic file (one commit each)")
 	fs.IntVar(&c.Projects, "projects", 1, "projects to spread the files over (the search tools search all of them)")
 	fs.IntVar(&c.LoadWorkers, "load-workers", 4, "goroutines writing files while loading")
+	fs.IntVar(&c.MaxGroup, "max-group", index.DefaultMaxGroup, "file versions one commit may take when several wait (1: one commit per file, as before group commit)")
 	fs.IntVar(&c.IndexWorkers, "index-workers", runtime.NumCPU(), "Weaviate's asynchronous vector indexing goroutines (its own default is one less than the CPUs)")
 	fs.IntVar(&c.RealVectors, "real-vectors", 1000, "chunks embedded with the real model; the rest get random unit vectors")
 	conc := fs.String("concurrency", "1,16", "concurrent clients, comma-separated")
@@ -232,6 +234,7 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeWriter()
+	w.SetMaxGroup(cfg.MaxGroup)
 	if len(cfg.Sizes) > 0 {
 		_, err := runScale(ctx, cfg, st, w, rep.corpus, model, sample, progress)
 		return err

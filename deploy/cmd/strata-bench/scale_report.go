@@ -48,7 +48,7 @@ func scaleMarkdown(w io.Writer, cfg Config, stages []stage, full *corpus, plot s
 		fmt.Fprintf(bw, "| %s | %d | %s | %.0f | %s | %.0f | %.0f MiB |\n", count(s.Chunks), s.Load.Chunks, s.Load.Elapsed.Round(time.Second),
 			s.Load.chunksPerSecond(), s.Drain.Round(time.Second), float64(s.Load.Chunks)/total.Seconds(), float64(s.RSS)/(1<<20))
 	}
-	fmt.Fprintf(bw, "\nLoading is the indexer's own commit path (index.Writer.ApplyFileVersion + ApplyVectors, %d goroutines, one project, so commits are serialised) straight into Weaviate, without S3 or extraction.\n\n", cfg.LoadWorkers)
+	fmt.Fprintf(bw, "\nLoading is the indexer's own commit path (index.Writer.ApplyFileVersion + ApplyVectors, %d goroutines, one project, commits serialised per project and shared by the versions waiting together, at most -max-group %d) straight into Weaviate, without S3 or extraction.\n\n", cfg.LoadWorkers, cfg.MaxGroup)
 	fmt.Fprintf(bw, "## Latency against index size\n\n![p50 latency of each tool at one client against index size](%s)\n\n", plot)
 	for _, s := range stages {
 		fmt.Fprintf(bw, "## %s chunks\n\n%s; load average %s before measuring; measured in %s.\n\n", count(s.Chunks), s.Check, s.Load1, s.MeasuredIn.Round(time.Second))
