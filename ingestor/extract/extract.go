@@ -65,8 +65,9 @@ type Document struct {
 	Language string // source language for code ("go", "python", ...)
 	Text     string // valid UTF-8; chunk offsets refer to this text
 	Blocks   []Block
-	Pages    int    // page count, 0 when the format has no pages
-	Title    string // the document's own title, when it has one
+	Pages    int               // page count, 0 when the format has no pages
+	Title    string            // the document's own title, when it has one
+	Metadata map[string]string // the file's own metadata (Markdown front matter), nested keys joined with dots; nil without
 	Images   []Image
 	Warnings []string // recoverable problems, e.g. pages skipped as junk
 }
