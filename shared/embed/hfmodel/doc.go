@@ -6,7 +6,10 @@
 //     quantised model2vec tables), one tensor at a time.
 //   - tokenizer.go / tokenizer_load.go: the WordPiece tokenizer of
 //     tokenizer.json or vocab.txt with BERT's normalisation.
-//   - bert.go: the BertModel forward pass, pooling and normalisation.
+//   - bert.go: the BertModel forward pass, pooling and normalisation;
+//     matmul.go and activations.go its kernels (AVX2/FMA assembly on amd64,
+//     the same arithmetic in Go elsewhere), approx.go exp and erf to float32
+//     precision.
 //   - static.go: model2vec's mean of token vectors.
 //   - hub.go: fetching a model by hub id and revision, every file checked
 //     against a pinned SHA-256, into a cache that never holds a partial copy.
