@@ -275,28 +275,44 @@ func (s *Store) SearchKeywordIn(ctx context.Context, project, query string, limi
 }
 
 // Match says how keyword search compares words.
-type Match string
+type Match struct {
+	// Exact compares the content's words as written (lowercased); otherwise
+	// the stemmed terms (shared/terms) of the content and, HeadingWeight
+	// times over, of the title, path and headings are compared.
+	Exact         bool
+	HeadingWeight int // 0: headings only as part of the content
+}
 
-const (
-	// MatchStemmed compares stemmed terms (shared/terms) of the content and,
-	// weighted HeadingWeight times, of the title, path and headings.
-	MatchStemmed Match = "stemmed"
-	// MatchExact compares the content's words as written (lowercased).
-	MatchExact Match = "exact"
+// HeadingWeight is the default weight of title, path and heading terms
+// against body terms in stemmed search (chosen by go tool task eval, docs/eval).
+const HeadingWeight = 2
+
+var (
+	// MatchStemmed is stemmed matching with the default heading weight.
+	MatchStemmed = Match{HeadingWeight: HeadingWeight}
+	// MatchExact compares words as written.
+	MatchExact = Match{Exact: true}
 )
 
-// HeadingWeight is how much more a title, path or heading term counts than
-// a body term in stemmed search (chosen by go tool task eval, docs/eval).
-const HeadingWeight = 2
+// String is hybrid_search's name of the match: stemmed or exact.
+func (m Match) String() string {
+	if m.Exact {
+		return "exact"
+	}
+	return "stemmed"
+}
 
 // bm25 is the BM25 clause of a keyword search.
 func bm25(query string, match Match) *graphql.BM25ArgumentBuilder {
 	stemmed := terms.Of(Sanitize(query))
-	if match == MatchExact || stemmed == "" {
+	if match.Exact || stemmed == "" {
 		return (&graphql.BM25ArgumentBuilder{}).WithQuery(Sanitize(query)).WithProperties("content")
 	}
-	return (&graphql.BM25ArgumentBuilder{}).WithQuery(stemmed).
-		WithProperties(schema.ContentTermsProperty, fmt.Sprintf("%s^%d", schema.HeadingTermsProperty, HeadingWeight))
+	props := []string{schema.ContentTermsProperty}
+	if match.HeadingWeight > 0 {
+		props = append(props, fmt.Sprintf("%s^%d", schema.HeadingTermsProperty, match.HeadingWeight))
+	}
+	return (&graphql.BM25ArgumentBuilder{}).WithQuery(stemmed).WithProperties(props...)
 }
 
 // SearchKeywordMatching is SearchKeywordIn with a choice of match. A stemmed
@@ -320,7 +336,7 @@ func (s *Store) SearchKeywordMatching(ctx context.Context, project, query string
 		if err != nil {
 			return nil, err
 		}
-		if round == 0 && len(rows) == 0 && match != MatchExact {
+		if round == 0 && len(rows) == 0 && !match.Exact {
 			match, round, offset = MatchExact, -1, -fetch // the same first page, exactly
 			continue
 		}

@@ -34,6 +34,7 @@ type hybridArgs struct {
 	Fusion            *string  `json:"fusion"`
 	Alpha             *float64 `json:"alpha"`
 	KeywordMatch      *string  `json:"keyword_match"`
+	HeadingWeight     *float64 `json:"heading_weight"`
 	BranchID          *string  `json:"branch_id"`
 	ReleaseID         *string  `json:"release_id"`
 	ReleaseVersion    *string  `json:"release_version"`
@@ -92,10 +93,23 @@ func (t *Tools) hybridSearch(ctx context.Context, p auth.Principal, a hybridArgs
 	}
 	match := store.MatchStemmed
 	if a.KeywordMatch != nil {
-		match = store.Match(*a.KeywordMatch)
-		if match != store.MatchStemmed && match != store.MatchExact {
+		switch *a.KeywordMatch {
+		case "stemmed":
+		case "exact":
+			match = store.MatchExact
+		default:
 			return nil, userErrorf("keyword_match must be \"stemmed\" or \"exact\"")
 		}
+	}
+	if a.HeadingWeight != nil {
+		w, err := intArg("heading_weight", a.HeadingWeight, store.HeadingWeight, 0, 5)
+		if err != nil {
+			return nil, err
+		}
+		if match.Exact {
+			return nil, userErrorf("heading_weight applies to keyword_match \"stemmed\" only")
+		}
+		match.HeadingWeight = w
 	}
 	if t.queries == nil {
 		if a.Alpha != nil && f.Alpha > 0 {
@@ -123,7 +137,7 @@ func (t *Tools) hybridSearch(ctx context.Context, p auth.Principal, a hybridArgs
 		}
 	}
 	qv := &queryVectors{text: q}
-	out := hybridOut{Query: q, Fusion: f.Method, Alpha: f.Alpha, KeywordMatch: string(match), Model: "none", Results: []hybridHit{}, Watermarks: map[string]int64{}}
+	out := hybridOut{Query: q, Fusion: f.Method, Alpha: f.Alpha, KeywordMatch: match.String(), Model: "none", Results: []hybridHit{}, Watermarks: map[string]int64{}}
 	if t.queries != nil {
 		out.Model = t.queries.Model()
 	}

@@ -42,20 +42,22 @@ func main() {
 
 // Config is what one evaluation run does.
 type Config struct {
-	Root         string        // repository root (the go.work directory)
-	DataDir      string        // holds one directory per dataset
-	Datasets     []string      // dataset (and project) names
-	Out          string        // Markdown report ("" = none); JSON goes next to it
-	MaxDocs      int           // 0 = the whole corpus
-	MaxQueries   int           // 0 = every query that has judgements
-	Fusions      []string      // hybrid fusion methods to compare
-	Alphas       []float64     // hybrid vector weights to compare
-	TopK         int           // chunks asked per query (hybrid_search allows 50)
-	Uploaders    int           // concurrent uploads
-	Clients      int           // concurrent MCP sessions
-	IndexTimeout time.Duration // per dataset
-	StateDir     string        // "" = a temporary directory, removed afterwards
-	Render       string        // re-render -out from this JSON report instead of evaluating
+	Root       string    // repository root (the go.work directory)
+	DataDir    string    // holds one directory per dataset
+	Datasets   []string  // dataset (and project) names
+	Out        string    // Markdown report ("" = none); JSON goes next to it
+	MaxDocs    int       // 0 = the whole corpus
+	MaxQueries int       // 0 = every query that has judgements
+	Fusions    []string  // hybrid fusion methods to compare
+	Alphas     []float64 // hybrid vector weights to compare
+	// HeadingWeights are stemmed keyword search's heading weights to compare.
+	HeadingWeights []int
+	TopK           int           // chunks asked per query (hybrid_search allows 50)
+	Uploaders      int           // concurrent uploads
+	Clients        int           // concurrent MCP sessions
+	IndexTimeout   time.Duration // per dataset
+	StateDir       string        // "" = a temporary directory, removed afterwards
+	Render         string        // re-render -out from this JSON report instead of evaluating
 }
 
 // projectRE is what a dataset name must look like to be a Strata project.
@@ -64,7 +66,7 @@ var projectRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 // parseConfig reads the flags; relative paths are taken from the repository root.
 func parseConfig(args []string, root string, stderr io.Writer) (Config, error) {
 	c := Config{Root: root}
-	var datasets, fusions, alphas string
+	var datasets, fusions, alphas, weights string
 	fs := flag.NewFlagSet("strata-eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.DataDir, "data", filepath.Join(root, "..", "shared", "data"), "directory with one sub-directory per dataset (corpus.jsonl, queries.jsonl, qrels.tsv)")
@@ -74,6 +76,7 @@ func parseConfig(args []string, root string, stderr io.Writer) (Config, error) {
 	fs.IntVar(&c.MaxQueries, "max-queries", 0, "evaluate at most this many queries per dataset (0 = all that have judgements)")
 	fs.StringVar(&fusions, "fusions", "relative,ranked", "hybrid fusion methods to compare")
 	fs.StringVar(&alphas, "alphas", "0.25,0.5,0.75", "hybrid alphas (vector weight) to compare; keyword (0) and vector (1) are always run")
+	fs.StringVar(&weights, "heading-weights", "0,1,3", "heading weights of stemmed keyword search to compare with the server's default (hybrid_search heading_weight)")
 	fs.IntVar(&c.TopK, "top-k", 50, "chunks asked per query (1..50); documents are ranked by their best chunk")
 	fs.IntVar(&c.Uploaders, "uploaders", 16, "concurrent uploads")
 	fs.IntVar(&c.Clients, "clients", min(4, runtime.NumCPU()), "concurrent MCP sessions asking queries (more than the CPUs only adds contention)")
@@ -107,6 +110,13 @@ func parseConfig(args []string, root string, stderr io.Writer) (Config, error) {
 			return c, fmt.Errorf("-alphas: %q must be a number strictly between 0 and 1", a)
 		}
 		c.Alphas = append(c.Alphas, v)
+	}
+	for _, w := range splitList(weights) {
+		v, err := strconv.Atoi(w)
+		if err != nil || v < 0 || v > 5 {
+			return c, fmt.Errorf("-heading-weights: %q must be an integer from 0 to 5", w)
+		}
+		c.HeadingWeights = append(c.HeadingWeights, v)
 	}
 	switch {
 	case c.TopK < 10 || c.TopK > 50:
@@ -171,7 +181,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	}
 	defer func() { ev.stop(err != nil && ctx.Err() == nil) }() // on failure the services' logs are kept
 
-	modes := buildModes(cfg.Fusions, cfg.Alphas)
+	modes := buildModes(cfg.Fusions, cfg.Alphas, cfg.HeadingWeights...)
 	report := Report{Command: commandLine(args), Date: started.UTC(), Machine: describeMachine(), TopK: cfg.TopK,
 		Sessions: cfg.Clients, Modes: modes}
 	for _, d := range datasets {

@@ -131,7 +131,7 @@ func summaryTable(r Report) string {
 	}
 	b.WriteString(" mean nDCG@10 | mean R@10 |\n" + sep + "---:|---:|\n")
 	for mi, m := range r.Modes {
-		fmt.Fprintf(&b, "| %s | %s | %s |", m.Name, dash(m.Fusion), formatAlpha(m.Alpha))
+		fmt.Fprintf(&b, "| %s | %s | %s |", m.Label(), dash(m.Fusion), formatAlpha(m.Alpha))
 		for _, d := range r.Datasets {
 			fmt.Fprintf(&b, " %.4f | %.4f |", d.Modes[mi].NDCG, d.Modes[mi].Recall)
 		}
@@ -242,7 +242,7 @@ func datasetNotes(d DatasetResult) []string {
 		measured := ""
 		for _, m := range d.Modes {
 			if m.Name == "keyword" {
-				measured += fmt.Sprintf("; **measured here**, %s: %.4f", m.Mode, m.NDCG)
+				measured += fmt.Sprintf("; **measured here**, %s: %.4f", m.Mode.Label(), m.NDCG)
 			}
 		}
 		notes = append(notes, fmt.Sprintf("%s reference point: %s%s.", d.Name, ref, measured))

@@ -15,13 +15,25 @@ type Mode struct {
 	Alpha  float64 `json:"alpha"`  // 0 = keyword only, 1 = vector only
 	// Match is hybrid_search's keyword_match: "" (its default, stemmed) or exact.
 	Match string `json:"match,omitempty"`
+	// HeadingWeight is hybrid_search's heading_weight (nil: its default).
+	HeadingWeight *int `json:"heading_weight,omitempty"`
 }
 
-func (m Mode) String() string {
+// Label is the mode's name with what sets it apart: exact matching or a
+// heading weight other than the server's default.
+func (m Mode) Label() string {
 	name := m.Name
 	if m.Match != "" {
 		name += " " + m.Match
 	}
+	if m.HeadingWeight != nil {
+		name += fmt.Sprintf(" (headings x%d)", *m.HeadingWeight)
+	}
+	return name
+}
+
+func (m Mode) String() string {
+	name := m.Label()
 	if m.Fusion == "" {
 		return name
 	}
@@ -41,14 +53,21 @@ func (m Mode) args() map[string]any {
 	if m.Match != "" {
 		args["keyword_match"] = m.Match
 	}
+	if m.HeadingWeight != nil {
+		args["heading_weight"] = *m.HeadingWeight
+	}
 	return args
 }
 
 // buildModes is keyword (stemmed, then exact), vector, then every fusion at
 // every alpha, and the former default (exact words, relative, alpha 0.25)
 // beside them.
-func buildModes(fusions []string, alphas []float64) []Mode {
-	modes := []Mode{{Name: "keyword", Alpha: 0}, {Name: "keyword", Alpha: 0, Match: "exact"}, {Name: "vector", Alpha: 1}}
+func buildModes(fusions []string, alphas []float64, headingWeights ...int) []Mode {
+	modes := []Mode{{Name: "keyword", Alpha: 0}, {Name: "keyword", Alpha: 0, Match: "exact"}}
+	for _, w := range headingWeights {
+		modes = append(modes, Mode{Name: "keyword", Alpha: 0, HeadingWeight: &w})
+	}
+	modes = append(modes, Mode{Name: "vector", Alpha: 1})
 	for _, f := range fusions {
 		for _, a := range alphas {
 			modes = append(modes, Mode{Name: "hybrid", Fusion: f, Alpha: a})
