@@ -232,20 +232,35 @@ func pack(text string, blocks []extract.Block, c Counter, o Options) []packed {
 				kinds: map[extract.Kind]bool{extract.Figure: true}})
 			continue
 		}
-		if len(cur) > 0 && curTokens+u.tokens > o.TargetTokens {
+		// The text between blocks is part of the chunk: count it (a blank
+		// line is one token, but "\r  " between pieces may be more).
+		gap := func(prev []unit) int {
+			if len(prev) == 0 {
+				return 0
+			}
+			return c.Count(text[prev[len(prev)-1].end:u.start])
+		}
+		if len(cur) > 0 && curTokens+gap(cur)+u.tokens > o.TargetTokens {
 			flush()
 			// Carry trailing units of the previous chunk as overlap.
 			var keep []unit
-			kept := 0
+			kept, toNext := 0, gap(cur)
 			// Never the whole previous chunk: the new one must start later.
-			for i := len(cur) - 1; i >= 1 && kept+cur[i].tokens <= o.OverlapTokens && kept+cur[i].tokens+u.tokens <= o.TargetTokens; i-- {
+			for i := len(cur) - 1; i >= 1; i-- {
+				with := kept + cur[i].tokens
+				if len(keep) > 0 {
+					with += c.Count(text[cur[i].end:keep[0].start])
+				}
+				if with > o.OverlapTokens || with+toNext+u.tokens > o.TargetTokens {
+					break
+				}
 				keep = append([]unit{cur[i]}, keep...)
-				kept += cur[i].tokens
+				kept = with
 			}
 			cur, curTokens = keep, kept
 		}
+		curTokens += gap(cur) + u.tokens
 		cur = append(cur, u)
-		curTokens += u.tokens + 1 // the separator between blocks
 	}
 	flush()
 	return out
