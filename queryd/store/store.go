@@ -280,7 +280,7 @@ type Match struct {
 	// the stemmed terms (shared/terms) of the content and, HeadingWeight
 	// times over, of the title, path and headings are compared.
 	Exact         bool
-	HeadingWeight int // 0: headings only as part of the content
+	HeadingWeight float64 // 0: headings only as part of the content
 }
 
 // HeadingWeight is the default weight of title, path and heading terms
@@ -310,7 +310,7 @@ func bm25(query string, match Match) *graphql.BM25ArgumentBuilder {
 	}
 	props := []string{schema.ContentTermsProperty}
 	if match.HeadingWeight > 0 {
-		props = append(props, fmt.Sprintf("%s^%d", schema.HeadingTermsProperty, match.HeadingWeight))
+		props = append(props, fmt.Sprintf("%s^%s", schema.HeadingTermsProperty, strconv.FormatFloat(match.HeadingWeight, 'f', -1, 64)))
 	}
 	return (&graphql.BM25ArgumentBuilder{}).WithQuery(stemmed).WithProperties(props...)
 }
