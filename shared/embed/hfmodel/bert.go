@@ -1,6 +1,8 @@
 package hfmodel
 
 import (
+	"github.com/strata-kb/strata/shared/embed/kernel"
+
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -201,11 +203,11 @@ func (b *bert) forward(seqs [][]int32, pool poolMode, threads int) [][]float32 {
 						vt[d*n+i] = r[2*H+h*dh+d]
 					}
 				}
-				matmulCols(sc, qh, kh, n, dh, n, 0, n)
+				kernel.MatmulCols(sc, qh, kh, n, dh, n, 0, n)
 				for i := range n {
 					softmaxScaled(sc[i*n:(i+1)*n], scale)
 				}
-				matmulCols(oh, sc, vt, n, n, dh, 0, dh)
+				kernel.MatmulCols(oh, sc, vt, n, n, dh, 0, dh)
 				for i := range n {
 					copy(ctx[(o+i)*H+h*dh:(o+i)*H+(h+1)*dh], oh[i*dh:(i+1)*dh])
 				}

@@ -1,4 +1,4 @@
-package uselite
+package kernel
 
 import "golang.org/x/sys/cpu"
 

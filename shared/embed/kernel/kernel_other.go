@@ -1,6 +1,6 @@
 //go:build !amd64
 
-package uselite
+package kernel
 
 var useAVX2 = false
 

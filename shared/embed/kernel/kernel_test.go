@@ -1,4 +1,4 @@
-package uselite
+package kernel
 
 import (
 	"math"
@@ -22,7 +22,7 @@ func TestMatmulABt(t *testing.T) {
 				bt[i] = r.Float32()*2 - 1
 			}
 			got := make([]float32, m*n)
-			matmulABt(got, a, bt, m, k, n)
+			MatmulABt(got, a, bt, m, k, n)
 			for i := 0; i < m; i++ {
 				for j := 0; j < n; j++ {
 					var want float64
