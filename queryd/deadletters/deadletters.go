@@ -5,12 +5,9 @@ package deadletters
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -67,39 +64,9 @@ func parse(m *jetstream.RawStreamMsg) Letter {
 	if t, err := time.Parse(time.RFC3339Nano, m.Header.Get(worker.HeaderFailedAt)); err == nil {
 		l.FailedAt = t
 	}
-	key := objectKey(m.Data)
+	key := pipeline.ObjectKeyOf(m.Data)
 	if k, err := objkey.Parse(key); err == nil {
 		l.Project, l.ObjectKey = k.Project, key
 	}
 	return l
-}
-
-// objectKey finds the bucket key in a pipeline message: a file version or
-// delete ({"object":{"key"}}), vectors (the same), or a MinIO event.
-func objectKey(data []byte) string {
-	var msg struct {
-		Object struct {
-			Key string `json:"key"`
-		} `json:"object"`
-		Records []struct {
-			S3 struct {
-				Object struct {
-					Key string `json:"key"`
-				} `json:"object"`
-			} `json:"s3"`
-		} `json:"Records"`
-	}
-	if json.Unmarshal(data, &msg) != nil {
-		return ""
-	}
-	if msg.Object.Key != "" {
-		return msg.Object.Key
-	}
-	if len(msg.Records) > 0 {
-		k, err := url.QueryUnescape(msg.Records[0].S3.Object.Key)
-		if err == nil {
-			return strings.TrimPrefix(k, "/")
-		}
-	}
-	return ""
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -50,37 +49,8 @@ func toLetter(m *jetstream.RawStreamMsg) letter {
 	if l.Headers == nil {
 		l.Headers = map[string][]string{}
 	}
-	l.Object = objectKeyOf(m.Data)
+	l.Object = pipeline.ObjectKeyOf(m.Data)
 	return l
-}
-
-// objectKeyOf finds the bucket key in a pipeline message: a file version,
-// delete or vectors ({"object":{"key"}}) or a MinIO event (Records[0].s3.object.key).
-func objectKeyOf(data []byte) string {
-	var msg struct {
-		Object struct {
-			Key string `json:"key"`
-		} `json:"object"`
-		Records []struct {
-			S3 struct {
-				Object struct {
-					Key string `json:"key"`
-				} `json:"object"`
-			} `json:"s3"`
-		} `json:"Records"`
-	}
-	if json.Unmarshal(data, &msg) != nil {
-		return ""
-	}
-	if msg.Object.Key != "" {
-		return msg.Object.Key
-	}
-	if len(msg.Records) > 0 {
-		if k, err := url.QueryUnescape(msg.Records[0].S3.Object.Key); err == nil {
-			return strings.TrimPrefix(k, "/")
-		}
-	}
-	return ""
 }
 
 func deadLetterStream(ctx context.Context, js jetstream.JetStream) (jetstream.Stream, error) {

@@ -176,7 +176,7 @@ func TestDeadLetterOutput(t *testing.T) {
 			hdrOriginalSubject: {"strata.chunks.acme"}, pipeline.HeaderKind: {pipeline.KindFileVersion}}},
 	}
 	for i := range letters {
-		letters[i].Object = objectKeyOf(letters[i].Data)
+		letters[i].Object = pipeline.ObjectKeyOf(letters[i].Data)
 	}
 	if letters[0].Object != "bad project/x.md" || letters[1].Object != "acme/later.md" {
 		t.Fatalf("object keys: %q %q", letters[0].Object, letters[1].Object)

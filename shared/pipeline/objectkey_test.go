@@ -1,8 +1,8 @@
-package deadletters
+package pipeline
 
 import "testing"
 
-func TestObjectKey(t *testing.T) {
+func TestObjectKeyOf(t *testing.T) {
 	for data, want := range map[string]string{
 		`{"object":{"key":"acme/docs/a.md","project":"acme"},"chunks":[]}`:                           "acme/docs/a.md",
 		`{"EventName":"s3:ObjectCreated:Put","Records":[{"s3":{"object":{"key":"acme%2Fa+b.md"}}}]}`: "acme/a b.md",
@@ -10,8 +10,8 @@ func TestObjectKey(t *testing.T) {
 		`not json`: "",
 		`{}`:       "",
 	} {
-		if got := objectKey([]byte(data)); got != want {
-			t.Errorf("objectKey(%s) = %q, want %q", data, got, want)
+		if got := ObjectKeyOf([]byte(data)); got != want {
+			t.Errorf("ObjectKeyOf(%s) = %q, want %q", data, got, want)
 		}
 	}
 }
