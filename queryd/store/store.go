@@ -280,7 +280,7 @@ type Match struct {
 	// the stemmed terms (shared/terms) of the content and, HeadingWeight
 	// times over, of the title, path and headings are compared.
 	Exact         bool
-	HeadingWeight float64 // 0: headings only as part of the content
+	HeadingWeight int // 0: headings only as part of the content
 }
 
 // HeadingWeight is the default weight of title, path and heading terms
@@ -304,13 +304,13 @@ func (m Match) String() string {
 
 // bm25 is the BM25 clause of a keyword search.
 func bm25(query string, match Match) *graphql.BM25ArgumentBuilder {
-	stemmed := terms.Of(Sanitize(query))
+	stemmed := terms.Query(Sanitize(query))
 	if match.Exact || stemmed == "" {
 		return (&graphql.BM25ArgumentBuilder{}).WithQuery(Sanitize(query)).WithProperties("content")
 	}
 	props := []string{schema.ContentTermsProperty}
 	if match.HeadingWeight > 0 {
-		props = append(props, fmt.Sprintf("%s^%s", schema.HeadingTermsProperty, strconv.FormatFloat(match.HeadingWeight, 'f', -1, 64)))
+		props = append(props, fmt.Sprintf("%s^%d", schema.HeadingTermsProperty, match.HeadingWeight))
 	}
 	return (&graphql.BM25ArgumentBuilder{}).WithQuery(stemmed).WithProperties(props...)
 }

@@ -102,9 +102,9 @@ func (t *Tools) hybridSearch(ctx context.Context, p auth.Principal, a hybridArgs
 		}
 	}
 	if a.HeadingWeight != nil {
-		w := *a.HeadingWeight
-		if math.IsNaN(w) || w < 0 || w > 5 {
-			return nil, userErrorf("heading_weight must be from 0 to 5")
+		w, err := intArg("heading_weight", a.HeadingWeight, store.HeadingWeight, 0, 5)
+		if err != nil {
+			return nil, err
 		}
 		if match.Exact {
 			return nil, userErrorf("heading_weight applies to keyword_match \"stemmed\" only")

@@ -22,6 +22,37 @@ import (
 // joiners join the parts of an identifier.
 const joiners = "_.-/:"
 
+// Query returns the terms of a search query: those of text without English
+// stopwords (Lucene's list, as Weaviate's "en" preset), which Weaviate drops
+// from queries only on word-tokenized properties, not on these. A query of
+// stopwords alone keeps them.
+func Query(text string) string {
+	var b strings.Builder
+	all := Of(text)
+	for _, t := range strings.Fields(all) {
+		if stopwords[t] {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(t)
+	}
+	if b.Len() == 0 {
+		return all
+	}
+	return b.String()
+}
+
+// stopwords are Lucene's English stopwords (EnglishAnalyzer), as Weaviate's "en" preset.
+var stopwords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields("a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with") {
+		stopwords[w] = true
+	}
+}
+
 // Of returns the terms of text separated by spaces.
 func Of(text string) string {
 	var b strings.Builder

@@ -28,6 +28,18 @@ func TestOf(t *testing.T) {
 	}
 }
 
+func TestQuery(t *testing.T) {
+	for in, want := range map[string]string{
+		"What is the effect of the running shoes?": "what effect run shoe",
+		"the and of":                  "the and of",
+		"asn1_der_coding in the code": "asn1_der_coding asn1 der code code",
+	} {
+		if got := Query(in); got != want {
+			t.Errorf("Query(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 // A query is analysed like the text: the terms of an identifier in a query
 // are among the terms of a chunk that holds it.
 func TestQueryMatchesText(t *testing.T) {

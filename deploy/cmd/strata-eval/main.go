@@ -51,7 +51,7 @@ type Config struct {
 	Fusions    []string  // hybrid fusion methods to compare
 	Alphas     []float64 // hybrid vector weights to compare
 	// HeadingWeights are stemmed keyword search's heading weights to compare.
-	HeadingWeights []float64
+	HeadingWeights []int
 	TopK           int           // chunks asked per query (hybrid_search allows 50)
 	Uploaders      int           // concurrent uploads
 	Clients        int           // concurrent MCP sessions
@@ -112,9 +112,9 @@ func parseConfig(args []string, root string, stderr io.Writer) (Config, error) {
 		c.Alphas = append(c.Alphas, v)
 	}
 	for _, w := range splitList(weights) {
-		v, err := strconv.ParseFloat(w, 64)
+		v, err := strconv.Atoi(w)
 		if err != nil || v < 0 || v > 5 {
-			return c, fmt.Errorf("-heading-weights: %q must be a number from 0 to 5", w)
+			return c, fmt.Errorf("-heading-weights: %q must be an integer from 0 to 5 (Weaviate's property boosts are whole numbers)", w)
 		}
 		c.HeadingWeights = append(c.HeadingWeights, v)
 	}

@@ -16,7 +16,7 @@ type Mode struct {
 	// Match is hybrid_search's keyword_match: "" (its default, stemmed) or exact.
 	Match string `json:"match,omitempty"`
 	// HeadingWeight is hybrid_search's heading_weight (nil: its default).
-	HeadingWeight *float64 `json:"heading_weight,omitempty"`
+	HeadingWeight *int `json:"heading_weight,omitempty"`
 }
 
 // Label is the mode's name with what sets it apart: exact matching or a
@@ -27,7 +27,7 @@ func (m Mode) Label() string {
 		name += " " + m.Match
 	}
 	if m.HeadingWeight != nil {
-		name += fmt.Sprintf(" (headings x%s)", formatAlpha(*m.HeadingWeight))
+		name += fmt.Sprintf(" (headings x%d)", *m.HeadingWeight)
 	}
 	return name
 }
@@ -62,7 +62,7 @@ func (m Mode) args() map[string]any {
 // buildModes is keyword (stemmed, then exact), vector, then every fusion at
 // every alpha, and the former default (exact words, relative, alpha 0.25)
 // beside them.
-func buildModes(fusions []string, alphas []float64, headingWeights ...float64) []Mode {
+func buildModes(fusions []string, alphas []float64, headingWeights ...int) []Mode {
 	modes := []Mode{{Name: "keyword", Alpha: 0}, {Name: "keyword", Alpha: 0, Match: "exact"}}
 	for _, w := range headingWeights {
 		modes = append(modes, Mode{Name: "keyword", Alpha: 0, HeadingWeight: &w})
