@@ -285,7 +285,7 @@ type Match struct {
 
 // HeadingWeight is the default weight of title, path and heading terms
 // against body terms in stemmed search (chosen by go tool task eval, docs/eval).
-const HeadingWeight = 2
+const HeadingWeight = 1
 
 var (
 	// MatchStemmed is stemmed matching with the default heading weight.

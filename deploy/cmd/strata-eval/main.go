@@ -76,7 +76,7 @@ func parseConfig(args []string, root string, stderr io.Writer) (Config, error) {
 	fs.IntVar(&c.MaxQueries, "max-queries", 0, "evaluate at most this many queries per dataset (0 = all that have judgements)")
 	fs.StringVar(&fusions, "fusions", "relative,ranked", "hybrid fusion methods to compare")
 	fs.StringVar(&alphas, "alphas", "0.25,0.5,0.75", "hybrid alphas (vector weight) to compare; keyword (0) and vector (1) are always run")
-	fs.StringVar(&weights, "heading-weights", "0,1,3", "heading weights of stemmed keyword search to compare with the server's default (hybrid_search heading_weight)")
+	fs.StringVar(&weights, "heading-weights", "0,2,3", "heading weights of stemmed keyword search to compare with the server's default (hybrid_search heading_weight)")
 	fs.IntVar(&c.TopK, "top-k", 50, "chunks asked per query (1..50); documents are ranked by their best chunk")
 	fs.IntVar(&c.Uploaders, "uploaders", 16, "concurrent uploads")
 	fs.IntVar(&c.Clients, "clients", min(4, runtime.NumCPU()), "concurrent MCP sessions asking queries (more than the CPUs only adds contention)")
