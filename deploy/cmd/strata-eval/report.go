@@ -90,7 +90,8 @@ func choose(datasets []DatasetResult, modes []Mode) Choice {
 		if m.Fusion != "" {
 			continue
 		}
-		fmt.Fprintf(&b, " %s alone: %.4f (%+.4f)", strings.ToUpper(m.Name[:1])+m.Name[1:], avg[i].NDCG, avg[i].NDCG-c.NDCG)
+		label := m.Label()
+		fmt.Fprintf(&b, " %s alone: %.4f (%+.4f)", strings.ToUpper(label[:1])+label[1:], avg[i].NDCG, avg[i].NDCG-c.NDCG)
 		if avg[i].NDCG > c.NDCG {
 			b.WriteString(", higher than every hybrid setting")
 		}
