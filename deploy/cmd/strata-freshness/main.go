@@ -32,6 +32,9 @@ type Config struct {
 	Load    int   // background uploads per second in the loaded scenario
 	Modes   []string
 	Timeout time.Duration // per upload, until searchable
+	// DurableIdleOnly measures the durable path one upload at a time only:
+	// it differs from the live one by MinIO's replay ticker, not under load.
+	DurableIdleOnly bool
 }
 
 func parseConfig(args []string, root string, stderr io.Writer) (Config, error) {
@@ -42,7 +45,8 @@ func parseConfig(args []string, root string, stderr io.Writer) (Config, error) {
 	modes := fs.String("modes", "live,durable", "event paths to measure: live (MinIO's live target and the durable one) and durable (the queue-directory target only)")
 	fs.IntVar(&c.Samples, "samples", 20, "uploads per size and scenario")
 	fs.IntVar(&c.Load, "load", 50, "background uploads per second (1 KB files) in the loaded scenario; 0: no loaded scenario")
-	fs.DurationVar(&c.Timeout, "timeout", 2*time.Minute, "longest wait for one upload to become searchable")
+	fs.DurationVar(&c.Timeout, "timeout", 30*time.Second, "longest wait for one upload to become searchable (a sample that waits longer is reported as failed)")
+	fs.BoolVar(&c.DurableIdleOnly, "durable-idle-only", true, "measure the durable-only path one upload at a time, not under the background load")
 	fs.StringVar(&c.Out, "out", "docs/bench/freshness.md", "Markdown report, relative to the repository root; empty: stdout only")
 	if err := fs.Parse(args); err != nil {
 		return c, err

@@ -92,7 +92,7 @@ func measureMode(ctx context.Context, cfg Config, mode string, log io.Writer) (m
 		return res, fmt.Errorf("warm-up upload: %s", s.Err)
 	}
 	scenarios := []bool{false}
-	if cfg.Load > 0 {
+	if cfg.Load > 0 && (mode == "live" || !cfg.DurableIdleOnly) {
 		scenarios = append(scenarios, true)
 	}
 	for _, loaded := range scenarios {
