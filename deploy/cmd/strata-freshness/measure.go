@@ -182,6 +182,9 @@ func (b *bench) poll(ctx context.Context, tool string, args map[string]any, foun
 	for {
 		out, err := b.call(ctx, tool, args)
 		if err != nil {
+			if ctx.Err() != nil { // the sample's deadline struck during a call
+				return fmt.Errorf("not found within %v", b.cfg.Timeout)
+			}
 			return err
 		}
 		if found(out) {
