@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/strata-kb/strata/shared/embed/kernel"
 )
 
 // Model is a loaded local model, static or BERT. It is immutable after
@@ -255,7 +257,7 @@ func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 		workers = runtime.GOMAXPROCS(0)
 	}
 	ids := make([][]int32, len(texts))
-	if err := parallel(ctx, workers, len(texts), func(k int) error {
+	if err := kernel.Parallel(ctx, workers, len(texts), func(k int) error {
 		ids[k] = m.tokenize(texts[k])
 		return nil
 	}); err != nil {
@@ -270,7 +272,7 @@ func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 	packs := packByLength(ids)
 	running := min(workers, len(packs))
 	threads := max(1, workers/running)
-	err := parallel(ctx, running, len(packs), func(p int) error {
+	err := kernel.Parallel(ctx, running, len(packs), func(p int) error {
 		seqs := make([][]int32, len(packs[p]))
 		for k, idx := range packs[p] {
 			seqs[k] = ids[idx]
@@ -325,47 +327,6 @@ func packByLength(ids [][]int32) [][]int {
 		packs = append(packs, cur)
 	}
 	return packs
-}
-
-// parallel runs fn(0..n-1) on up to workers goroutines (the caller's
-// included), stopping at the first error or when ctx is done.
-func parallel(ctx context.Context, workers, n int, fn func(k int) error) error {
-	workers = max(1, min(workers, n))
-	var (
-		next     atomic.Int64
-		wg       sync.WaitGroup
-		errOnce  sync.Once
-		firstErr error
-		failed   atomic.Bool
-	)
-	fail := func(err error) {
-		errOnce.Do(func() { firstErr = err })
-		failed.Store(true)
-	}
-	work := func() {
-		defer wg.Done()
-		for !failed.Load() {
-			k := int(next.Add(1) - 1)
-			if k >= n {
-				return
-			}
-			if err := ctx.Err(); err != nil {
-				fail(err)
-				return
-			}
-			if err := fn(k); err != nil {
-				fail(err)
-				return
-			}
-		}
-	}
-	wg.Add(workers)
-	for w := 1; w < workers; w++ {
-		go work()
-	}
-	work()
-	wg.Wait()
-	return firstErr
 }
 
 // parallelFor runs jobs 0..n-1 on up to workers goroutines; newWorker makes

@@ -6,8 +6,8 @@ import (
 	"os"
 	"runtime"
 	"sort"
-	"sync"
-	"sync/atomic"
+
+	"github.com/strata-kb/strata/shared/embed/kernel"
 )
 
 const (
@@ -84,14 +84,14 @@ func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 		workers = runtime.GOMAXPROCS(0)
 	}
 	tokens := make([][]int32, len(texts))
-	if err := parallel(ctx, workers, len(texts), func(k int) error {
+	if err := kernel.Parallel(ctx, workers, len(texts), func(k int) error {
 		tokens[k] = m.tok.Encode(texts[k])
 		return nil
 	}); err != nil {
 		return nil, err
 	}
 	groups := groupByLength(tokens)
-	err := parallel(ctx, workers, len(groups), func(g int) error {
+	err := kernel.Parallel(ctx, workers, len(groups), func(g int) error {
 		batch := make([][]int32, len(groups[g]))
 		for k, idx := range groups[g] {
 			batch[k] = tokens[idx]
@@ -145,47 +145,6 @@ func groupByLength(tokens [][]int32) [][]int {
 		groups = append(groups, cur)
 	}
 	return groups
-}
-
-// parallel runs fn(0..n-1) on up to workers goroutines (the caller's
-// included), stopping at the first error or when ctx is done.
-func parallel(ctx context.Context, workers, n int, fn func(k int) error) error {
-	workers = max(1, min(workers, n))
-	var (
-		next     atomic.Int64
-		wg       sync.WaitGroup
-		errOnce  sync.Once
-		firstErr error
-		failed   atomic.Bool
-	)
-	fail := func(err error) {
-		errOnce.Do(func() { firstErr = err })
-		failed.Store(true)
-	}
-	work := func() {
-		defer wg.Done()
-		for !failed.Load() {
-			k := int(next.Add(1) - 1)
-			if k >= n {
-				return
-			}
-			if err := ctx.Err(); err != nil {
-				fail(err)
-				return
-			}
-			if err := fn(k); err != nil {
-				fail(err)
-				return
-			}
-		}
-	}
-	wg.Add(workers)
-	for w := 1; w < workers; w++ {
-		go work()
-	}
-	work()
-	wg.Wait()
-	return firstErr
 }
 
 // embedGroup embeds texts that are all empty or all non-empty.
