@@ -105,6 +105,8 @@ type Options struct {
 	WeaviateAsyncIndexing bool
 	// WeaviateIndexWorkers: see servers.StackOptions.IndexWorkers.
 	WeaviateIndexWorkers int
+	// Prebuilt: the services are already built into StateDir/bin (BuildServices).
+	Prebuilt bool
 }
 
 // Env is what a user or test needs to talk to a running stack.
@@ -170,8 +172,11 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 			return nil, fmt.Errorf("link %s: %w", link, err)
 		}
 	}
-	if err := buildServices(ctx, o.Root, filepath.Join(o.StateDir, "bin"), bins, o.Progress); err != nil {
-		return nil, err
+	if !o.Prebuilt {
+		fmt.Fprintln(o.Progress, "building Strata services")
+		if err := BuildServices(ctx, o.Root, filepath.Join(o.StateDir, "bin"), o.Progress); err != nil {
+			return nil, err
+		}
 	}
 	secrets, err := loadSecrets(filepath.Join(o.StateDir, "secrets.env"))
 	if err != nil {
@@ -359,16 +364,24 @@ func (s *Stack) Stop(timeout time.Duration) {
 	}
 }
 
-// buildServices builds the four services from the workspace at root.
-func buildServices(ctx context.Context, root, binDir string, _ map[string]string, progress io.Writer) error {
-	fmt.Fprintln(progress, "building Strata services")
+// ServicePackages are the main packages BuildServices builds: the four
+// services and the strata command.
+func ServicePackages() []string {
+	pkgs := make([]string, 0, len(Services)+1)
 	for _, name := range Services {
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(binDir, name), "./"+name+"/cmd/"+name)
-		cmd.Dir = root
-		cmd.Stdout, cmd.Stderr = progress, progress
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("build %s: %w", name, err)
-		}
+		pkgs = append(pkgs, "./"+name+"/cmd/"+name)
+	}
+	return append(pkgs, "./deploy/cmd/strata")
+}
+
+// BuildServices builds the four services and the strata command from the
+// workspace at root into binDir, in one go build (-v: a line per package).
+func BuildServices(ctx context.Context, root, binDir string, progress io.Writer) error {
+	cmd := exec.CommandContext(ctx, "go", append([]string{"build", "-v", "-o", binDir + string(filepath.Separator)}, ServicePackages()...)...)
+	cmd.Dir = root
+	cmd.Stdout, cmd.Stderr = progress, progress
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("build the Strata services: %w", err)
 	}
 	return nil
 }

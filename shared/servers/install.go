@@ -7,26 +7,29 @@ package servers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
 // Binary is a server built from a Go module at a pinned version.
 type Binary struct {
 	Name    string // executable name
+	Module  string // module the package is in
 	Package string // package path for go install
 	Version string
 }
 
 // The pinned servers: versions known to build with this Go and to work together.
 var (
-	NATSServer = Binary{Name: "nats-server", Package: "github.com/nats-io/nats-server/v2", Version: "v2.15.2"}
-	MinIO      = Binary{Name: "minio", Package: "github.com/minio/minio", Version: "v0.0.0-20260212201848-7aac2a2c5b7c"}
-	Weaviate   = Binary{Name: "weaviate-server", Package: "github.com/weaviate/weaviate/cmd/weaviate-server", Version: "v1.35.2"}
+	NATSServer = Binary{Name: "nats-server", Module: "github.com/nats-io/nats-server/v2", Package: "github.com/nats-io/nats-server/v2", Version: "v2.15.2"}
+	MinIO      = Binary{Name: "minio", Module: "github.com/minio/minio", Package: "github.com/minio/minio", Version: "v0.0.0-20260212201848-7aac2a2c5b7c"}
+	Weaviate   = Binary{Name: "weaviate-server", Module: "github.com/weaviate/weaviate", Package: "github.com/weaviate/weaviate/cmd/weaviate-server", Version: "v1.35.2"}
 )
 
 // All lists every pinned server.
@@ -87,6 +90,7 @@ func Install(ctx context.Context, dir string, b Binary, progress io.Writer) (str
 	// Outside any module, so the workspace's go.work does not apply.
 	cmd.Dir = tmp
 	cmd.Env = append(os.Environ(), "GOBIN="+tmp, "GOWORK=off", "CGO_ENABLED=0", "GOFLAGS=-buildvcs=false")
+	// go install -v prints each package it compiles, one per line: progress counts them.
 	cmd.Stdout = progress
 	cmd.Stderr = progress
 	if err := cmd.Run(); err != nil {
@@ -98,6 +102,39 @@ func Install(ctx context.Context, dir string, b Binary, progress io.Writer) (str
 	}
 	fmt.Fprintf(progress, "installed %s\n", dst)
 	return dst, nil
+}
+
+// Installed reports whether b is already built into dir.
+func (b Binary) Installed(dir string) bool { return isExecutable(b.Path(dir)) }
+
+// Packages counts the packages a cold build of b compiles (what `go install
+// -v` prints, one per line), downloading b's module and its dependencies
+// first, so a progress count has its total.
+func (b Binary) Packages(ctx context.Context) (int, error) {
+	tmp, err := os.MkdirTemp("", "strata-list-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(tmp)
+	env := append(os.Environ(), "GOWORK=off", "CGO_ENABLED=0", "GOFLAGS=-mod=readonly")
+	dl := exec.CommandContext(ctx, "go", "mod", "download", "-json", b.Module+"@"+b.Version)
+	dl.Dir, dl.Env = tmp, env
+	out, err := dl.Output()
+	if err != nil {
+		return 0, fmt.Errorf("download %s@%s: %w", b.Module, b.Version, err)
+	}
+	var mod struct{ Dir string }
+	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
+		return 0, fmt.Errorf("download %s@%s: no module directory in %q", b.Module, b.Version, out)
+	}
+	pkg := "." + strings.TrimPrefix(b.Package, b.Module)
+	list := exec.CommandContext(ctx, "go", "list", "-deps", pkg)
+	list.Dir, list.Env = mod.Dir, env
+	out, err = list.Output()
+	if err != nil {
+		return 0, fmt.Errorf("list the packages of %s: %w", b.Package, err)
+	}
+	return strings.Count(string(out), "\n"), nil
 }
 
 // InstallAll installs every pinned server into dir and returns their paths by name.

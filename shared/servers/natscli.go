@@ -10,7 +10,7 @@ import (
 
 // NATSCLI is the operators' `nats` command, pinned like the servers: v0.5.0
 // is the newest whose dependencies the module proxy serves.
-var NATSCLI = Binary{Name: "nats", Package: "github.com/nats-io/natscli/nats", Version: "v0.5.0"}
+var NATSCLI = Binary{Name: "nats", Module: "github.com/nats-io/natscli", Package: "github.com/nats-io/natscli/nats", Version: "v0.5.0"}
 
 // InstallNATSCLI builds the pinned `nats` CLI into dir (cached like the
 // servers) and points dir/nats at it, so putting dir on the PATH gives the

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/strata-kb/strata/deploy/localstack"
-	"github.com/strata-kb/strata/deploy/syspkg"
+	"github.com/strata-kb/strata/deploy/progress"
 	"github.com/strata-kb/strata/shared/servers"
 )
 
@@ -32,8 +32,8 @@ func main() {
 }
 
 func run(ctx context.Context, args []string) error {
-	if len(args) != 1 {
-		return errors.New("usage: strata-local install|up|down|status")
+	if len(args) == 0 || (len(args) > 1 && args[0] != "test") {
+		return errors.New("usage: strata-local install|up|down|status|test [go test flags and packages]")
 	}
 	root, err := localstack.WorkspaceRoot()
 	if err != nil {
@@ -42,28 +42,14 @@ func run(ctx context.Context, args []string) error {
 	state := filepath.Join(root, ".strata")
 	switch args[0] {
 	case "install":
-		dir, err := servers.CacheDir()
+		s, err := newSteps(state, "install", installSteps)
 		if err != nil {
 			return err
 		}
-		paths, err := servers.InstallAll(ctx, dir, os.Stdout)
-		if err != nil {
-			return err
-		}
-		for _, b := range servers.All {
-			fmt.Printf("%s %s: %s\n", b.Name, b.Version, paths[b.Name])
-		}
-		cli, err := servers.InstallNATSCLI(ctx, dir, os.Stdout)
-		if err != nil {
-			return err
-		}
-		fmt.Printf("nats CLI %s: %s\n", servers.NATSCLI.Version, cli)
-		model, err := localstack.InstallModel(ctx, os.Stdout)
-		if err != nil {
-			return err
-		}
-		fmt.Println("local embedding model (USE-Lite):", model)
-		return syspkg.Ensure(ctx, syspkg.Poppler, os.Stdout)
+		defer s.Close()
+		return install(ctx, s)
+	case "test":
+		return test(ctx, root, state, args[1:])
 	case "up":
 		return up(ctx, root, state)
 	case "down":
@@ -86,7 +72,7 @@ func run(ctx context.Context, args []string) error {
 		}
 		return nil
 	default:
-		return fmt.Errorf("unknown command %q: want install, up, down or status", args[0])
+		return fmt.Errorf("unknown command %q: want install, up, down, status or test", args[0])
 	}
 }
 
@@ -128,25 +114,34 @@ func up(ctx context.Context, root, state string) error {
 	if len(busy) > 0 {
 		return errors.New(strings.Join(busy, "\n"))
 	}
-	if err := syspkg.Ensure(ctx, syspkg.Poppler, os.Stdout); err != nil {
-		return err
-	}
 	start := time.Now()
-	_, err = localstack.Up(ctx, localstack.Options{Root: root, StateDir: state, Ports: ports, Detach: true, Progress: os.Stdout})
+	s, err := newSteps(state, "up", installSteps+2)
 	if err != nil {
-		return fmt.Errorf("%w\nlogs are in %s", err, filepath.Join(state, "data", "logs"))
-	}
-	if err := buildCLI(ctx, root, state); err != nil {
 		return err
 	}
-	fmt.Printf("Strata is up (%s).\n", time.Since(start).Round(time.Second))
+	defer s.Close()
+	if err := install(ctx, s); err != nil {
+		return err
+	}
+	if err := buildServices(ctx, s, root, state); err != nil {
+		return err
+	}
+	if err := s.Run("starting the stack", func(st *progress.Step) error {
+		_, err := localstack.Up(ctx, localstack.Options{Root: root, StateDir: state, Ports: ports, Detach: true, Progress: st.Raw(), Prebuilt: true})
+		if err != nil {
+			return fmt.Errorf("%w\nthe servers' and services' logs are in %s", err, filepath.Join(state, "data", "logs"))
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	fmt.Printf("Strata is up (%s).\n", progress.Duration(time.Since(start)))
 	return printEnv(ctx, state)
 }
 
 // buildCLI builds the strata command (deploy/cmd/strata) into the state
 // folder's bin/, beside the services.
 func buildCLI(ctx context.Context, root, state string) error {
-	fmt.Println("building the strata command")
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(state, "bin", "strata"), "./deploy/cmd/strata")
 	cmd.Dir = root
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr

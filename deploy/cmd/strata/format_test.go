@@ -107,27 +107,6 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-func TestProgressLines(t *testing.T) {
-	for _, tty := range []bool{true, false} {
-		var out bytes.Buffer
-		a := &app{stdout: &out, tty: tty, now: time.Now}
-		p := &progress{a: a, start: time.Now(), every: 20 * time.Millisecond}
-		n := 0
-		stop := p.run(func() string { n++; return strings.Repeat("x", 10-n%3) })
-		time.Sleep(300 * time.Millisecond)
-		stop("done")
-		s := out.String()
-		if tty {
-			// Redrawn in place: carriage returns, padded over longer lines, one newline at the end.
-			if !strings.HasPrefix(s, "\rxx") || strings.Count(s, "\r") < 2 || strings.Count(s, "\n") != 1 || !strings.Contains(s, "\rdone    ") || !strings.HasSuffix(s, " \n") {
-				t.Errorf("terminal progress: %q", s)
-			}
-		} else if strings.Contains(s, "\r") || !strings.HasSuffix(s, "\ndone\n") || strings.Count(s, "\n") < 3 {
-			t.Errorf("plain progress: %q", s)
-		}
-	}
-}
-
 func TestIngestSummary(t *testing.T) {
 	up := uploadStats{files: 4, bytes: 3 << 20, took: 2 * time.Second}
 	files := []*file{

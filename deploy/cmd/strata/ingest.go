@@ -18,6 +18,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
+	"github.com/strata-kb/strata/deploy/progress"
 	"github.com/strata-kb/strata/shared/bucket"
 	"github.com/strata-kb/strata/shared/objkey"
 )
@@ -192,13 +193,14 @@ func uploadAll(ctx context.Context, a *app, mc *minio.Client, bucketName string,
 			total += f.size
 		}
 	}
-	p := &progress{a: a, start: a.now(), every: 5 * time.Second}
+	start := a.now()
+	p := &progress.Line{Out: a.stdout, TTY: a.tty, Every: 5 * time.Second}
 	var sent atomic.Int64
 	var done, failed atomic.Int64
 	line := func() string {
-		return uploadLine(int(done.Load()), len(todo), int(failed.Load()), sent.Load(), total, a.now().Sub(p.start))
+		return uploadLine(int(done.Load()), len(todo), int(failed.Load()), sent.Load(), total, a.now().Sub(start))
 	}
-	stop := p.run(line)
+	stop := p.Run(line)
 	work := make(chan *file)
 	var wg sync.WaitGroup
 	for range n {
@@ -223,7 +225,7 @@ func uploadAll(ctx context.Context, a *app, mc *minio.Client, bucketName string,
 	close(work)
 	wg.Wait()
 	stop(line())
-	return uploadStats{files: int(done.Load()), failed: int(failed.Load()), bytes: sent.Load(), took: a.now().Sub(p.start)}
+	return uploadStats{files: int(done.Load()), failed: int(failed.Load()), bytes: sent.Load(), took: a.now().Sub(start)}
 }
 
 func upload(ctx context.Context, mc *minio.Client, bucketName string, f *file, sent *atomic.Int64) error {
@@ -266,56 +268,6 @@ func uploadLine(done, total, failed int, sent, bytes int64, took time.Duration) 
 		s += fmt.Sprintf(", %d failed", failed)
 	}
 	return s
-}
-
-// progress redraws a line in place on a terminal (\r), or prints it every
-// `every` otherwise, until stopped with the final line.
-type progress struct {
-	a     *app
-	start time.Time
-	every time.Duration
-	width int // of the last line drawn in place
-}
-
-func (p *progress) draw(s string) {
-	if p.a.tty {
-		pad := max(0, p.width-len(s))
-		fmt.Fprintf(p.a.stdout, "\r%s%s", s, strings.Repeat(" ", pad))
-		p.width = len(s)
-		return
-	}
-	fmt.Fprintln(p.a.stdout, s)
-}
-
-// run draws line periodically until the returned stop draws the final one.
-func (p *progress) run(line func() string) (stop func(final string)) {
-	tick := p.every
-	if p.a.tty {
-		tick = 200 * time.Millisecond
-	}
-	quit, finished := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(tick)
-		defer t.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-t.C:
-				p.draw(line())
-			}
-		}
-	}()
-	return func(final string) {
-		close(quit)
-		<-finished
-		p.draw(final)
-		if p.a.tty {
-			fmt.Fprintln(p.a.stdout)
-			p.width = 0
-		}
-	}
 }
 
 // failures is the command's error when files failed or (after a wait w)

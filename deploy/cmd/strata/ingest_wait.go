@@ -14,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/strata-kb/strata/deploy/progress"
 	"github.com/strata-kb/strata/shared/pipeline"
 )
 
@@ -134,8 +135,8 @@ func (w *waiter) wait(ctx context.Context) (time.Duration, error) {
 	var line atomic.Pointer[string]
 	set := func() { s := waitLine(countStages(w.files), w.a.now().Sub(start)); line.Store(&s) }
 	set()
-	p := &progress{a: w.a, start: start, every: 5 * time.Second}
-	stop := p.run(func() string { return *line.Load() })
+	p := &progress.Line{Out: w.a.stdout, TTY: w.a.tty, Every: 5 * time.Second}
+	stop := p.Run(func() string { return *line.Load() })
 	lastProgress, idleSeen := w.a.now(), 0
 	for len(w.settled) < len(w.files) {
 		changed, err := w.poll(ctx)
