@@ -130,7 +130,7 @@ func Definitions() []*models.Class {
 			Vectorizer:         "none",
 			MultiTenancyConfig: mt(),
 			InvertedIndexConfig: &models.InvertedIndexConfig{
-				Bm25: &models.BM25Config{K1: 1.2, B: 0.75},
+				Bm25: &models.BM25Config{K1: ChunkBM25.K1, B: ChunkBM25.B},
 			},
 			Properties: []*models.Property{
 				searchable("content"),

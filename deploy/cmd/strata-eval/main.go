@@ -52,6 +52,8 @@ type Config struct {
 	Alphas     []float64 // hybrid vector weights to compare
 	// HeadingWeights are stemmed keyword search's heading weights to compare.
 	HeadingWeights []int
+	// BM25 are the Chunk collection's BM25 parameters to compare.
+	BM25 []BM25
 	TopK           int           // chunks asked per query (hybrid_search allows 50)
 	Uploaders      int           // concurrent uploads
 	Clients        int           // concurrent MCP sessions
@@ -66,7 +68,7 @@ var projectRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 // parseConfig reads the flags; relative paths are taken from the repository root.
 func parseConfig(args []string, root string, stderr io.Writer) (Config, error) {
 	c := Config{Root: root}
-	var datasets, fusions, alphas, weights string
+	var datasets, fusions, alphas, weights, bm25 string
 	fs := flag.NewFlagSet("strata-eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.DataDir, "data", filepath.Join(root, "..", "shared", "data"), "directory with one sub-directory per dataset (corpus.jsonl, queries.jsonl, qrels.tsv)")
@@ -77,6 +79,7 @@ func parseConfig(args []string, root string, stderr io.Writer) (Config, error) {
 	fs.StringVar(&fusions, "fusions", "relative,ranked", "hybrid fusion methods to compare")
 	fs.StringVar(&alphas, "alphas", "0.25,0.5,0.75", "hybrid alphas (vector weight) to compare; keyword (0) and vector (1) are always run")
 	fs.StringVar(&weights, "heading-weights", "0,2,3", "heading weights of stemmed keyword search to compare with the server's default (hybrid_search heading_weight)")
+	fs.StringVar(&bm25, "bm25", "0.9:0.4", "BM25 parameters k1:b of stemmed keyword search to compare with schema.ChunkBM25, comma-separated (0.9:0.4 is Anserini's)")
 	fs.IntVar(&c.TopK, "top-k", 50, "chunks asked per query (1..50); documents are ranked by their best chunk")
 	fs.IntVar(&c.Uploaders, "uploaders", 16, "concurrent uploads")
 	fs.IntVar(&c.Clients, "clients", min(4, runtime.NumCPU()), "concurrent MCP sessions asking queries (more than the CPUs only adds contention)")
@@ -117,6 +120,15 @@ func parseConfig(args []string, root string, stderr io.Writer) (Config, error) {
 			return c, fmt.Errorf("-heading-weights: %q must be an integer from 0 to 5 (Weaviate's property boosts are whole numbers)", w)
 		}
 		c.HeadingWeights = append(c.HeadingWeights, v)
+	}
+	for _, p := range splitList(bm25) {
+		k1, b, ok := strings.Cut(p, ":")
+		kv, err1 := strconv.ParseFloat(k1, 32)
+		bv, err2 := strconv.ParseFloat(b, 32)
+		if !ok || err1 != nil || err2 != nil || kv < 0 || bv < 0 || bv > 1 {
+			return c, fmt.Errorf("-bm25: %q must be k1:b with k1 >= 0 and b from 0 to 1", p)
+		}
+		c.BM25 = append(c.BM25, BM25{K1: float32(kv), B: float32(bv)})
 	}
 	switch {
 	case c.TopK < 10 || c.TopK > 50:
@@ -181,7 +193,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	}
 	defer func() { ev.stop(err != nil && ctx.Err() == nil) }() // on failure the services' logs are kept
 
-	modes := buildModes(cfg.Fusions, cfg.Alphas, cfg.HeadingWeights...)
+	modes := buildModes(cfg.Fusions, cfg.Alphas, cfg.BM25, cfg.HeadingWeights...)
 	report := Report{Command: commandLine(args), Date: started.UTC(), Machine: describeMachine(), TopK: cfg.TopK,
 		Sessions: cfg.Clients, Modes: modes}
 	for _, d := range datasets {

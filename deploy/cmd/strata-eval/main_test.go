@@ -97,7 +97,7 @@ func TestSubsample(t *testing.T) {
 
 // TestChoose picks the hybrid mode with the best nDCG@10 averaged over datasets.
 func TestChoose(t *testing.T) {
-	modes := buildModes([]string{"relative", "ranked"}, []float64{0.5})
+	modes := buildModes([]string{"relative", "ranked"}, []float64{0.5}, nil)
 	res := func(ndcg ...float64) DatasetResult {
 		var d DatasetResult
 		for i, m := range modes {
@@ -117,7 +117,7 @@ func TestChoose(t *testing.T) {
 
 // TestRenderRoundTrip rewrites a report from its JSON without changing it.
 func TestRenderRoundTrip(t *testing.T) {
-	modes := buildModes([]string{"relative"}, []float64{0.5})
+	modes := buildModes([]string{"relative"}, []float64{0.5}, nil)
 	d := DatasetResult{Name: "tiny", CorpusSize: 10, Documents: 5, KeptRelevant: 2, Queries: 3, JudgedQueries: 4, Graded: true}
 	for i, m := range modes {
 		d.Modes = append(d.Modes, ModeResult{Mode: m, NDCG: 0.1 * float64(i+1), Recall: 0.2, LatencyMS: 12})

@@ -113,7 +113,7 @@ func datasetTable(d DatasetResult, modes []Mode) string {
 	fmt.Fprintf(&b, "%d documents (%d chunks), %d queries, %d relevant pairs.\n\n", d.Documents, d.Chunks, d.Queries, d.RelevantPairs)
 	b.WriteString("| mode | fusion | alpha | nDCG@10 | recall@10 | ms/search | queries with < 10 docs |\n|---|---|---:|---:|---:|---:|---:|\n")
 	for _, r := range d.Modes {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.0f | %d |\n", r.Name, dash(r.Fusion), formatAlpha(r.Alpha),
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.0f | %d |\n", r.Label(), dash(r.Fusion), formatAlpha(r.Alpha),
 			bold(r.NDCG, bestN), bold(r.Recall, bestR), r.LatencyMS, r.Short)
 	}
 	return b.String()

@@ -6,6 +6,10 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/weaviate/weaviate/entities/models"
+
+	"github.com/strata-kb/strata/shared/schema"
 )
 
 // Mode is one way of calling hybrid_search.
@@ -17,6 +21,15 @@ type Mode struct {
 	Match string `json:"match,omitempty"`
 	// HeadingWeight is hybrid_search's heading_weight (nil: its default).
 	HeadingWeight *int `json:"heading_weight,omitempty"`
+	// BM25 sets the Chunk collection's BM25 parameters for this mode's
+	// searches (nil: schema.ChunkBM25); they apply at query time.
+	BM25 *BM25 `json:"bm25,omitempty"`
+}
+
+// BM25 is a pair of BM25 parameters.
+type BM25 struct {
+	K1 float32 `json:"k1"`
+	B  float32 `json:"b"`
 }
 
 // Label is the mode's name with what sets it apart: exact matching or a
@@ -28,6 +41,9 @@ func (m Mode) Label() string {
 	}
 	if m.HeadingWeight != nil {
 		name += fmt.Sprintf(" (headings x%d)", *m.HeadingWeight)
+	}
+	if m.BM25 != nil {
+		name += fmt.Sprintf(" (BM25 k1=%g b=%g)", m.BM25.K1, m.BM25.B)
 	}
 	return name
 }
@@ -62,10 +78,13 @@ func (m Mode) args() map[string]any {
 // buildModes is keyword (stemmed, then exact), vector, then every fusion at
 // every alpha, and the former default (exact words, relative, alpha 0.25)
 // beside them.
-func buildModes(fusions []string, alphas []float64, headingWeights ...int) []Mode {
+func buildModes(fusions []string, alphas []float64, bm25 []BM25, headingWeights ...int) []Mode {
 	modes := []Mode{{Name: "keyword", Alpha: 0}, {Name: "keyword", Alpha: 0, Match: "exact"}}
 	for _, w := range headingWeights {
 		modes = append(modes, Mode{Name: "keyword", Alpha: 0, HeadingWeight: &w})
+	}
+	for _, p := range bm25 {
+		modes = append(modes, Mode{Name: "keyword", Alpha: 0, BM25: &p})
 	}
 	modes = append(modes, Mode{Name: "vector", Alpha: 1})
 	for _, f := range fusions {
@@ -137,11 +156,54 @@ func (ev *evaluator) evaluate(ctx context.Context, d *Dataset, modes []Mode) (Da
 		res.Failures = append(res.Failures, f.Path+": "+f.Error)
 	}
 	t = time.Now()
-	if res.Modes, err = ev.search(ctx, d, modes); err != nil {
+	// Modes with their own BM25 parameters run apart, each with the
+	// collection set to them, then the default comes back.
+	var plain []Mode
+	for _, m := range modes {
+		if m.BM25 == nil {
+			plain = append(plain, m)
+		}
+	}
+	results, err := ev.search(ctx, d, plain)
+	if err != nil {
 		return res, err
+	}
+	for _, m := range modes {
+		if m.BM25 == nil {
+			res.Modes = append(res.Modes, results[0])
+			results = results[1:]
+			continue
+		}
+		r, err := ev.searchWithBM25(ctx, d, m)
+		if err != nil {
+			return res, err
+		}
+		res.Modes = append(res.Modes, r)
 	}
 	res.SearchSeconds = time.Since(t).Seconds()
 	return res, nil
+}
+
+// searchWithBM25 runs one mode with the Chunk collection's BM25 parameters
+// set to the mode's, restoring schema.ChunkBM25 afterwards.
+func (ev *evaluator) searchWithBM25(ctx context.Context, d *Dataset, m Mode) (ModeResult, error) {
+	wv, err := schema.NewClient(ev.stack.Env.WeaviateHost, ev.stack.Servers.WeaviateGRPCHost, ev.stack.Env.WeaviateWriterKey)
+	if err != nil {
+		return ModeResult{}, err
+	}
+	if err := schema.SetBM25(ctx, wv, schema.ChunkClass, models.BM25Config{K1: m.BM25.K1, B: m.BM25.B}); err != nil {
+		return ModeResult{}, err
+	}
+	defer func() {
+		if err := schema.SetBM25(context.WithoutCancel(ctx), wv, schema.ChunkClass, schema.ChunkBM25); err != nil {
+			fmt.Fprintln(ev.progress, "restore BM25:", err)
+		}
+	}()
+	out, err := ev.search(ctx, d, []Mode{m})
+	if err != nil {
+		return ModeResult{}, err
+	}
+	return out[0], nil
 }
 
 // hybridAnswer is the part of hybrid_search's answer the evaluation reads.
