@@ -142,7 +142,9 @@ func TestServerVersionCheckCatchesDrift(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, mutate := range []func(string) string{
-		func(s string) string { return strings.Replace(s, "ARG MINIO_VERSION="+servers.MinIO.Version, "ARG MINIO_VERSION=v0.0.1", 1) },
+		func(s string) string {
+			return strings.Replace(s, "ARG MINIO_VERSION="+servers.MinIO.Version, "ARG MINIO_VERSION=v0.0.1", 1)
+		},
 		func(s string) string { return strings.Replace(s, "@${MINIO_VERSION}", "@latest", 1) },
 		func(s string) string { return strings.Replace(s, "USER 65532:65532", "USER 0", 1) },
 	} {

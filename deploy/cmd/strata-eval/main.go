@@ -53,13 +53,13 @@ type Config struct {
 	// HeadingWeights are stemmed keyword search's heading weights to compare.
 	HeadingWeights []int
 	// BM25 are the Chunk collection's BM25 parameters to compare.
-	BM25 []BM25
-	TopK           int           // chunks asked per query (hybrid_search allows 50)
-	Uploaders      int           // concurrent uploads
-	Clients        int           // concurrent MCP sessions
-	IndexTimeout   time.Duration // per dataset
-	StateDir       string        // "" = a temporary directory, removed afterwards
-	Render         string        // re-render -out from this JSON report instead of evaluating
+	BM25         []BM25
+	TopK         int           // chunks asked per query (hybrid_search allows 50)
+	Uploaders    int           // concurrent uploads
+	Clients      int           // concurrent MCP sessions
+	IndexTimeout time.Duration // per dataset
+	StateDir     string        // "" = a temporary directory, removed afterwards
+	Render       string        // re-render -out from this JSON report instead of evaluating
 }
 
 // projectRE is what a dataset name must look like to be a Strata project.
