@@ -1,8 +1,10 @@
 package pdf
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"image"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,6 +80,15 @@ func runConformance(t *testing.T, ex extract.Extractor, wantHeadings, wantImages
 			}
 			if len(doc.Images) != 1 || doc.Images[0].Page != 2 || doc.Images[0].Width != 64 || len(doc.Images[0].Data) == 0 {
 				t.Fatalf("images %+v", doc.Images)
+			}
+			// The picture itself: 64x64 of RGB (200, 30, 30).
+			img, format, err := image.Decode(bytes.NewReader(doc.Images[0].Data))
+			if err != nil || doc.Images[0].MIME != "image/"+format || img.Bounds().Dx() != 64 {
+				t.Fatalf("image %s does not decode as itself: %v %s %v", doc.Images[0].MIME, err, format, img)
+			}
+			r, g, b, _ := img.At(10, 10).RGBA()
+			if near := func(v uint32, want int) bool { return int(v>>8) >= want-8 && int(v>>8) <= want+8 }; !near(r, 200) || !near(g, 30) || !near(b, 30) {
+				t.Fatalf("pixel (%d, %d, %d), want (200, 30, 30)", r>>8, g>>8, b>>8)
 			}
 			last := doc.Blocks[len(doc.Blocks)-1]
 			if last.Kind != extract.Figure || last.Page != 2 || !strings.Contains(doc.Text[last.Start:last.End], "64x64") {

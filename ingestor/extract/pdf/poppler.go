@@ -11,11 +11,12 @@ import (
 	"errors"
 	"fmt"
 	"image"
-	_ "image/jpeg" // register decoders for embedded images
-	_ "image/png"
+	_ "image/jpeg" // register the decoder for embedded JPEGs
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -72,30 +73,44 @@ func (p Poppler) Extract(ctx context.Context, data []byte, name string, lim extr
 		return nil, fmt.Errorf("pdf %s: %w", name, err)
 	}
 
-	info, err := p.info(ctx, file, lim)
-	if err != nil {
-		return nil, fmt.Errorf("pdf %s: %w", name, err)
-	}
-	pages := min(info.Pages, lim.MaxPages)
-	// Text, outline and images are independent runs over the file: run them at once.
+	// Every tool reads the file on its own: they overlap, so a file costs
+	// about one pdftotext (measured in BenchmarkPDF). pdftotext stops at the
+	// last page by itself, so it need not wait for pdfinfo's page count; the
+	// outline comes whole from pdftohtml laying out one page only; pdfimages,
+	// which reads every page again, runs only when the file has a picture
+	// worth keeping (imagescan.go).
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 	var (
-		wg                      sync.WaitGroup
-		out                     []byte
-		outline                 []OutlineItem
-		images                  []extract.Image
-		textErr, outErr, imgErr error
+		wg                               sync.WaitGroup
+		info                             Info
+		out                              []byte
+		outline                          []OutlineItem
+		images                           []extract.Image
+		infoErr, textErr, outErr, imgErr error
 	)
-	wg.Add(3)
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		out, textErr = p.run(ctx, lim, lim.MaxTextBytes, "pdftotext", "-enc", "UTF-8", "-q", "-f", "1", "-l", strconv.Itoa(max(pages, 1)), file, "-")
+		out, textErr = p.run(ctx, lim, lim.MaxTextBytes, "pdftotext", "-enc", "UTF-8", "-q", "-f", "1", "-l", strconv.Itoa(max(lim.MaxPages, 1)), file, "-")
 	}()
-	go func() { defer wg.Done(); outline, outErr = p.outline(ctx, file, pages, lim) }()
-	go func() { defer wg.Done(); images, imgErr = p.images(ctx, dir, file, pages, lim) }()
+	go func() { defer wg.Done(); outline, outErr = p.outline(ctx, file, lim) }()
+	if lim.MaxImages > 0 && HasPictures(data) {
+		wg.Add(1)
+		go func() { defer wg.Done(); images, imgErr = p.images(ctx, dir, file, lim.MaxPages, lim) }()
+	}
+	if info, infoErr = p.info(ctx, file, lim); infoErr != nil {
+		stop() // the file is unreadable: the others need not finish
+	}
 	wg.Wait()
+	if infoErr != nil {
+		return nil, fmt.Errorf("pdf %s: %w", name, infoErr)
+	}
+	pages := min(info.Pages, lim.MaxPages)
 	if textErr != nil {
 		return nil, fmt.Errorf("pdf %s: text: %w", name, textErr)
 	}
+	outline = slices.DeleteFunc(outline, func(o OutlineItem) bool { return o.Page > pages })
 	pageTexts := strings.Split(string(out), "\f")
 	if len(pageTexts) > 0 && strings.TrimSpace(pageTexts[len(pageTexts)-1]) == "" {
 		pageTexts = pageTexts[:len(pageTexts)-1] // pdftotext ends every page with a form feed
@@ -180,9 +195,10 @@ type xmlItem struct {
 	Title string `xml:",chardata"`
 }
 
-// outline reads the PDF's bookmarks (pdftohtml -xml prints them).
-func (p Poppler) outline(ctx context.Context, file string, pages int, lim extract.Limits) ([]OutlineItem, error) {
-	out, err := p.run(ctx, lim, lim.MaxTextBytes*4, "pdftohtml", "-xml", "-i", "-q", "-stdout", "-nodrm", "-l", strconv.Itoa(max(pages, 1)), file)
+// outline reads the PDF's bookmarks: pdftohtml -xml prints the whole outline
+// (with every item's page) whatever page range it lays out, so it lays out one.
+func (p Poppler) outline(ctx context.Context, file string, lim extract.Limits) ([]OutlineItem, error) {
+	out, err := p.run(ctx, lim, lim.MaxTextBytes*4, "pdftohtml", "-xml", "-i", "-q", "-stdout", "-nodrm", "-f", "1", "-l", "1", file)
 	if err != nil {
 		return nil, err
 	}
@@ -219,13 +235,15 @@ func (p Poppler) outline(ctx context.Context, file string, pages int, lim extrac
 	return items, nil
 }
 
-// images extracts embedded raster images as PNG/JPEG files, page by page.
+// images extracts embedded raster images page by page: JPEGs as they are,
+// the others as PNM (pdfimages -j), which Strata encodes as PNG itself for
+// the images it keeps.
 func (p Poppler) images(ctx context.Context, dir, file string, pages int, lim extract.Limits) ([]extract.Image, error) {
 	if lim.MaxImages <= 0 {
 		return nil, nil
 	}
 	prefix := filepath.Join(dir, "img")
-	if _, err := p.run(ctx, lim, 1<<20, "pdfimages", "-png", "-j", "-p", "-q", "-l", strconv.Itoa(max(pages, 1)), file, prefix); err != nil {
+	if _, err := p.run(ctx, lim, 1<<20, "pdfimages", "-j", "-p", "-q", "-l", strconv.Itoa(max(pages, 1)), file, prefix); err != nil {
 		return nil, err
 	}
 	names, err := filepath.Glob(prefix + "-*")
@@ -235,28 +253,54 @@ func (p Poppler) images(ctx context.Context, dir, file string, pages int, lim ex
 	sort.Strings(names)
 	var out []extract.Image
 	for _, n := range names {
-		if len(out) >= lim.MaxImages {
+		if len(out) >= lim.MaxImages || ctx.Err() != nil {
 			break
 		}
-		st, err := os.Stat(n)
-		if err != nil || st.Size() > lim.MaxImageBytes {
-			continue
-		}
-		data, err := os.ReadFile(n)
-		if err != nil {
-			continue
-		}
-		cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
-		if err != nil || cfg.Width < 32 || cfg.Height < 32 { // icons, masks and rules carry nothing
+		img, ok := keepImage(n, lim)
+		if !ok {
 			continue
 		}
 		// pdfimages -p names files img-<page>-<n>.<ext>.
 		parts := strings.Split(strings.TrimPrefix(filepath.Base(n), "img-"), "-")
-		page, _ := strconv.Atoi(parts[0])
-		out = append(out, extract.Image{Name: fmt.Sprintf("page-%d-image-%d.%s", page, len(out)+1, format),
-			MIME: "image/" + format, Data: data, Width: cfg.Width, Height: cfg.Height, Page: page})
+		img.Page, _ = strconv.Atoi(parts[0])
+		img.Name = fmt.Sprintf("page-%d-image-%d.%s", img.Page, len(out)+1, strings.TrimPrefix(img.MIME, "image/"))
+		out = append(out, img)
 	}
 	return out, nil
+}
+
+// keepImage reads one file pdfimages wrote, if it is worth keeping: at least
+// 32x32 (icons, masks and rules carry nothing), at most maxImagePixels, and
+// under lim.MaxImageBytes as JPEG or PNG.
+func keepImage(path string, lim extract.Limits) (extract.Image, bool) {
+	st, err := os.Stat(path)
+	if err != nil || st.Size() > 3*maxImagePixels+64 || (strings.HasSuffix(path, ".jpg") && st.Size() > lim.MaxImageBytes) {
+		return extract.Image{}, false
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return extract.Image{}, false
+	}
+	if strings.HasSuffix(path, ".jpg") {
+		cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
+		if err != nil || cfg.Width < 32 || cfg.Height < 32 {
+			return extract.Image{}, false
+		}
+		return extract.Image{MIME: "image/" + format, Data: data, Width: cfg.Width, Height: cfg.Height}, true
+	}
+	_, w, h, _, err := pnmHeader(data)
+	if err != nil || w < 32 || h < 32 || w*h > maxImagePixels {
+		return extract.Image{}, false
+	}
+	decoded, err := decodePNM(data)
+	if err != nil {
+		return extract.Image{}, false
+	}
+	var buf bytes.Buffer
+	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&buf, decoded); err != nil || int64(buf.Len()) > lim.MaxImageBytes {
+		return extract.Image{}, false
+	}
+	return extract.Image{MIME: "image/png", Data: buf.Bytes(), Width: w, Height: h}, true
 }
 
 // run runs a poppler tool under the time limit of ctx and the address-space
