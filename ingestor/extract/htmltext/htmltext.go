@@ -19,6 +19,10 @@ import (
 // Extractor extracts HTML pages.
 type Extractor struct{}
 
+// landmarksOnly turns Readability off, for measuring it against the
+// landmark rule alone (BenchmarkMainContent).
+var landmarksOnly = false
+
 var _ extract.Extractor = Extractor{}
 
 // Extract parses data as an HTML page and returns its main content as blocks.
@@ -57,6 +61,16 @@ func extractHTML(ctx context.Context, data []byte, lim extract.Limits) (*extract
 	w := &walker{ctx: ctx, b: b, max: lim.MaxTextBytes}
 	title := w.title(root)
 	content := w.mainContent(root)
+	if !landmarksOnly {
+		if r := readableContent(root, content); r != nil {
+			// Readability moves the page's title heading into its metadata;
+			// it stays the first heading here, so sections keep their parent.
+			if h1 := firstHeading(content); h1 != nil && !strings.Contains(nodeText(r), nodeText(h1)) {
+				w.walk(h1)
+			}
+			content = r
+		}
+	}
 	w.walk(content)
 	if w.err != nil {
 		return nil, w.err
