@@ -100,8 +100,11 @@ func Split(doc *extract.Document, c Counter, o Options) []Section {
 		for _, u := range pack(doc.Text, g.blocks, c, o) {
 			content := doc.Text[u.start:u.end]
 			sum := sha256.Sum256([]byte(content))
+			if u.tokens < 0 { // several units: tokens may merge across their gaps
+				u.tokens = c.Count(content)
+			}
 			ch := Chunk{Index: index, Kind: u.kindName(doc), Content: content, Start: runes.at(u.start), End: runes.at(u.end),
-				Tokens: c.Count(content), Checksum: hex.EncodeToString(sum[:]), PageStart: u.pageStart, PageEnd: u.pageEnd, Image: u.image}
+				Tokens: u.tokens, Checksum: hex.EncodeToString(sum[:]), PageStart: u.pageStart, PageEnd: u.pageEnd, Image: u.image}
 			s.Tokens += ch.Tokens
 			s.Chunks = append(s.Chunks, ch)
 			if ch.PageStart > 0 && (s.PageStart == 0 || ch.PageStart < s.PageStart) {
@@ -172,6 +175,7 @@ type packed struct {
 	pageStart, pageEnd int
 	image              int
 	kinds              map[extract.Kind]bool
+	tokens             int // counted on exactly start:end, or -1 (count it)
 }
 
 func (p packed) kindName(doc *extract.Document) string {
@@ -214,7 +218,10 @@ func pack(text string, blocks []extract.Block, c Counter, o Options) []packed {
 		if len(cur) == 0 {
 			return
 		}
-		p := packed{start: cur[0].start, end: cur[len(cur)-1].end, image: -1, kinds: map[extract.Kind]bool{}}
+		p := packed{start: cur[0].start, end: cur[len(cur)-1].end, image: -1, kinds: map[extract.Kind]bool{}, tokens: -1}
+		if len(cur) == 1 {
+			p.tokens = cur[0].tokens // one unit: its count is the chunk's
+		}
 		for _, u := range cur {
 			p.kinds[u.kind] = true
 			if u.page > 0 && (p.pageStart == 0 || u.page < p.pageStart) {
@@ -229,7 +236,7 @@ func pack(text string, blocks []extract.Block, c Counter, o Options) []packed {
 			flush()
 			cur, curTokens = nil, 0
 			out = append(out, packed{start: u.start, end: u.end, pageStart: u.page, pageEnd: u.page, image: u.image,
-				kinds: map[extract.Kind]bool{extract.Figure: true}})
+				kinds: map[extract.Kind]bool{extract.Figure: true}, tokens: u.tokens})
 			continue
 		}
 		// The text between blocks is part of the chunk: count it (a blank
@@ -266,21 +273,48 @@ func pack(text string, blocks []extract.Block, c Counter, o Options) []packed {
 	return out
 }
 
+// prefixer tells how many bytes of s its first n tokens take (shared/tokens
+// does): one pass instead of counting a dozen prefixes.
+type prefixer interface{ Prefix(s string, n int) int }
+
+// longestWithin is the length of the longest prefix of s within target tokens
+// (at least 1 byte).
+func longestWithin(s string, c Counter, target int) int {
+	lo, hi := 1, len(s)
+	if p, ok := c.(prefixer); ok {
+		// Look at a window a few times the usual bytes per token, widened
+		// while it holds fewer than target tokens.
+		for window := 8 * target; ; window *= 2 {
+			w := min(len(s), window)
+			if n := p.Prefix(s[:w], target); n < w || w == len(s) {
+				if n >= 1 && c.Count(s[:n]) <= target {
+					lo = n
+					if n == len(s) || c.Count(s[:n+1]) > target {
+						return n
+					}
+				}
+				hi = min(hi, max(n, 1)+64) // a token cut apart at the end counts again: search near n
+				break
+			}
+		}
+	}
+	for lo < hi { // binary search for the longest prefix within target
+		mid := (lo + hi + 1) / 2
+		if c.Count(s[:mid]) <= target {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
+}
+
 // cut splits an oversized span into pieces of at most target tokens,
 // preferring line breaks, then spaces, then any character boundary.
 func cut(text string, start, end int, c Counter, target int) [][2]int {
 	var out [][2]int
 	for start < end {
-		lo, hi := 1, end-start
-		for lo < hi { // longest prefix within target
-			mid := (lo + hi + 1) / 2
-			if c.Count(text[start:start+mid]) <= target {
-				lo = mid
-			} else {
-				hi = mid - 1
-			}
-		}
-		stop := start + lo
+		stop := start + longestWithin(text[start:end], c, target)
 		if stop < end {
 			piece := text[start:stop]
 			if i := strings.LastIndexByte(piece, '\n'); i > len(piece)/2 {

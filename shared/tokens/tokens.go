@@ -56,3 +56,21 @@ func (c *Counter) Count(s string) int {
 	n, _ := c.codec.Count(s)
 	return n
 }
+
+// Prefix returns how many bytes of s its first n tokens take: all of s when
+// it has n tokens or fewer. Cutting an oversized text at a token boundary
+// this way costs one pass instead of a search that counts many prefixes.
+func (c *Counter) Prefix(s string, n int) int {
+	if n <= 0 || s == "" {
+		return 0
+	}
+	_, toks, _ := c.codec.Encode(s)
+	if len(toks) <= n {
+		return len(s)
+	}
+	size := 0
+	for _, t := range toks[:n] {
+		size += len(t)
+	}
+	return min(size, len(s))
+}

@@ -19,3 +19,32 @@ func TestCount(t *testing.T) {
 		}
 	}
 }
+
+func TestPrefix(t *testing.T) {
+	c, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := "Strata turns a company's files into knowledge. 数据 and naïve café — with tabs\tand\nnewlines."
+	total := c.Count(s)
+	for n := 1; n <= total+1; n++ {
+		p := c.Prefix(s, n)
+		if n >= total {
+			if p != len(s) {
+				t.Fatalf("Prefix(%d) = %d, want all %d bytes", n, p, len(s))
+			}
+			continue
+		}
+		// The prefix is n tokens of the whole, and counted alone it holds n tokens
+		// (a cut inside a multi-byte rune's token may hold one more, never fewer).
+		if got := c.Count(s[:p]); got < n || got > n+1 {
+			t.Fatalf("Prefix(%d) = %d bytes, which count %d tokens", n, p, got)
+		}
+		if p <= c.Prefix(s, n-1) {
+			t.Fatalf("Prefix(%d) = %d does not grow", n, p)
+		}
+	}
+	if c.Prefix("", 3) != 0 || c.Prefix("abc", 0) != 0 {
+		t.Fatal("empty cases")
+	}
+}
