@@ -297,14 +297,28 @@ func fileDocument(fv pipeline.FileVersion, seq int64, now string) *models.Object
 }
 
 // headingTerms are the terms a chunk is found by besides its content: its
-// document's title and path and its section's headings.
+// document's title and path and its section's headings, less the terms its
+// content has already. A title counts once in a chunk that shows it (the
+// first one, under its "# Title") and still finds the chunks after it.
 func headingTerms(fv pipeline.FileVersion, c pipeline.Chunk) string {
 	parts := []string{fv.Object.Path}
 	if len(c.HeadingPath) == 0 || c.HeadingPath[0] != fv.Title {
 		parts = append(parts, fv.Title)
 	}
 	parts = append(parts, c.HeadingPath...)
-	return terms.Of(strings.Join(parts, "\n"))
+	inContent := map[string]bool{}
+	terms.Each(c.Content, func(t string) { inContent[t] = true })
+	var b strings.Builder
+	terms.Each(strings.Join(parts, "\n"), func(t string) {
+		if inContent[t] {
+			return
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(t)
+	})
+	return b.String()
 }
 
 // ApplyDelete commits a file's removal. The document stays as a tombstone
