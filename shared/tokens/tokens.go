@@ -54,10 +54,11 @@ func New() (*Counter, error) {
 	return &Counter{codec: c}, nil
 }
 
-// Pieces of natural text repeat: their counts are cached, up to
+// Pieces of natural text repeat: their counts are cached (sync.Map: read
+// without locks by every worker), up to
 // maxCachedPieces pieces of at most maxCachedPieceBytes each.
 const (
-	maxCachedPieces     = 1 << 20
+	maxCachedPieces     = 1 << 17 // at most about 20 MB
 	maxCachedPieceBytes = 64
 )
 
