@@ -204,11 +204,19 @@ func EnsureReplicated(ctx context.Context, c *weaviate.Client, factor int) error
 }
 
 // addMissingProperties brings an existing collection up to the current
-// definition, so an index written by an older version keeps working.
+// definition, so an index written by an older version keeps working: new
+// properties, and the BM25 parameters chosen since (they apply at query time).
 func addMissingProperties(ctx context.Context, c *weaviate.Client, want *models.Class) error {
 	have, err := c.Schema().ClassGetter().WithClassName(want.Class).Do(ctx)
 	if err != nil {
 		return fmt.Errorf("read collection %s: %w", want.Class, err)
+	}
+	if w := want.InvertedIndexConfig; w != nil && w.Bm25 != nil {
+		if h := have.InvertedIndexConfig; h == nil || h.Bm25 == nil || *h.Bm25 != *w.Bm25 {
+			if err := SetBM25(ctx, c, want.Class, *w.Bm25); err != nil {
+				return err
+			}
+		}
 	}
 	names := map[string]bool{}
 	for _, p := range have.Properties {
