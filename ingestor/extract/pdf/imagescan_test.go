@@ -117,3 +117,23 @@ func FuzzDecodePNM(f *testing.F) {
 		}
 	})
 }
+
+func TestMayHaveOutline(t *testing.T) {
+	with := pdftest.Make([]pdftest.Page{{Lines: []string{"a"}}}, []pdftest.OutlineItem{{Title: "A", Page: 1, Level: 1}})
+	without := pdftest.Make([]pdftest.Page{{Lines: []string{"a"}}}, nil)
+	if !MayHaveOutline(with) || MayHaveOutline(without) {
+		t.Fatalf("with outline %v, without %v", MayHaveOutline(with), MayHaveOutline(without))
+	}
+	// In an object stream the catalog is compressed: the outline may be there.
+	if !MayHaveOutline([]byte("%PDF-1.5\n5 0 obj\n<< /Type /ObjStm /N 3 /First 20 /Filter /FlateDecode >>\nstream\nx\nendstream")) {
+		t.Fatal("a file with object streams must be asked")
+	}
+	// Every hostile file whose outline poppler reads is asked.
+	files, _ := filepath.Glob(filepath.Join("testdata", "hostile", "*.pdf"))
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		if items, err := (Poppler{}).outline(t.Context(), f, testLimits()); err == nil && len(items) > 0 && !MayHaveOutline(data) {
+			t.Errorf("%s has an outline of %d items that the scan misses", f, len(items))
+		}
+	}
+}

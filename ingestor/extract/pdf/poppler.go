@@ -89,12 +89,15 @@ func (p Poppler) Extract(ctx context.Context, data []byte, name string, lim extr
 		images                           []extract.Image
 		infoErr, textErr, outErr, imgErr error
 	)
-	wg.Add(2)
+	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		out, textErr = p.run(ctx, lim, lim.MaxTextBytes, "pdftotext", "-enc", "UTF-8", "-q", "-f", "1", "-l", strconv.Itoa(max(lim.MaxPages, 1)), file, "-")
 	}()
-	go func() { defer wg.Done(); outline, outErr = p.outline(ctx, file, lim) }()
+	if MayHaveOutline(data) {
+		wg.Add(1)
+		go func() { defer wg.Done(); outline, outErr = p.outline(ctx, file, lim) }()
+	}
 	if lim.MaxImages > 0 && HasPictures(data) {
 		wg.Add(1)
 		go func() { defer wg.Done(); images, imgErr = p.images(ctx, dir, file, lim.MaxPages, lim) }()
@@ -193,6 +196,14 @@ type xmlOutline struct {
 type xmlItem struct {
 	Page  int    `xml:"page,attr"`
 	Title string `xml:",chardata"`
+}
+
+// MayHaveOutline reports whether the file may have bookmarks: its catalog
+// names /Outlines, or it has compressed object streams, where the catalog
+// cannot be read without decompressing. A file with neither has none, and
+// one process fewer to start.
+func MayHaveOutline(data []byte) bool {
+	return bytes.Contains(data, []byte("/Outlines")) || bytes.Contains(data, []byte("/ObjStm"))
 }
 
 // outline reads the PDF's bookmarks: pdftohtml -xml prints the whole outline
