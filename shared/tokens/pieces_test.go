@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -100,4 +101,31 @@ func FuzzCountMatchesCodec(f *testing.F) {
 			t.Fatalf("%q counts %d, the tokenizer %d", s, got, want)
 		}
 	})
+}
+
+// TestCountIsSafeConcurrently: workers share one Counter and its cache.
+func TestCountIsSafeConcurrently(t *testing.T) {
+	c, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(samples, "\n")
+	want, _ := c.codec.Count(text)
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			for range 50 {
+				if got := c.Count(text); got != want {
+					errs <- fmt.Errorf("count %d, want %d", got, want)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
 }
