@@ -46,6 +46,12 @@ type Reindexer struct {
 	// alone (their notifications are still on the way), so a reconcile
 	// during a burst does not queue every upload twice.
 	MinAge time.Duration
+	// StalePending: an unforced reindex re-emits an object whose event was
+	// seen but has not moved past pending for this long (default 10x
+	// MinAge). A live event that failed while MinIO lost the durable copy
+	// (killed right after the PUT) leaves such a state, and nothing else
+	// would ever process the upload.
+	StalePending time.Duration
 }
 
 // ReindexResult counts what a reindex did.
@@ -90,6 +96,9 @@ func (r *Reindexer) Handle(ctx context.Context, subject string, data []byte) (Re
 		// This upload's event was seen (it may still be in the pipeline), or
 		// the upload is too recent for its notification to count as lost.
 		seen := st != nil && st.ETag == o.ETag && st.State != pipeline.StateDeleted
+		if seen && st.State == pipeline.StatePending && time.Since(st.UpdatedAt) > r.stalePending() {
+			seen = false // seen long ago and stuck: its event was lost on the way
+		}
 		recent := time.Since(o.LastModified) < r.MinAge
 		if !req.Force && (seen || recent) {
 			res.Skipped++
@@ -113,6 +122,13 @@ func (r *Reindexer) Handle(ctx context.Context, subject string, data []byte) (Re
 		return res, fmt.Errorf("reindex %s: %w", prefix, err)
 	}
 	return res, nil
+}
+
+func (r *Reindexer) stalePending() time.Duration {
+	if r.StalePending > 0 {
+		return r.StalePending
+	}
+	return 10 * r.MinAge
 }
 
 // deleteVanished emits a delete event for every recorded object under prefix

@@ -132,4 +132,14 @@ func TestReindexLeavesRecentAndSeenUploadsAlone(t *testing.T) {
 	if res, _ := r.Handle(context.Background(), "strata.reindex.acme", []byte(`{"force":true}`)); res.Emitted != 3 {
 		t.Fatalf("forced: %+v", res)
 	}
+	// Pending for longer than StalePending (10x MinAge): its event was lost
+	// (a live event that failed while MinIO lost the durable copy).
+	states["acme/pending.md"] = &pipeline.ObjectState{Key: "acme/pending.md", ETag: "p1", State: pipeline.StatePending, Sequencer: "10", UpdatedAt: time.Now().Add(-11 * time.Minute)}
+	if res, err := r.Handle(context.Background(), "strata.reindex.acme", nil); err != nil || res.Emitted != 2 || res.Skipped != 1 {
+		t.Fatalf("stale pending: %+v %v; want it re-emitted with the lost upload", res, err)
+	}
+	states["acme/pending.md"] = &pipeline.ObjectState{Key: "acme/pending.md", ETag: "p1", State: pipeline.StateIndexed, Sequencer: "10", UpdatedAt: time.Now().Add(-time.Hour)}
+	if res, _ := r.Handle(context.Background(), "strata.reindex.acme", nil); res.Emitted != 1 {
+		t.Fatalf("an old indexed state is done, not stuck: %+v", res)
+	}
 }
