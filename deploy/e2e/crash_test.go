@@ -113,7 +113,16 @@ func (h *harness) expectExactly(n int, wait time.Duration, file func(i int) (pat
 			break
 		}
 		if time.Now().After(deadline) {
-			h.t.Fatalf("not all %d files indexed: %v", n, out)
+			// Which files, and where each one's event stopped.
+			var missing []string
+			for i := range n {
+				path, _ := file(i)
+				if _, errText := h.call("list_file_chunks", map[string]any{"project_reference": "acme", "file_path": path}); errText != "" {
+					st, _ := h.call("object_status", map[string]any{"key": "acme/" + path})
+					missing = append(missing, fmt.Sprintf("%s (%s): %v", path, errText, st))
+				}
+			}
+			h.t.Fatalf("not all %d files indexed: %v\nmissing: %v", n, out, missing)
 		}
 		time.Sleep(time.Second)
 	}

@@ -200,7 +200,11 @@ func (r *testRun) line() string {
 		s += fmt.Sprintf(", %d FAILED", len(f))
 	}
 	if left, ok := r.leftLocked(); ok {
-		s += ", about " + Duration(left) + " left (from the last run)"
+		if left >= time.Second {
+			s += ", about " + Duration(left) + " left (from the last run)"
+		} else if len(running) > 0 {
+			s += ", taking longer than the last run"
+		}
 	}
 	return s
 }

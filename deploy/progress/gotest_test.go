@@ -100,6 +100,11 @@ func TestTimeLeftComesFromTheLastRun(t *testing.T) {
 	if got := r.line(); !strings.Contains(got, "2/4 packages, running a, 1 FAILED") {
 		t.Fatalf("line %q", got)
 	}
+	r.add(testEvent{Action: "pass", Package: "d", Elapsed: 60})
+	now = now.Add(time.Hour) // a, the last one running, is past its last time
+	if got := r.line(); !strings.Contains(got, "3/4 packages, running a, 1 FAILED, taking longer than the last run") {
+		t.Fatalf("line %q", got)
+	}
 	first := newTestRun([]string{"a"}, nil, 2, clock)
 	if got := first.line(); strings.Contains(got, "left") {
 		t.Fatalf("no history, no estimate: %q", got)
