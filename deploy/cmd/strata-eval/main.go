@@ -71,8 +71,8 @@ func parseConfig(args []string, root string, stderr io.Writer) (Config, error) {
 	var datasets, fusions, alphas, weights, bm25 string
 	fs := flag.NewFlagSet("strata-eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&c.DataDir, "data", filepath.Join(root, "..", "shared", "data"), "directory with one sub-directory per dataset (corpus.jsonl, queries.jsonl, qrels.tsv)")
-	fs.StringVar(&datasets, "datasets", "scifact,cranfield,identifiers", "comma-separated datasets to evaluate; each becomes a project of that name (identifiers is in the repository: testdata/identifiers)")
+	fs.StringVar(&c.DataDir, "data", "", "directory with one sub-directory per dataset (corpus.jsonl, queries.jsonl, qrels.tsv) for datasets not in testdata (scifact, cranfield and identifiers are)")
+	fs.StringVar(&datasets, "datasets", "scifact,cranfield,identifiers", "comma-separated datasets to evaluate; each becomes a project of that name (scifact, cranfield and identifiers are in the repository: testdata/, each with its source and licence)")
 	fs.StringVar(&c.Out, "out", "", "Markdown report to write, relative to the repository root (JSON is written beside it); empty: stdout only")
 	fs.IntVar(&c.MaxDocs, "max-docs", 0, "evaluate on at most this many documents per dataset, always keeping those relevant to an evaluated query (0 = all)")
 	fs.IntVar(&c.MaxQueries, "max-queries", 0, "evaluate at most this many queries per dataset (0 = all that have judgements)")
@@ -227,7 +227,7 @@ func commandLine(args []string) string {
 }
 
 // datasetDir is where dataset name lives: the repository's own sets
-// (testdata, e.g. identifiers) before -data.
+// (testdata: scifact, cranfield, identifiers) before -data.
 func datasetDir(cfg Config, name string) string {
 	own := filepath.Join(cfg.Root, "deploy", "cmd", "strata-eval", "testdata")
 	if _, err := os.Stat(filepath.Join(own, name, "corpus.jsonl")); err == nil {

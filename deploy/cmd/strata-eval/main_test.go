@@ -166,3 +166,22 @@ func TestIdentifiersDataset(t *testing.T) {
 		}
 	}
 }
+
+// SciFact and Cranfield ship with the repository too (testdata/<name>/README.md
+// names each one's source and licence), so `go tool task eval` needs nothing
+// beside a clone.
+func TestPublicDatasetsShipWithTheRepository(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, docs := range map[string]int{"scifact": 5183, "cranfield": 1400} {
+		d, err := loadDataset(datasetDir(Config{Root: root, DataDir: t.TempDir()}, name), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.CorpusSize != docs || len(d.Queries) == 0 {
+			t.Fatalf("%s: %d documents (want %d), %d queries", name, d.CorpusSize, docs, len(d.Queries))
+		}
+	}
+}

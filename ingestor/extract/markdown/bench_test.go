@@ -11,14 +11,15 @@ import (
 	"github.com/strata-kb/strata/shared/tokens"
 )
 
-// corpus holds real Markdown kept as test data elsewhere in the repository
-// (the README and docs as the tokenizer corpus stores them, the reference
-// tool pages): headings, prose, lists, tables and code as people write them.
+// corpus holds real Markdown copied into testdata/bench (the README and docs
+// as the tokenizer corpus stores them, the reference tool pages), so the
+// module benchmarks on its own: headings, prose, lists, tables and code as
+// people write them.
 var corpus = []string{
-	"../../../shared/tokens/testdata/corpus/README.md.txt",
-	"../../../shared/tokens/testdata/corpus/docs__formats.md",
-	"../../../queryd/tools/testdata/reference/TOOLS.md",
-	"../../../queryd/tools/testdata/reference/README.md",
+	"testdata/bench/README.md.txt",
+	"testdata/bench/docs__formats.md",
+	"testdata/bench/reference-TOOLS.md",
+	"testdata/bench/reference-README.md",
 	"../pdf/testdata/hostile/README.md",
 }
 

@@ -88,7 +88,9 @@ func pnmHeader(data []byte) (kind byte, w, h int, raster []byte, err error) {
 	return kind, w, h, rest[:need], nil
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' }
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
 
 func skipSpaceAndComments(b []byte) []byte {
 	for len(b) > 0 {
