@@ -48,7 +48,7 @@ type Reindexer struct {
 	MinAge time.Duration
 	// StalePending: an unforced reindex re-emits an object whose event was
 	// seen but has not moved past pending for this long (default 10x
-	// MinAge). A live event that failed while MinIO lost the durable copy
+	// MinAge, at least a minute). A live event that failed while MinIO lost the durable copy
 	// (killed right after the PUT) leaves such a state, and nothing else
 	// would ever process the upload.
 	StalePending time.Duration
@@ -128,7 +128,9 @@ func (r *Reindexer) stalePending() time.Duration {
 	if r.StalePending > 0 {
 		return r.StalePending
 	}
-	return 10 * r.MinAge
+	// At least a minute: an event still in flight (a slow commit while a
+	// server restarts) is not re-emitted into a second version.
+	return max(10*r.MinAge, time.Minute)
 }
 
 // deleteVanished emits a delete event for every recorded object under prefix

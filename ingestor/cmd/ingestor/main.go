@@ -78,7 +78,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.OverlapTokens, "chunk-overlap", 0, "tokens of trailing blocks a chunk repeats from the previous one")
 	fs.StringVar(&c.AssetsBucket, "assets-bucket", "strata-assets", "bucket for images extracted from documents (no notifications)")
 	fs.StringVar(&c.Bucket, "bucket", "strata", "the watched bucket, listed by reindex requests")
-	fs.DurationVar(&c.ReconcileMinAge, "reconcile-min-age", 2*time.Minute, "unforced reindexes leave objects changed more recently than this alone (their events are on the way), and re-emit those whose event has been pending 10 times as long (it was lost)")
+	fs.DurationVar(&c.ReconcileMinAge, "reconcile-min-age", 2*time.Minute, "unforced reindexes leave objects changed more recently than this alone (their events are on the way), and re-emit those whose event has been pending 10 times as long, at least a minute (it was lost)")
 	fs.DurationVar(&c.Reconcile, "reconcile-interval", 5*time.Minute, "how often to compare the bucket with what was ingested and re-emit lost events (0: never)")
 	def := extract.DefaultLimits()
 	fs.DurationVar(&c.ExtractTimeout, "extract-timeout", def.Timeout, "time limit to extract one file")
