@@ -5,7 +5,7 @@
 
 # ---- build: the indexer binary and the healthcheck, static, from the module alone (no go.work)
 FROM golang:1.26.8-bookworm AS build
-ENV GOWORK=off CGO_ENABLED=0 GOTOOLCHAIN=local
+ENV GOWORK=off CGO_ENABLED=0 GOTOOLCHAIN=local GOEXPERIMENT=jsonv2
 WORKDIR /src
 # Module files first: the download layer survives source edits.
 COPY shared/go.mod shared/go.sum shared/

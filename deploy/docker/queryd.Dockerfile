@@ -8,7 +8,7 @@ ARG VERSION=0.1.0
 # ---- build: the queryd binary and the healthcheck, static, from the module alone (no go.work)
 FROM golang:1.26.8-bookworm AS build
 ARG VERSION
-ENV GOWORK=off CGO_ENABLED=0 GOTOOLCHAIN=local
+ENV GOWORK=off CGO_ENABLED=0 GOTOOLCHAIN=local GOEXPERIMENT=jsonv2
 WORKDIR /src
 # Module files first: the download layer survives source edits.
 COPY shared/go.mod shared/go.sum shared/

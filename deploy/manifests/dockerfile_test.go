@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
+
+	"github.com/strata-kb/strata/deploy/localstack"
 )
 
 // stage is one FROM ... of a Dockerfile.
@@ -154,6 +156,9 @@ func checkDockerfile(name string, content, ignore []byte, root, service, goVersi
 		env := build.env()
 		if env["GOWORK"] != "off" || env["CGO_ENABLED"] != "0" {
 			add("build stage must set GOWORK=off and CGO_ENABLED=0 (the module builds on its own, statically)")
+		}
+		if env["GOEXPERIMENT"] != localstack.GoExperiment {
+			add("build stage sets GOEXPERIMENT=%q, want %q as the local stack builds it (deploy/localstack.GoExperiment)", env["GOEXPERIMENT"], localstack.GoExperiment)
 		}
 		built := false
 		for _, r := range build.instr("run") {

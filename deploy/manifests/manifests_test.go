@@ -372,6 +372,7 @@ func TestDockerfileCheckerCatchesBrokenFiles(t *testing.T) {
 		{"indexer", "file outside the context", func(s string) string {
 			return strings.Replace(s, "COPY shared/ shared/", "COPY shared/ shared/\nCOPY go.work go.work", 1)
 		}, `COPY go.work: not in the build context`},
+		{"indexer", "JSON v1", func(s string) string { return strings.Replace(s, " GOEXPERIMENT=jsonv2", "", 1) }, `GOEXPERIMENT=""`},
 		{"embedder", "variable that is no flag", func(s string) string { return strings.Replace(s, "STRATA_LOG_FORMAT=json", "STRATA_LOG_FMT=json", 1) }, `\[STRATA_LOG_FMT\] are not flags of embedder`},
 	}
 	for _, tt := range tests {

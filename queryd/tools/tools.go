@@ -166,9 +166,24 @@ func handler[A any](t *Tools, name string, fn func(ctx context.Context, p auth.P
 			t.log.Error("tool failed", "tool", name, "key", p.KeyName, "err", err)
 			return mcp.NewToolResultError(fmt.Sprintf("%s failed: internal error; try again later", name)), nil
 		}
-		text, _ := json.Marshal(out)
-		return mcp.NewToolResultStructured(out, string(text)), nil
+		return structured(out)
 	}
+}
+
+// structured is a tool result whose structured content is out and whose
+// text is out's JSON. The JSON is encoded once and handed to mcp-go as
+// RawStructuredContent, which it writes as it is: encoding out a second
+// time by reflection was most of a large answer's cost
+// (BenchmarkListFileChunksLarge). StructuredContent stays set for callers
+// in this process.
+func structured(out any) (*mcp.CallToolResult, error) {
+	text, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("encode result: %w", err)
+	}
+	res := mcp.NewToolResultStructured(out, string(text))
+	res.RawStructuredContent = text
+	return res, nil
 }
 
 // Toolsets group the tools by the system whose surface they serve.

@@ -89,7 +89,9 @@ func Install(ctx context.Context, dir string, b Binary, progress io.Writer) (str
 	cmd := exec.CommandContext(ctx, goBin, "install", "-v", b.Package+"@"+b.Version)
 	// Outside any module, so the workspace's go.work does not apply.
 	cmd.Dir = tmp
-	cmd.Env = append(os.Environ(), "GOBIN="+tmp, "GOWORK=off", "CGO_ENABLED=0", "GOFLAGS=-buildvcs=false")
+	cmd.Env = append(os.Environ(), "GOBIN="+tmp, "GOWORK=off", "CGO_ENABLED=0", "GOFLAGS=-buildvcs=false",
+		// As upstream builds it: Strata's own GOEXPERIMENT (Taskfile) is not theirs.
+		"GOEXPERIMENT=")
 	// go install -v prints each package it compiles, one per line: progress counts them.
 	cmd.Stdout = progress
 	cmd.Stderr = progress

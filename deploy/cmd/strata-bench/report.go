@@ -42,6 +42,7 @@ func (r *report) header(w io.Writer) {
 	fmt.Fprintf(w, "run:      %s, strata-bench %s\n", r.started.UTC().Format("2006-01-02 15:04 MST"), strings.Join(r.cfg.args, " "))
 	fmt.Fprintf(w, "machine:  %d CPUs (runtime.NumCPU), %s/%s, %s, %s; servers, services and this client share it\n",
 		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, cpuModel(), runtime.Version())
+	fmt.Fprintf(w, "json:     %s\n", jsonImplementation)
 	var bins []string
 	for _, b := range servers.All {
 		bins = append(bins, b.Name+" "+b.Version)

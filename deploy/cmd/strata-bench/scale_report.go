@@ -34,7 +34,7 @@ func scaleMarkdown(w io.Writer, cfg Config, stages []stage, full *corpus, plot s
 	for _, b := range servers.All {
 		bins = append(bins, b.Name+" "+b.Version)
 	}
-	fmt.Fprintf(bw, "Machine: %d CPUs, %s, %s; servers (%s), services and this client share it.\n", runtime.NumCPU(), cpuModel(), runtime.Version(), strings.Join(bins, ", "))
+	fmt.Fprintf(bw, "Machine: %d CPUs, %s, %s; servers (%s), services and this client share it. JSON: %s.\n", runtime.NumCPU(), cpuModel(), runtime.Version(), strings.Join(bins, ", "), jsonImplementation)
 	fmt.Fprintf(bw, "Code measured: %s.\n", codeRevision())
 	fmt.Fprintf(bw, "One index grows through the sizes in one stack: %d chunks a file (%d sections, ~%d words a chunk), one commit per file, project(s) %s; ",
 		full.ChunksPerFile, sectionsPerFile, wordsPerChunk, strings.Join(full.Projects, ", "))
