@@ -195,8 +195,12 @@ func versionObjects(fv pipeline.FileVersion, seq int64, now string) []*models.Ob
 			"page_start": s.PageStart, "page_end": s.PageEnd,
 		})})
 	}
+	sections := make(map[string]*pipeline.Section, len(fv.Sections))
+	for i := range fv.Sections {
+		sections[fv.Sections[i].ID] = &fv.Sections[i]
+	}
 	for _, c := range fv.Chunks {
-		objs = append(objs, &models.Object{Class: schema.ChunkClass, ID: strfmt.UUID(c.ID), Tenant: o.Project, Properties: validity(map[string]any{
+		props := validity(map[string]any{
 			"content": c.Content, schema.ContentTermsProperty: terms.Of(c.Content), schema.HeadingTermsProperty: headingTerms(fv, c),
 			"file_id": fv.FileID, "file_version_id": fv.FileVersionID, "file_path": o.Path,
 			"branch": o.Branch, "index": c.Index, "start_offset": c.StartOffset, "end_offset": c.EndOffset,
@@ -204,7 +208,12 @@ func versionObjects(fv pipeline.FileVersion, seq int64, now string) []*models.Ob
 			"section_id": c.SectionID, "heading_path": nonNil(c.HeadingPath),
 			"embedding_status": pipeline.EmbeddingMissing, "embedding_model": "",
 			"kind": kindOr(c.Kind), "page_start": c.PageStart, "page_end": c.PageEnd, "image_ref": c.ImageRef, "image_mime": c.ImageMIME,
-		})})
+		})
+		if s := sections[c.SectionID]; s != nil {
+			props["section_title"], props["section_heading_path"], props["section_ordinal"] = s.Title, nonNil(s.HeadingPath), s.Ordinal
+			props["section_token_count"], props["section_chunk_count"] = s.TokenCount, s.ChunkCount
+		}
+		objs = append(objs, &models.Object{Class: schema.ChunkClass, ID: strfmt.UUID(c.ID), Tenant: o.Project, Properties: props})
 	}
 	return append(objs, &models.Object{Class: schema.VersionClass, ID: strfmt.UUID(fv.FileVersionID), Tenant: o.Project, Properties: validity(map[string]any{
 		"file_id": fv.FileID, "file_path": o.Path, "branch": o.Branch, "file_version_id": fv.FileVersionID, "sequencer": o.Sequencer,

@@ -473,7 +473,9 @@ func (c *kbCall) resolve(ctx context.Context, id string, order ...string) (*node
 					continue
 				}
 				n.chunk, n.fileID, n.path = ch, ch.FileID, ch.FilePath
-				if ch.SectionID != "" {
+				// A chunk node needs its section's name and statistics only:
+				// the chunk carries them (one round trip fewer), older chunks do not.
+				if n.section = ch.Section; n.section == nil && ch.SectionID != "" {
 					if n.section, err = c.t.read.GetSection(ctx, project, ch.SectionID, at); err != nil {
 						return nil, err
 					}

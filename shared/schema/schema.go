@@ -142,6 +142,11 @@ func Definitions() []*models.Class {
 				stored("source_checksum", "text"), stored("created_at", "date"), field("section_id"), stored("heading_path", "text[]"),
 				stored("embedding_status", "text"), stored("embedding_model", "text"), stored("kind", "text"), stored("page_start", "int"),
 				stored("page_end", "int"), stored("image_ref", "text"), stored("image_mime", "text"),
+				// The chunk's section as of the same version (sections are immutable
+				// versions too), so a chunk read needs no second read for its section's
+				// name and statistics; 0 chunks means "not recorded" (older chunks).
+				stored("section_title", "text"), stored("section_heading_path", "text[]"), stored("section_ordinal", "int"),
+				stored("section_token_count", "int"), stored("section_chunk_count", "int"),
 				sequence("valid_from"),
 			},
 		},

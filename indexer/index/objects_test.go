@@ -1,0 +1,60 @@
+package index
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/schema"
+)
+
+// TestChunksCarryTheirSection: every chunk object records its section's
+// title, heading path, ordinal and statistics (queryd reads a chunk's
+// section from it), and every property written is declared in the schema.
+func TestChunksCarryTheirSection(t *testing.T) {
+	fv := version("carry", "a.md", "e1", "0001", "one", "two", "three")
+	fv.Sections = append(fv.Sections, pipeline.Section{ID: "sec-2", Ordinal: 1, Title: "Usage", HeadingPath: []string{"Guide", "Usage"}, TokenCount: 70, ChunkCount: 1})
+	fv.Sections[0].Ordinal, fv.Sections[0].TokenCount, fv.Sections[0].ChunkCount = 0, 30, 2
+	fv.Chunks[2].SectionID = "sec-2"
+	fv.Chunks = append(fv.Chunks, pipeline.Chunk{ID: "orphan", Index: 3, Content: "no section"})
+
+	declared := map[string]map[string]bool{}
+	for _, c := range schema.Definitions() {
+		declared[c.Class] = map[string]bool{}
+		for _, p := range c.Properties {
+			declared[c.Class][p.Name] = true
+		}
+	}
+	var got []map[string]any
+	for _, o := range versionObjects(fv, 7, "2026-11-25T00:00:00Z") {
+		props := o.Properties.(map[string]any)
+		for k := range props {
+			if !declared[o.Class][k] {
+				t.Errorf("%s property %q is not in the schema", o.Class, k)
+			}
+		}
+		if o.Class == schema.ChunkClass {
+			got = append(got, props)
+		}
+	}
+	want := []map[string]any{
+		{"section_title": "a.md", "section_heading_path": []string{}, "section_ordinal": 0, "section_token_count": 30, "section_chunk_count": 2},
+		{"section_title": "a.md", "section_heading_path": []string{}, "section_ordinal": 0, "section_token_count": 30, "section_chunk_count": 2},
+		{"section_title": "Usage", "section_heading_path": []string{"Guide", "Usage"}, "section_ordinal": 1, "section_token_count": 70, "section_chunk_count": 1},
+		{},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d chunk objects, want %d", len(got), len(want))
+	}
+	for i, w := range want {
+		have := map[string]any{}
+		for k := range want[0] {
+			if v, ok := got[i][k]; ok {
+				have[k] = v
+			}
+		}
+		if !reflect.DeepEqual(have, w) {
+			t.Errorf("chunk %d section fields %v, want %v", i, have, w)
+		}
+	}
+}
