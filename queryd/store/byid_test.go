@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/go-openapi/strfmt"
+	"github.com/weaviate/weaviate-go-client/v4/weaviate"
 	"github.com/weaviate/weaviate/entities/models"
 
 	"github.com/strata-kb/strata/shared/ids"
@@ -21,9 +22,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// TestObjectByIDBothWays: the GraphQL read that stands in for a REST read
-// that does not answer gives the same object: properties, id and vector.
-func TestObjectByIDBothWays(t *testing.T) {
+// weaviateWithTenant returns a writer's client on the package's shared
+// weaviate-server, the schema in place and project's tenant created; tests
+// that need one skip with -short.
+func weaviateWithTenant(t *testing.T, project string) *weaviate.Client {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("needs a real weaviate-server")
 	}
@@ -32,14 +35,21 @@ func TestObjectByIDBothWays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := schema.Ensure(context.Background(), wv); err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.EnsureTenant(context.Background(), wv, project); err != nil {
+		t.Fatal(err)
+	}
+	return wv
+}
+
+// TestObjectByIDBothWays: the GraphQL read that stands in for a REST read
+// that does not answer gives the same object: properties, id and vector.
+func TestObjectByIDBothWays(t *testing.T) {
 	ctx := context.Background()
 	const project, model = "byid", "probe-model"
-	if err := schema.Ensure(ctx, wv); err != nil {
-		t.Fatal(err)
-	}
-	if err := schema.EnsureTenant(ctx, wv, project); err != nil {
-		t.Fatal(err)
-	}
+	wv := weaviateWithTenant(t, project)
 	if err := schema.EnsureVectorSpace(ctx, wv, model, 1); err != nil {
 		t.Fatal(err)
 	}

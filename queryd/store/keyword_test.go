@@ -9,8 +9,6 @@ import (
 
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/schema"
-	"github.com/strata-kb/strata/shared/servers"
-	"github.com/strata-kb/strata/shared/servers/serverstest"
 	"github.com/strata-kb/strata/shared/terms"
 )
 
@@ -19,22 +17,9 @@ import (
 // compares words as written, and a stemmed search over chunks written before
 // the stemmed index existed falls back to exact matching.
 func TestKeywordMatching(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs a real weaviate-server")
-	}
-	st := serverstest.StartShared(t)
-	wv, err := schema.NewClient(st.WeaviateHost, "", servers.LocalWeaviateWriter)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
 	const project = "keywordmatch"
-	if err := schema.Ensure(ctx, wv); err != nil {
-		t.Fatal(err)
-	}
-	if err := schema.EnsureTenant(ctx, wv, project); err != nil {
-		t.Fatal(err)
-	}
+	wv := weaviateWithTenant(t, project)
 	type doc struct {
 		path, content string
 		analysed      bool // written with the stemmed index's terms

@@ -10,30 +10,15 @@ import (
 
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/schema"
-	"github.com/strata-kb/strata/shared/servers"
-	"github.com/strata-kb/strata/shared/servers/serverstest"
 )
 
 // TestChunkDetailSection: a chunk that records its section (as the indexer
 // writes it) is read with that section; an older chunk without those
 // fields is read with none, so callers read the Section object.
 func TestChunkDetailSection(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs a real weaviate-server")
-	}
-	st := serverstest.StartShared(t)
-	wv, err := schema.NewClient(st.WeaviateHost, "", servers.LocalWeaviateWriter)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
 	const project = "chunksection"
-	if err := schema.Ensure(ctx, wv); err != nil {
-		t.Fatal(err)
-	}
-	if err := schema.EnsureTenant(ctx, wv, project); err != nil {
-		t.Fatal(err)
-	}
+	wv := weaviateWithTenant(t, project)
 	fileID := ids.File(project, "", "a.md")
 	fv := ids.FileVersion(fileID, "e", "s")
 	sec := ids.Section(fv, 2)
