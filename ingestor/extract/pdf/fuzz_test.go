@@ -37,3 +37,25 @@ func FuzzAssemble(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseHTMLMeta: any pdftotext output is either refused as corrupt or
+// split into pages that hold no form feed, with a title free of markup.
+func FuzzParseHTMLMeta(f *testing.F) {
+	f.Add("<html><head>\n<title>A &amp; B</title>\n</head>\n<body>\n<pre>\none\f\ftwo\f</pre>\n</body>\n</html>\n")
+	f.Add("<head><title></title></head><pre>\n</pre>")
+	f.Add("</head></head><pre>\n<pre>\n\f</pre></pre>")
+	f.Fuzz(func(t *testing.T, out string) {
+		text, err := ParseHTMLMeta([]byte(out))
+		if err != nil {
+			return
+		}
+		for i, p := range text.Pages {
+			if strings.Contains(p, "\f") {
+				t.Fatalf("page %d holds a form feed", i)
+			}
+		}
+		if strings.Contains(text.Title, "</title>") {
+			t.Fatalf("title %q runs past its tag", text.Title)
+		}
+	})
+}

@@ -10,6 +10,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"html"
 	"image"
 	_ "image/jpeg" // register the decoder for embedded JPEGs
 	"image/png"
@@ -51,9 +52,8 @@ func (p Poppler) tool(name string) string {
 
 // Info is what pdfinfo reports.
 type Info struct {
-	Pages     int
-	Title     string
-	Encrypted bool
+	Pages int
+	Title string
 }
 
 // Extract extracts text per page, headings from the outline, and embedded images.
@@ -74,26 +74,19 @@ func (p Poppler) Extract(ctx context.Context, data []byte, name string, lim extr
 	}
 
 	// Every tool reads the file on its own: they overlap, so a file costs
-	// about one pdftotext (measured in BenchmarkPDF). pdftotext stops at the
-	// last page by itself, so it need not wait for pdfinfo's page count; the
-	// outline comes whole from pdftohtml laying out one page only; pdfimages,
-	// which reads every page again, runs only when the file has a picture
-	// worth keeping (imagescan.go).
+	// about one pdftotext (measured in BenchmarkPDF). pdftotext -htmlmeta
+	// gives the title with the text, so pdfinfo runs only for a file longer
+	// than lim.MaxPages (to say how long); the outline comes whole from
+	// pdftohtml laying out one page only; pdfimages, which reads every page
+	// again, runs only when the file has a picture worth keeping (imagescan.go).
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var (
-		wg                               sync.WaitGroup
-		info                             Info
-		out                              []byte
-		outline                          []OutlineItem
-		images                           []extract.Image
-		infoErr, textErr, outErr, imgErr error
+		wg             sync.WaitGroup
+		outline        []OutlineItem
+		images         []extract.Image
+		outErr, imgErr error
 	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		out, textErr = p.run(ctx, lim, lim.MaxTextBytes, "pdftotext", "-enc", "UTF-8", "-q", "-f", "1", "-l", strconv.Itoa(max(lim.MaxPages, 1)), file, "-")
-	}()
 	if MayHaveOutline(data) {
 		wg.Add(1)
 		go func() { defer wg.Done(); outline, outErr = p.outline(ctx, file, lim) }()
@@ -102,22 +95,23 @@ func (p Poppler) Extract(ctx context.Context, data []byte, name string, lim extr
 		wg.Add(1)
 		go func() { defer wg.Done(); images, imgErr = p.images(ctx, dir, file, lim.MaxPages, lim) }()
 	}
-	if info, infoErr = p.info(ctx, file, lim); infoErr != nil {
+	text, textErr := p.text(ctx, file, lim)
+	if textErr != nil {
 		stop() // the file is unreadable: the others need not finish
 	}
 	wg.Wait()
-	if infoErr != nil {
-		return nil, fmt.Errorf("pdf %s: %w", name, infoErr)
-	}
-	pages := min(info.Pages, lim.MaxPages)
 	if textErr != nil {
-		return nil, fmt.Errorf("pdf %s: text: %w", name, textErr)
+		return nil, fmt.Errorf("pdf %s: %w", name, textErr)
+	}
+	pages := len(text.Pages)
+	total := pages
+	if pages >= lim.MaxPages {
+		// Only pdfinfo knows how many pages were left out.
+		if info, err := p.info(ctx, file, lim); err == nil {
+			total = max(info.Pages, pages)
+		}
 	}
 	outline = slices.DeleteFunc(outline, func(o OutlineItem) bool { return o.Page > pages })
-	pageTexts := strings.Split(string(out), "\f")
-	if len(pageTexts) > 0 && strings.TrimSpace(pageTexts[len(pageTexts)-1]) == "" {
-		pageTexts = pageTexts[:len(pageTexts)-1] // pdftotext ends every page with a form feed
-	}
 	// The outline and images are extras: failing them only costs structure.
 	var warnings []string
 	if outErr != nil {
@@ -126,12 +120,12 @@ func (p Poppler) Extract(ctx context.Context, data []byte, name string, lim extr
 	if imgErr != nil {
 		warnings = append(warnings, "images not extracted: "+imgErr.Error())
 	}
-	doc := Assemble(pageTexts, outline, images, lim)
-	doc.Pages = info.Pages
-	doc.Title = strings.TrimSpace(info.Title)
+	doc := Assemble(text.Pages, outline, images, lim)
+	doc.Pages = total
+	doc.Title = text.Title
 	doc.Warnings = append(warnings, doc.Warnings...)
-	if info.Pages > pages {
-		doc.Warnings = append(doc.Warnings, fmt.Sprintf("only the first %d of %d pages were extracted", pages, info.Pages))
+	if total > pages {
+		doc.Warnings = append(doc.Warnings, fmt.Sprintf("only the first %d of %d pages were extracted", pages, total))
 	}
 	return doc, nil
 }
@@ -147,17 +141,66 @@ func Sniff(data []byte) bool {
 	return bytes.Contains(head, []byte(" obj")) && bytes.Contains(head, []byte("endobj")) && bytes.Contains(head, []byte("/Type"))
 }
 
+// Text is what pdftotext -htmlmeta reports: the document's title and the
+// text of each page it read.
+type Text struct {
+	Title string
+	Pages []string
+}
+
+// text runs pdftotext -htmlmeta, which wraps the plain text (the same bytes,
+// not escaped) in <pre> after a head with the document's title: one process
+// instead of pdfinfo and pdftotext. Its errors say why a file is unreadable.
+func (p Poppler) text(ctx context.Context, file string, lim extract.Limits) (Text, error) {
+	out, err := p.run(ctx, lim, lim.MaxTextBytes+64<<10, "pdftotext", "-htmlmeta", "-enc", "UTF-8", "-f", "1", "-l", strconv.Itoa(max(lim.MaxPages, 1)), file, "-")
+	if err != nil {
+		return Text{}, classify(err)
+	}
+	return ParseHTMLMeta(out)
+}
+
+// ParseHTMLMeta splits pdftotext -htmlmeta output into the title and the
+// page texts (pdftotext ends every page with a form feed).
+func ParseHTMLMeta(out []byte) (Text, error) {
+	head, rest, ok := bytes.Cut(out, []byte("</head>"))
+	_, body, okPre := bytes.Cut(rest, []byte("<pre>\n"))
+	end := bytes.LastIndex(body, []byte("</pre>"))
+	if !ok || !okPre || end < 0 {
+		return Text{}, fmt.Errorf("%w: pdftotext printed no page text", extract.ErrCorrupt)
+	}
+	body = body[:end]
+	var t Text
+	if _, title, ok := bytes.Cut(head, []byte("<title>")); ok {
+		title, _, _ = bytes.Cut(title, []byte("</title>"))
+		t.Title = strings.TrimSpace(html.UnescapeString(string(title)))
+	}
+	// A file poppler opens but lays out no page of (issue19484_1.pdf) has
+	// no text, which is not an error.
+	t.Pages = strings.Split(string(body), "\f")
+	if last := len(t.Pages) - 1; strings.TrimSpace(t.Pages[last]) == "" {
+		t.Pages = t.Pages[:last]
+	}
+	return t, nil
+}
+
+// classify says why poppler could not read a file: a password, the time
+// limit, the output limit, or else a corrupt file (poppler's last word).
+func classify(err error) error {
+	msg := err.Error()
+	switch {
+	case errors.Is(err, extract.ErrTimeout), errors.Is(err, extract.ErrTooLarge):
+		return err
+	case strings.Contains(msg, "password"):
+		return fmt.Errorf("%w: %s", extract.ErrEncrypted, lastLine(msg))
+	}
+	return fmt.Errorf("%w: %s", extract.ErrCorrupt, lastLine(msg))
+}
+
+// info runs pdfinfo, for the page count of a file longer than lim.MaxPages.
 func (p Poppler) info(ctx context.Context, file string, lim extract.Limits) (Info, error) {
 	out, err := p.run(ctx, lim, 1<<20, "pdfinfo", file)
 	if err != nil {
-		msg := err.Error()
-		switch {
-		case strings.Contains(msg, "Incorrect password"), strings.Contains(msg, "password"):
-			return Info{}, fmt.Errorf("%w: %s", extract.ErrEncrypted, lastLine(msg))
-		case errors.Is(err, extract.ErrTimeout):
-			return Info{}, err
-		}
-		return Info{}, fmt.Errorf("%w: %s", extract.ErrCorrupt, lastLine(msg))
+		return Info{}, classify(err)
 	}
 	var info Info
 	for _, line := range strings.Split(string(out), "\n") {
@@ -171,8 +214,6 @@ func (p Poppler) info(ctx context.Context, file string, lim extract.Limits) (Inf
 			info.Pages, _ = strconv.Atoi(v)
 		case "Title":
 			info.Title = v
-		case "Encrypted":
-			info.Encrypted = strings.HasPrefix(v, "yes")
 		}
 	}
 	if info.Pages <= 0 {
@@ -326,7 +367,7 @@ func (p Poppler) run(ctx context.Context, lim extract.Limits, maxOut int, tool s
 	}
 	cmd.WaitDelay = 2 * time.Second
 	stdout := &capped{max: maxOut}
-	stderr := &capped{max: 4096}
+	stderr := &tail{max: 4096}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	err := cmd.Run()
 	switch {
@@ -355,6 +396,23 @@ func (c *capped) Write(b []byte) (int, error) {
 	}
 	return c.Buffer.Write(b)
 }
+
+// tail keeps the last max bytes written: a tool's last words say why it
+// failed, after any number of warnings.
+type tail struct {
+	buf []byte
+	max int
+}
+
+func (t *tail) Write(b []byte) (int, error) {
+	t.buf = append(t.buf, b...)
+	if len(t.buf) > 2*t.max {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(b), nil
+}
+
+func (t *tail) String() string { return string(t.buf[max(0, len(t.buf)-t.max):]) }
 
 func lastLine(s string) string {
 	s = strings.TrimSpace(s)

@@ -22,7 +22,10 @@ type OutlineItem struct {
 }
 
 // Make writes a PDF with the given pages and outline.
-func Make(pages []Page, outline []OutlineItem) []byte {
+func Make(pages []Page, outline []OutlineItem) []byte { return MakeTitled("", pages, outline) }
+
+// MakeTitled writes a PDF whose document information names a title ("" for none).
+func MakeTitled(title string, pages []Page, outline []OutlineItem) []byte {
 	var objs []string // object i+1
 	add := func(s string) int { objs = append(objs, s); return len(objs) }
 	catalog := add("") // filled in below
@@ -34,7 +37,7 @@ func Make(pages []Page, outline []OutlineItem) []byte {
 		var content strings.Builder
 		content.WriteString("BT /F1 14 Tf 72 720 Td 18 TL\n")
 		for _, l := range p.Lines {
-			fmt.Fprintf(&content, "(%s) Tj T*\n", strings.NewReplacer(`\`, `\\`, "(", `\(`, ")", `\)`).Replace(l))
+			fmt.Fprintf(&content, "(%s) Tj T*\n", escape(l))
 		}
 		content.WriteString("ET\n")
 		resources := fmt.Sprintf("/Font << /F1 %d 0 R >>", font)
@@ -107,6 +110,10 @@ func Make(pages []Page, outline []OutlineItem) []byte {
 		cat += fmt.Sprintf(" /Outlines %d 0 R /PageMode /UseOutlines", root)
 	}
 	objs[catalog-1] = cat + " >>"
+	info := ""
+	if title != "" {
+		info = fmt.Sprintf(" /Info %d 0 R", add(fmt.Sprintf("<< /Title (%s) >>", escape(title))))
+	}
 
 	var buf bytes.Buffer
 	buf.WriteString("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
@@ -120,6 +127,11 @@ func Make(pages []Page, outline []OutlineItem) []byte {
 	for _, off := range offsets {
 		fmt.Fprintf(&buf, "%010d 00000 n \n", off)
 	}
-	fmt.Fprintf(&buf, "trailer\n<< /Size %d /Root %d 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, catalog, xref)
+	fmt.Fprintf(&buf, "trailer\n<< /Size %d /Root %d 0 R%s >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, catalog, info, xref)
 	return buf.Bytes()
+}
+
+// escape writes s as the body of a PDF literal string.
+func escape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "(", `\(`, ")", `\)`).Replace(s)
 }
