@@ -11,18 +11,13 @@ import (
 	"errors"
 	"fmt"
 	"html"
-	"image"
-	_ "image/jpeg" // register the decoder for embedded JPEGs
-	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/strata-kb/strata/ingestor/extract"
 )
@@ -63,22 +58,31 @@ func (p Poppler) Extract(ctx context.Context, data []byte, name string, lim extr
 	}
 	ctx, cancel := context.WithTimeout(ctx, lim.Timeout)
 	defer cancel()
-	dir, err := os.MkdirTemp("", "strata-pdf-")
-	if err != nil {
-		return nil, fmt.Errorf("pdf %s: %w", name, err)
-	}
-	defer os.RemoveAll(dir)
-	file := filepath.Join(dir, "in.pdf")
-	if err := os.WriteFile(file, data, 0o600); err != nil {
-		return nil, fmt.Errorf("pdf %s: %w", name, err)
-	}
-
-	// Every tool reads the file on its own: they overlap, so a file costs
+	// Every tool reads the PDF on its own: they overlap, so a file costs
 	// about one pdftotext (measured in BenchmarkPDF). pdftotext -htmlmeta
 	// gives the title with the text, so pdfinfo runs only for a file longer
 	// than lim.MaxPages (to say how long); the outline comes whole from
 	// pdftohtml laying out one page only; pdfimages, which reads every page
 	// again, runs only when the file has a picture worth keeping (imagescan.go).
+	// The PDF reaches them on stdin; only pdftohtml needs it in a file, and
+	// pdfimages a directory to write into (a temporary directory costs about
+	// 1 ms on an ext4 disk, a tenth of a small file's pdftotext).
+	wantOutline := MayHaveOutline(data)
+	wantImages := lim.MaxImages > 0 && HasPictures(data)
+	var dir, file string
+	if wantOutline || wantImages {
+		var err error
+		if dir, err = os.MkdirTemp("", "strata-pdf-"); err != nil {
+			return nil, fmt.Errorf("pdf %s: %w", name, err)
+		}
+		defer os.RemoveAll(dir)
+	}
+	if wantOutline {
+		file = filepath.Join(dir, "in.pdf")
+		if err := os.WriteFile(file, data, 0o600); err != nil {
+			return nil, fmt.Errorf("pdf %s: %w", name, err)
+		}
+	}
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var (
@@ -87,15 +91,15 @@ func (p Poppler) Extract(ctx context.Context, data []byte, name string, lim extr
 		images         []extract.Image
 		outErr, imgErr error
 	)
-	if MayHaveOutline(data) {
+	if wantOutline {
 		wg.Add(1)
 		go func() { defer wg.Done(); outline, outErr = p.outline(ctx, file, lim) }()
 	}
-	if lim.MaxImages > 0 && HasPictures(data) {
+	if wantImages {
 		wg.Add(1)
-		go func() { defer wg.Done(); images, imgErr = p.images(ctx, dir, file, lim.MaxPages, lim) }()
+		go func() { defer wg.Done(); images, imgErr = p.images(ctx, dir, data, lim.MaxPages, lim) }()
 	}
-	text, textErr := p.text(ctx, file, lim)
+	text, textErr := p.text(ctx, data, lim)
 	if textErr != nil {
 		stop() // the file is unreadable: the others need not finish
 	}
@@ -107,7 +111,7 @@ func (p Poppler) Extract(ctx context.Context, data []byte, name string, lim extr
 	total := pages
 	if pages >= lim.MaxPages {
 		// Only pdfinfo knows how many pages were left out.
-		if info, err := p.info(ctx, file, lim); err == nil {
+		if info, err := p.info(ctx, data, lim); err == nil {
 			total = max(info.Pages, pages)
 		}
 	}
@@ -151,8 +155,8 @@ type Text struct {
 // text runs pdftotext -htmlmeta, which wraps the plain text (the same bytes,
 // not escaped) in <pre> after a head with the document's title: one process
 // instead of pdfinfo and pdftotext. Its errors say why a file is unreadable.
-func (p Poppler) text(ctx context.Context, file string, lim extract.Limits) (Text, error) {
-	out, err := p.run(ctx, lim, lim.MaxTextBytes+64<<10, "pdftotext", "-htmlmeta", "-enc", "UTF-8", "-f", "1", "-l", strconv.Itoa(max(lim.MaxPages, 1)), file, "-")
+func (p Poppler) text(ctx context.Context, pdf []byte, lim extract.Limits) (Text, error) {
+	out, err := p.run(ctx, lim, lim.MaxTextBytes+64<<10, pdf, "pdftotext", "-htmlmeta", "-enc", "UTF-8", "-f", "1", "-l", strconv.Itoa(max(lim.MaxPages, 1)), stdinPDF, "-")
 	if err != nil {
 		return Text{}, classify(err)
 	}
@@ -197,8 +201,8 @@ func classify(err error) error {
 }
 
 // info runs pdfinfo, for the page count of a file longer than lim.MaxPages.
-func (p Poppler) info(ctx context.Context, file string, lim extract.Limits) (Info, error) {
-	out, err := p.run(ctx, lim, 1<<20, "pdfinfo", file)
+func (p Poppler) info(ctx context.Context, pdf []byte, lim extract.Limits) (Info, error) {
+	out, err := p.run(ctx, lim, 1<<20, pdf, "pdfinfo", stdinPDF)
 	if err != nil {
 		return Info{}, classify(err)
 	}
@@ -250,7 +254,7 @@ func MayHaveOutline(data []byte) bool {
 // outline reads the PDF's bookmarks: pdftohtml -xml prints the whole outline
 // (with every item's page) whatever page range it lays out, so it lays out one.
 func (p Poppler) outline(ctx context.Context, file string, lim extract.Limits) ([]OutlineItem, error) {
-	out, err := p.run(ctx, lim, lim.MaxTextBytes*4, "pdftohtml", "-xml", "-i", "-q", "-stdout", "-nodrm", "-f", "1", "-l", "1", file)
+	out, err := p.run(ctx, lim, lim.MaxTextBytes*4, nil, "pdftohtml", "-xml", "-i", "-q", "-stdout", "-nodrm", "-f", "1", "-l", "1", file)
 	if err != nil {
 		return nil, err
 	}
@@ -285,139 +289,4 @@ func (p Poppler) outline(ctx context.Context, file string, lim extract.Limits) (
 	}
 	walk(root, 1)
 	return items, nil
-}
-
-// images extracts embedded raster images page by page: JPEGs as they are,
-// the others as PNM (pdfimages -j), which Strata encodes as PNG itself for
-// the images it keeps.
-func (p Poppler) images(ctx context.Context, dir, file string, pages int, lim extract.Limits) ([]extract.Image, error) {
-	if lim.MaxImages <= 0 {
-		return nil, nil
-	}
-	prefix := filepath.Join(dir, "img")
-	if _, err := p.run(ctx, lim, 1<<20, "pdfimages", "-j", "-p", "-q", "-l", strconv.Itoa(max(pages, 1)), file, prefix); err != nil {
-		return nil, err
-	}
-	names, err := filepath.Glob(prefix + "-*")
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(names)
-	var out []extract.Image
-	for _, n := range names {
-		if len(out) >= lim.MaxImages || ctx.Err() != nil {
-			break
-		}
-		img, ok := keepImage(n, lim)
-		if !ok {
-			continue
-		}
-		// pdfimages -p names files img-<page>-<n>.<ext>.
-		parts := strings.Split(strings.TrimPrefix(filepath.Base(n), "img-"), "-")
-		img.Page, _ = strconv.Atoi(parts[0])
-		img.Name = fmt.Sprintf("page-%d-image-%d.%s", img.Page, len(out)+1, strings.TrimPrefix(img.MIME, "image/"))
-		out = append(out, img)
-	}
-	return out, nil
-}
-
-// keepImage reads one file pdfimages wrote, if it is worth keeping: at least
-// 32x32 (icons, masks and rules carry nothing), at most maxImagePixels, and
-// under lim.MaxImageBytes as JPEG or PNG.
-func keepImage(path string, lim extract.Limits) (extract.Image, bool) {
-	st, err := os.Stat(path)
-	if err != nil || st.Size() > 3*maxImagePixels+64 || (strings.HasSuffix(path, ".jpg") && st.Size() > lim.MaxImageBytes) {
-		return extract.Image{}, false
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return extract.Image{}, false
-	}
-	if strings.HasSuffix(path, ".jpg") {
-		cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
-		if err != nil || cfg.Width < 32 || cfg.Height < 32 {
-			return extract.Image{}, false
-		}
-		return extract.Image{MIME: "image/" + format, Data: data, Width: cfg.Width, Height: cfg.Height}, true
-	}
-	_, w, h, _, err := pnmHeader(data)
-	if err != nil || w < 32 || h < 32 || w*h > maxImagePixels {
-		return extract.Image{}, false
-	}
-	decoded, err := decodePNM(data)
-	if err != nil {
-		return extract.Image{}, false
-	}
-	var buf bytes.Buffer
-	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&buf, decoded); err != nil || int64(buf.Len()) > lim.MaxImageBytes {
-		return extract.Image{}, false
-	}
-	return extract.Image{MIME: "image/png", Data: buf.Bytes(), Width: w, Height: h}, true
-}
-
-// run runs a poppler tool under the time limit of ctx and the address-space
-// limit of lim, keeping at most maxOut bytes of its output.
-func (p Poppler) run(ctx context.Context, lim extract.Limits, maxOut int, tool string, args ...string) ([]byte, error) {
-	path := p.tool(tool)
-	var cmd *exec.Cmd
-	if prlimit, err := exec.LookPath("prlimit"); err == nil && lim.MaxMemoryBytes > 0 {
-		cmd = exec.CommandContext(ctx, prlimit, append([]string{"--as=" + strconv.FormatInt(lim.MaxMemoryBytes, 10), "--", path}, args...)...)
-	} else {
-		cmd = exec.CommandContext(ctx, path, args...)
-	}
-	cmd.WaitDelay = 2 * time.Second
-	stdout := &capped{max: maxOut}
-	stderr := &tail{max: 4096}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	err := cmd.Run()
-	switch {
-	case ctx.Err() != nil:
-		return nil, fmt.Errorf("%w: %s after %v", extract.ErrTimeout, tool, ctx.Err())
-	case stdout.over:
-		return nil, fmt.Errorf("%w: %s output over %d bytes", extract.ErrTooLarge, tool, maxOut)
-	case err != nil:
-		return nil, fmt.Errorf("%s: %v: %s", tool, err, strings.TrimSpace(stderr.String()))
-	}
-	return stdout.Bytes(), nil
-}
-
-// capped is a buffer that stops growing at max bytes and remembers that it did.
-type capped struct {
-	bytes.Buffer
-	max  int
-	over bool
-}
-
-func (c *capped) Write(b []byte) (int, error) {
-	if room := c.max - c.Len(); len(b) > room {
-		c.over = true
-		c.Buffer.Write(b[:max(room, 0)])
-		return 0, errors.New("output limit reached")
-	}
-	return c.Buffer.Write(b)
-}
-
-// tail keeps the last max bytes written: a tool's last words say why it
-// failed, after any number of warnings.
-type tail struct {
-	buf []byte
-	max int
-}
-
-func (t *tail) Write(b []byte) (int, error) {
-	t.buf = append(t.buf, b...)
-	if len(t.buf) > 2*t.max {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
-	}
-	return len(b), nil
-}
-
-func (t *tail) String() string { return string(t.buf[max(0, len(t.buf)-t.max):]) }
-
-func lastLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		return s[i+1:]
-	}
-	return s
 }
