@@ -57,6 +57,7 @@ type Config struct {
 	MaxImages       int
 	MaxChildMemory  int64
 	PopplerDir      string
+	PDFScratchDir   string
 	UniDoc          pdf.License
 	Reconcile       time.Duration
 	ReconcileMinAge time.Duration
@@ -87,6 +88,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.MaxImages, "max-images", def.MaxImages, "images kept per document")
 	fs.Int64Var(&c.MaxChildMemory, "extract-memory-bytes", def.MaxMemoryBytes, "address-space limit of each poppler process")
 	fs.StringVar(&c.PopplerDir, "poppler-dir", "", "directory of pdftotext, pdfinfo, pdftohtml, pdfimages (default: PATH)")
+	fs.StringVar(&c.PDFScratchDir, "pdf-scratch-dir", "", "where PDF pictures are written while extracted: a tmpfs (/dev/shm) makes PDFs with pictures up to 2x faster than a disk (default: the system's temporary directory)")
 	fs.StringVar(&c.UniDoc.MeteredKey, "unidoc-metered-key", "", "UniDoc metered API key: use UniPDF for PDFs (needs network access to UniDoc)")
 	fs.StringVar(&c.UniDoc.OfflineKey, "unidoc-license-key", "", "UniDoc offline license key contents: use UniPDF for PDFs")
 	fs.StringVar(&c.UniDoc.CustomerName, "unidoc-customer", "", "customer name of the UniDoc offline license")
@@ -129,6 +131,11 @@ func (c *Config) Validate() error {
 	}
 	if c.AssetsBucket == "" {
 		p.Addf("assets-bucket", "required")
+	}
+	if c.PDFScratchDir != "" {
+		if st, err := os.Stat(c.PDFScratchDir); err != nil || !st.IsDir() {
+			p.Addf("pdf-scratch-dir", "must be an existing directory, got %q", c.PDFScratchDir)
+		}
 	}
 	if c.ExtractTimeout < time.Second {
 		p.Addf("extract-timeout", "must be at least 1s, got %v", c.ExtractTimeout)
@@ -202,7 +209,7 @@ func run(ctx context.Context, args []string) error {
 	ing := ingest.New(ingest.Config{MaxObjectBytes: cfg.MaxObjectBytes, MaxMessageBytes: cfg.MaxMessageBytes, TargetTokens: cfg.TargetTokens,
 		OverlapTokens: cfg.OverlapTokens, Limits: cfg.Limits()},
 		objectstore.Store{Client: s3}, objectstore.Assets{Client: s3, Bucket: cfg.AssetsBucket},
-		detect.NewRegistry(pdf.New(cfg.UniDoc, pdf.Poppler{BinDir: cfg.PopplerDir})), pipeline.Publisher{JS: js}, states, counter, log)
+		detect.NewRegistry(pdf.New(cfg.UniDoc, pdf.Poppler{BinDir: cfg.PopplerDir, ScratchDir: cfg.PDFScratchDir})), pipeline.Publisher{JS: js}, states, counter, log)
 	if exists, err := s3.BucketExists(ctx, cfg.AssetsBucket); err != nil || !exists {
 		return fmt.Errorf("assets bucket %q (-assets-bucket, STRATA_ASSETS_BUCKET) is not reachable or does not exist: %v", cfg.AssetsBucket, err)
 	}
