@@ -68,3 +68,100 @@ func TestChunkDetailSection(t *testing.T) {
 		t.Fatalf("range read: %+v %v", rows, err)
 	}
 }
+
+// TestChunkWindowByIDs: a bounded index range (read_around's window) is read
+// by the chunks' ids: the same chunks, in order, as the range on index, with
+// another version's chunks of the same indexes and a chunk committed after
+// the view left out, and a section's chunks added when asked.
+func TestChunkWindowByIDs(t *testing.T) {
+	ctx := context.Background()
+	const project = "chunkwindow"
+	wv := weaviateWithTenant(t, project)
+	fileID := ids.File(project, "", "w.md")
+	fv, other := ids.FileVersion(fileID, "e1", "s1"), ids.FileVersion(fileID, "e2", "s2")
+	secA, secB := ids.Section(fv, 0), ids.Section(fv, 1)
+	chunk := func(version string, i int, section string, validFrom int) *models.Object {
+		return &models.Object{Class: schema.ChunkClass, ID: strfmt.UUID(ids.Chunk(version, i)), Tenant: project, Properties: map[string]any{
+			"content": "c", "file_id": fileID, "file_version_id": version, "file_path": "w.md", "branch": "", "index": i,
+			"start_offset": 0, "end_offset": 1, "token_count": 1, "source_checksum": "sum", "section_id": section,
+			"kind": "text", "valid_from": validFrom,
+		}}
+	}
+	var objs []*models.Object
+	for i := range 8 {
+		sec := secA
+		if i >= 5 {
+			sec = secB
+		}
+		objs = append(objs, chunk(fv, i, sec, 3), chunk(other, i, ids.Section(other, 0), 3))
+	}
+	objs = append(objs, chunk(fv, 8, secB, 9)) // committed after the view at 3
+	res, err := wv.Batch().ObjectsBatcher().WithObjects(objs...).Do(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.Result != nil && r.Result.Errors != nil {
+			t.Fatalf("store %s: %v", r.ID, r.Result.Errors.Error[0].Message)
+		}
+	}
+	s := New(wv)
+	indexes := func(q ChunkQuery) []int {
+		t.Helper()
+		rows, err := s.ChunkDetails(ctx, project, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []int
+		for _, r := range rows {
+			if r.FileVersionID != fv {
+				t.Fatalf("row of version %s", r.FileVersionID)
+			}
+			out = append(out, r.Index)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		q    ChunkQuery
+		want []int
+	}{
+		{ChunkQuery{FileVersionID: fv, From: 2, To: 4, Limit: 3, At: 3}, []int{2, 3, 4}},
+		{ChunkQuery{FileVersionID: fv, From: 0, To: 1, Limit: 2, At: 3}, []int{0, 1}},
+		{ChunkQuery{FileVersionID: fv, From: 6, To: 9, Limit: 4, At: 3}, []int{6, 7}},                      // past the end, and 8 not yet visible
+		{ChunkQuery{FileVersionID: fv, From: 6, To: 9, Limit: 4, At: 9}, []int{6, 7, 8}},                   // visible from 9
+		{ChunkQuery{FileVersionID: fv, From: 0, To: 200, Limit: 20, At: 3}, []int{0, 1, 2, 3, 4, 5, 6, 7}}, // too wide for ids: the range
+		{ChunkQuery{FileVersionID: fv, From: 3, To: 4, AlsoSectionID: secB, Limit: 10, At: 3}, []int{3, 4, 5, 6, 7}},
+	} {
+		if got := indexes(c.q); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%+v: indexes %v, want %v", c.q, got, c.want)
+		}
+	}
+}
+
+// TestWindowFilterUsesIDs: which filter a chunk query becomes.
+func TestWindowFilterUsesIDs(t *testing.T) {
+	fv := ids.FileVersion(ids.File("p", "", "a.md"), "e", "s")
+	paths := func(q ChunkQuery) map[string]bool {
+		seen := map[string]bool{}
+		var walk func(w *models.WhereFilter)
+		walk = func(w *models.WhereFilter) {
+			if len(w.Path) > 0 {
+				seen[w.Path[0]] = true
+			}
+			for _, o := range w.Operands {
+				walk(o)
+			}
+		}
+		walk(chunkQueryWhere(q).Build())
+		return seen
+	}
+	if p := paths(ChunkQuery{FileVersionID: fv, From: 3, To: 9}); !p["id"] || p["index"] {
+		t.Errorf("window 3-9 filters on %v, want id and not index", p)
+	}
+	if p := paths(ChunkQuery{FileVersionID: fv, From: 0, To: 500}); p["id"] || !p["index"] {
+		t.Errorf("range 0-500 filters on %v, want index", p)
+	}
+	if p := paths(ChunkQuery{FileVersionID: fv, To: -1}); p["id"] || p["index"] {
+		t.Errorf("whole version filters on %v", p)
+	}
+}

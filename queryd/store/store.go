@@ -19,6 +19,7 @@ import (
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
 	"github.com/weaviate/weaviate/entities/models"
 
+	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/terms"
 )
@@ -232,11 +233,15 @@ func (s *Store) documents(ctx context.Context, project string, where *filters.Wh
 	return out, nil
 }
 
-// ListChunks returns a file version's chunks in order.
+// ListChunks returns a file version's chunks in order. A version's chunks
+// are numbered from 0 without gaps, so a page is the ids of its indexes.
 func (s *Store) ListChunks(ctx context.Context, project, fileVersionID string, offset, limit int) ([]Chunk, error) {
 	rows, err := s.get(ctx, schema.ChunkClass, project, chunkFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
-		return g.WithWhere(eq("file_version_id", fileVersionID)).
-			WithSort(graphql.Sort{Path: []string{"index"}, Order: graphql.Asc}).WithOffset(offset).WithLimit(limit)
+		g = g.WithSort(graphql.Sort{Path: []string{"index"}, Order: graphql.Asc}).WithLimit(limit)
+		if offset >= 0 && limit > 0 && limit <= maxIDWindow && ids.Valid(fileVersionID) {
+			return g.WithWhere(and(eq("file_version_id", fileVersionID), chunkIDsIn(fileVersionID, offset, offset+limit-1)))
+		}
+		return g.WithWhere(eq("file_version_id", fileVersionID)).WithOffset(offset)
 	})
 	if err != nil {
 		return nil, err

@@ -98,7 +98,7 @@ func (b *bench) cases() []benchCase {
 			direct: func(ctx context.Context, in input) (int, error) {
 				return d.listChunks(ctx, in.project(), in.file.FV.FileVersionID, 101)
 			},
-			directDoc: "Get Chunk where file_version_id, sort index, limit 101"},
+			directDoc: "Get Chunk where file_version_id and id in the first 101 chunk ids, sort index, limit 101"},
 		{name: "get_file_chunk", tool: "get_file_chunk",
 			args: func(in input) map[string]any {
 				return map[string]any{"project_reference": in.project(), "chunk_id": in.chunkID()}
@@ -166,7 +166,7 @@ func (b *bench) cases() []benchCase {
 				from, to := in.sectionRange() // the section fits the token budget, so it comes back whole
 				return d.chunkRange(ctx, in.project(), in.file.FV.FileVersionID, "", from, to)
 			},
-			directDoc: "Get Chunk where file_version_id, valid_from<=W and index in the anchor's section, sort index"},
+			directDoc: "Get Chunk where file_version_id, valid_from<=W and id in the anchor's section's chunk ids, sort index"},
 		{name: "get_info (document)", tool: "get_info",
 			args: func(in input) map[string]any { return map[string]any{"path_part_id": in.file.FV.FileID} },
 			direct: func(ctx context.Context, in input) (int, error) {

@@ -159,13 +159,23 @@ func (d *direct) chunkVector(ctx context.Context, project, chunkID, model string
 	return d.object(ctx, schema.ChunkVectorClass, project, ids.ChunkVector(chunkID, model))
 }
 
-// listChunks is store.ListChunks: a version's chunks by index.
+// listChunks is store.ListChunks: a version's first chunks by index, a page
+// named by its chunks' ids.
 func (d *direct) listChunks(ctx context.Context, project, fileVersionID string, limit int) (int, error) {
 	rows, err := d.get(ctx, schema.ChunkClass, project, chunkFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
-		return g.WithWhere(eq("file_version_id", fileVersionID)).
+		return g.WithWhere(and(eq("file_version_id", fileVersionID), chunkIDsIn(fileVersionID, 0, limit-1))).
 			WithSort(graphql.Sort{Path: []string{"index"}, Order: graphql.Asc}).WithLimit(limit)
 	})
 	return len(rows), err
+}
+
+// chunkIDsIn is store's: chunks from index from to to by id.
+func chunkIDsIn(fileVersionID string, from, to int) *filters.WhereBuilder {
+	chunkIDs := make([]string, 0, to-from+1)
+	for i := from; i <= to; i++ {
+		chunkIDs = append(chunkIDs, ids.Chunk(fileVersionID, i))
+	}
+	return filters.Where().WithPath([]string{"id"}).WithOperator(filters.ContainsAny).WithValueText(chunkIDs...)
 }
 
 // chunkRange is store.ChunkDetails: a version's chunks in a section and/or
@@ -175,11 +185,16 @@ func (d *direct) chunkRange(ctx context.Context, project, fileVersionID, section
 	if sectionID != "" {
 		ws = append(ws, eq("section_id", sectionID))
 	}
-	if from > 0 {
-		ws = append(ws, intOp("index", filters.GreaterThanEqual, int64(from)))
-	}
-	if to >= 0 {
-		ws = append(ws, intOp("index", filters.LessThanEqual, int64(to)))
+	switch {
+	case to >= from && to-from < 256: // as store.ChunkDetails: a window by its ids
+		ws = append(ws, chunkIDsIn(fileVersionID, from, to))
+	default:
+		if from > 0 {
+			ws = append(ws, intOp("index", filters.GreaterThanEqual, int64(from)))
+		}
+		if to >= 0 {
+			ws = append(ws, intOp("index", filters.LessThanEqual, int64(to)))
+		}
 	}
 	limit := 201
 	if to >= 0 {
