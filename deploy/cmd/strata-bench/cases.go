@@ -167,6 +167,17 @@ func (b *bench) cases() []benchCase {
 				return d.chunkRange(ctx, in.project(), in.file.FV.FileVersionID, "", from, to)
 			},
 			directDoc: "Get Chunk where file_version_id, valid_from<=W and id in the anchor's section's chunk ids, sort index"},
+		{name: "window of 3 chunks: index range | ids (Weaviate)",
+			local: func(ctx context.Context, _ int, in input, _ bool) (outcome, error) {
+				i := in.file.FV.Chunks[in.chunk].Index
+				n, err := d.window(ctx, in.project(), in.file.FV.FileVersionID, max(0, i-1), i+1, false)
+				return outcome{hits: n}, err
+			},
+			direct: func(ctx context.Context, in input) (int, error) {
+				i := in.file.FV.Chunks[in.chunk].Index
+				return d.window(ctx, in.project(), in.file.FV.FileVersionID, max(0, i-1), i+1, true)
+			},
+			directDoc: "left: Get Chunk where file_version_id, valid_from<=W and index in [i-1, i+1]; direct: the same with id in the three chunk ids instead of the index range"},
 		{name: "get_info (document)", tool: "get_info",
 			args: func(in input) map[string]any { return map[string]any{"path_part_id": in.file.FV.FileID} },
 			direct: func(ctx context.Context, in input) (int, error) {

@@ -206,6 +206,22 @@ func (d *direct) chunkRange(ctx context.Context, project, fileVersionID, section
 	return len(rows), err
 }
 
+// window reads chunks from index from to to of a version, by a range on
+// index (as Strata did before) or by the chunks' ids (as store.ChunkDetails
+// does now), so the two can be measured side by side.
+func (d *direct) window(ctx context.Context, project, fileVersionID string, from, to int, byIDs bool) (int, error) {
+	ws := []*filters.WhereBuilder{eq("file_version_id", fileVersionID), intOp("valid_from", filters.LessThanEqual, d.at[project])}
+	if byIDs {
+		ws = append(ws, chunkIDsIn(fileVersionID, from, to))
+	} else {
+		ws = append(ws, intOp("index", filters.GreaterThanEqual, int64(from)), intOp("index", filters.LessThanEqual, int64(to)))
+	}
+	rows, err := d.get(ctx, schema.ChunkClass, project, chunkDetailFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.WithWhere(and(ws...)).WithSort(graphql.Sort{Path: []string{"index"}, Order: graphql.Asc}).WithLimit(to - from + 1)
+	})
+	return len(rows), err
+}
+
 // sections is store.Sections: a version's table of contents.
 func (d *direct) sections(ctx context.Context, project, fileVersionID string) (int, error) {
 	rows, err := d.get(ctx, schema.SectionClass, project, sectionFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {

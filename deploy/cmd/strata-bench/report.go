@@ -123,7 +123,7 @@ func (r *report) notes(w io.Writer) {
 func (r *report) embeddingNotes() []string {
 	embed := map[int]time.Duration{}
 	for _, res := range r.results {
-		if res.local {
+		if res.local && strings.HasPrefix(res.name, "embed query") {
 			embed[res.c] = res.queryd.percentile(0.5)
 		}
 	}
