@@ -167,7 +167,7 @@ func (b *bench) cases() []benchCase {
 				return d.chunkRange(ctx, in.project(), in.file.FV.FileVersionID, "", from, to)
 			},
 			directDoc: "Get Chunk where file_version_id, valid_from<=W and id in the anchor's section's chunk ids, sort index"},
-		{name: "window of 3 chunks: index range | ids (Weaviate)",
+		{name: "window of 3 chunks by index range (direct: by ids)",
 			local: func(ctx context.Context, _ int, in input, _ bool) (outcome, error) {
 				i := in.file.FV.Chunks[in.chunk].Index
 				n, err := d.window(ctx, in.project(), in.file.FV.FileVersionID, max(0, i-1), i+1, false)

@@ -62,7 +62,7 @@ func scaleMarkdown(w io.Writer, cfg Config, stages []stage, full *corpus, plot s
 			}
 			d := r.direct
 			goal := "-"
-			if r.c == 1 {
+			if r.c == 1 && !r.local { // a local row compares two queries, not a tool with its query
 				limit := time.Duration(float64(d.percentile(0.5))*1.15) + 500*time.Microsecond
 				goal = "met"
 				if q.percentile(0.5) > limit {
