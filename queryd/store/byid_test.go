@@ -44,6 +44,20 @@ func weaviateWithTenant(t *testing.T, project string) *weaviate.Client {
 	return wv
 }
 
+// putObjects stores objects in one batch, failing the test on any object's error.
+func putObjects(t *testing.T, wv *weaviate.Client, objs ...*models.Object) {
+	t.Helper()
+	res, err := wv.Batch().ObjectsBatcher().WithObjects(objs...).Do(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.Result != nil && r.Result.Errors != nil {
+			t.Fatalf("store %s: %v", r.ID, r.Result.Errors.Error[0].Message)
+		}
+	}
+}
+
 // TestObjectByIDBothWays: the GraphQL read that stands in for a REST read
 // that does not answer gives the same object: properties, id and vector.
 func TestObjectByIDBothWays(t *testing.T) {

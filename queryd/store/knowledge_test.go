@@ -40,15 +40,7 @@ func TestChunkDetailSection(t *testing.T) {
 		{Class: schema.VersionClass, ID: strfmt.UUID(fv), Tenant: project, Properties: map[string]any{
 			"file_id": fileID, "file_path": "a.md", "branch": "", "file_version_id": fv, "status": "indexed", "deleted": false, "valid_from": 3}},
 	}
-	res, err := wv.Batch().ObjectsBatcher().WithObjects(objs...).Do(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range res {
-		if r.Result != nil && r.Result.Errors != nil {
-			t.Fatalf("store %s: %v", r.ID, r.Result.Errors.Error[0].Message)
-		}
-	}
+	putObjects(t, wv, objs...)
 	s := New(wv)
 	carried, err := s.GetChunkDetail(ctx, project, ids.Chunk(fv, 0), 3)
 	if err != nil || carried == nil {
@@ -96,15 +88,7 @@ func TestChunkWindowByIDs(t *testing.T) {
 		objs = append(objs, chunk(fv, i, sec, 3), chunk(other, i, ids.Section(other, 0), 3))
 	}
 	objs = append(objs, chunk(fv, 8, secB, 9)) // committed after the view at 3
-	res, err := wv.Batch().ObjectsBatcher().WithObjects(objs...).Do(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range res {
-		if r.Result != nil && r.Result.Errors != nil {
-			t.Fatalf("store %s: %v", r.ID, r.Result.Errors.Error[0].Message)
-		}
-	}
+	putObjects(t, wv, objs...)
 	s := New(wv)
 	indexes := func(q ChunkQuery) []int {
 		t.Helper()

@@ -30,15 +30,7 @@ func TestListChunksPages(t *testing.T) {
 			}})
 		}
 	}
-	res, err := wv.Batch().ObjectsBatcher().WithObjects(objs...).Do(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range res {
-		if r.Result != nil && r.Result.Errors != nil {
-			t.Fatalf("store %s: %v", r.ID, r.Result.Errors.Error[0].Message)
-		}
-	}
+	putObjects(t, wv, objs...)
 	s := New(wv)
 	for _, limit := range []int{101, maxIDWindow, maxIDWindow + 1} {
 		next := 0
