@@ -49,12 +49,6 @@ func (p Poppler) tool(name string) string {
 	return name
 }
 
-// Info is what pdfinfo reports.
-type Info struct {
-	Pages int
-	Title string
-}
-
 // Extract extracts text per page, headings from the outline, and embedded images.
 func (p Poppler) Extract(ctx context.Context, data []byte, name string, lim extract.Limits) (*extract.Document, error) {
 	if !Sniff(data) {
@@ -115,8 +109,8 @@ func (p Poppler) Extract(ctx context.Context, data []byte, name string, lim extr
 	total := pages
 	if pages >= lim.MaxPages {
 		// Only pdfinfo knows how many pages were left out.
-		if info, err := p.info(ctx, data, lim); err == nil {
-			total = max(info.Pages, pages)
+		if n, err := p.pageCount(ctx, data, lim); err == nil {
+			total = max(n, pages)
 		}
 	}
 	outline = slices.DeleteFunc(outline, func(o OutlineItem) bool { return o.Page > pages })
@@ -204,30 +198,20 @@ func classify(err error) error {
 	return fmt.Errorf("%w: %s", extract.ErrCorrupt, lastLine(msg))
 }
 
-// info runs pdfinfo, for the page count of a file longer than lim.MaxPages.
-func (p Poppler) info(ctx context.Context, pdf []byte, lim extract.Limits) (Info, error) {
+// pageCount runs pdfinfo, for the page count of a file longer than lim.MaxPages.
+func (p Poppler) pageCount(ctx context.Context, pdf []byte, lim extract.Limits) (int, error) {
 	out, err := p.run(ctx, lim, 1<<20, pdf, "pdfinfo", stdinPDF)
 	if err != nil {
-		return Info{}, classify(err)
+		return 0, classify(err)
 	}
-	var info Info
 	for _, line := range strings.Split(string(out), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		v = strings.TrimSpace(v)
-		switch k {
-		case "Pages":
-			info.Pages, _ = strconv.Atoi(v)
-		case "Title":
-			info.Title = v
+		if k, v, ok := strings.Cut(line, ":"); ok && k == "Pages" {
+			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 {
+				return n, nil
+			}
 		}
 	}
-	if info.Pages <= 0 {
-		return Info{}, fmt.Errorf("%w: no pages", extract.ErrCorrupt)
-	}
-	return info, nil
+	return 0, fmt.Errorf("%w: pdfinfo reported no pages", extract.ErrCorrupt)
 }
 
 // OutlineItem is a bookmark: a heading candidate on a page.
