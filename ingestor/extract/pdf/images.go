@@ -19,6 +19,10 @@ import (
 	"github.com/strata-kb/strata/ingestor/extract"
 )
 
+// maxParallelImages bounds the pictures of one file decoded at once (each up
+// to maxImagePixels, about 64 MiB decoded).
+const maxParallelImages = 4
+
 // pngBuffers lets PNG encodings reuse their compressor: allocating one per
 // picture cost more than encoding a small one.
 var pngBuffers = &pngPool{}
@@ -51,9 +55,10 @@ func (p Poppler) images(ctx context.Context, dir string, pdf []byte, pages int, 
 	var out []extract.Image
 	// Encoding a picture as PNG costs more than pdfimages spent on it, and
 	// pdftotext is done by now: encode a few at a time, in page order, until
-	// lim.MaxImages are kept.
+	// lim.MaxImages are kept. At most maxParallelImages, so that a large
+	// machine does not hold dozens of decoded pictures per file at once.
 	seen := &seenImages{byDigest: map[[sha256.Size]byte]*extract.Image{}}
-	batch := max(1, runtime.GOMAXPROCS(0))
+	batch := max(1, min(runtime.GOMAXPROCS(0), maxParallelImages))
 	for from := 0; from < len(names) && len(out) < lim.MaxImages && ctx.Err() == nil; from += batch {
 		part := names[from:min(from+batch, len(names))]
 		imgs := make([]extract.Image, len(part))
