@@ -6,7 +6,7 @@
 # (pdftotext, pdfinfo, pdftohtml, pdfimages; GPL, kept out of the binary as a
 # subprocess) under prlimit (util-linux).
 
-# ---- build: the ingestor binary and the healthcheck, static, from the module alone (no go.work)
+# ---- build: the ingestor, its PDF picture reader and the healthcheck, static, from the module alone (no go.work)
 FROM golang:1.26.8-bookworm AS build
 ENV GOWORK=off CGO_ENABLED=0 GOTOOLCHAIN=local GOEXPERIMENT=jsonv2
 WORKDIR /src
@@ -17,7 +17,7 @@ RUN --mount=type=cache,target=/root/go/pkg/mod cd ingestor && go mod download
 COPY shared/ shared/
 COPY ingestor/ ingestor/
 RUN --mount=type=cache,target=/root/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
-    cd ingestor && go build -trimpath -ldflags="-s -w" -o /out/ingestor ./cmd/ingestor
+    cd ingestor && go build -trimpath -ldflags="-s -w" -o /out/ ./cmd/ingestor ./cmd/strata-pdf-pictures
 COPY deploy/docker/healthcheck/main.go /src/healthcheck/main.go
 RUN --mount=type=cache,target=/root/.cache/go-build \
     cd /src/healthcheck && go mod init strata.local/healthcheck && \
@@ -32,6 +32,8 @@ RUN apt-get update && \
     groupadd --system --gid 65532 strata && \
     useradd --system --uid 65532 --gid 65532 --home-dir /nonexistent --no-create-home --shell /usr/sbin/nologin strata
 COPY --from=build /out/ingestor /usr/local/bin/ingestor
+# Beside the ingestor, where it finds it: reads PDF pictures without pdfimages' second pass.
+COPY --from=build /out/strata-pdf-pictures /usr/local/bin/strata-pdf-pictures
 COPY --from=build /out/healthcheck /usr/local/bin/healthcheck
 ENV STRATA_HTTP_ADDR=0.0.0.0:8081 \
     STRATA_LOG_FORMAT=json

@@ -368,13 +368,14 @@ func (s *Stack) Stop(timeout time.Duration) {
 }
 
 // ServicePackages are the main packages BuildServices builds: the four
-// services and the strata command.
+// services, the ingestor's PDF picture reader (which it finds beside itself)
+// and the strata command.
 func ServicePackages() []string {
-	pkgs := make([]string, 0, len(Services)+1)
+	pkgs := make([]string, 0, len(Services)+2)
 	for _, name := range Services {
 		pkgs = append(pkgs, "./"+name+"/cmd/"+name)
 	}
-	return append(pkgs, "./deploy/cmd/strata")
+	return append(pkgs, "./ingestor/cmd/strata-pdf-pictures", "./deploy/cmd/strata")
 }
 
 // GoExperiment is the GOEXPERIMENT the services are built with. jsonv2

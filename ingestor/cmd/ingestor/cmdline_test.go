@@ -2,6 +2,8 @@ package main
 
 import (
 	"flag"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -26,5 +28,47 @@ func TestScratchDirMustExist(t *testing.T) {
 		if mentions := err != nil && strings.Contains(err.Error(), "pdf-scratch-dir"); mentions == ok {
 			t.Errorf("scratch dir %q: Validate() = %v", dir, err)
 		}
+	}
+}
+
+// TestPictureReaderMustRun: -pdf-picture-reader names an executable file or
+// nothing (pdfimages only); a mistyped path is refused at start.
+func TestPictureReaderMustRun(t *testing.T) {
+	dir := t.TempDir()
+	exe, notExe := filepath.Join(dir, "strata-pdf-pictures"), filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(notExe, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for path, ok := range map[string]bool{"": true, exe: true, notExe: false, dir: false, dir + "/missing": false} {
+		fs := flag.NewFlagSet("ingestor", flag.ContinueOnError)
+		var c Config
+		c.RegisterFlags(fs)
+		if err := fs.Parse([]string{"-s3-access-key", "a", "-s3-secret-key", "b", "-pdf-picture-reader", path}); err != nil {
+			t.Fatal(err)
+		}
+		err := c.Validate()
+		if mentions := err != nil && strings.Contains(err.Error(), "pdf-picture-reader"); mentions == ok {
+			t.Errorf("picture reader %q: Validate() = %v", path, err)
+		}
+	}
+}
+
+// TestPictureReaderBesideTheIngestor: the default is strata-pdf-pictures in
+// the ingestor's own directory, as the image and task up install it.
+func TestPictureReaderBesideTheIngestor(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sibling := filepath.Join(filepath.Dir(exe), pictureReaderName)
+	if err := os.WriteFile(sibling, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(sibling)
+	if got := defaultPictureReader(); got != sibling {
+		t.Errorf("defaultPictureReader() = %q, want %q", got, sibling)
 	}
 }

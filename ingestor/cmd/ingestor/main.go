@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -58,6 +60,7 @@ type Config struct {
 	MaxChildMemory  int64
 	PopplerDir      string
 	PDFScratchDir   string
+	PictureReader   string
 	UniDoc          pdf.License
 	Reconcile       time.Duration
 	ReconcileMinAge time.Duration
@@ -89,6 +92,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.MaxChildMemory, "extract-memory-bytes", def.MaxMemoryBytes, "address-space limit of each poppler process")
 	fs.StringVar(&c.PopplerDir, "poppler-dir", "", "directory of pdftotext, pdfinfo, pdftohtml, pdfimages (default: PATH)")
 	fs.StringVar(&c.PDFScratchDir, "pdf-scratch-dir", "", "where PDF pictures are written while extracted: a tmpfs (/dev/shm) makes PDFs with pictures up to 2x faster than a disk (default: the system's temporary directory)")
+	fs.StringVar(&c.PictureReader, "pdf-picture-reader", defaultPictureReader(), "strata-pdf-pictures, which reads a PDF's pictures from its structure instead of pdfimages' second pass over every page (pdfimages still reads what it cannot); \"\": pdfimages only (default: the one beside the ingestor, else on PATH)")
 	fs.StringVar(&c.UniDoc.MeteredKey, "unidoc-metered-key", "", "UniDoc metered API key: use UniPDF for PDFs (needs network access to UniDoc)")
 	fs.StringVar(&c.UniDoc.OfflineKey, "unidoc-license-key", "", "UniDoc offline license key contents: use UniPDF for PDFs")
 	fs.StringVar(&c.UniDoc.CustomerName, "unidoc-customer", "", "customer name of the UniDoc offline license")
@@ -137,6 +141,11 @@ func (c *Config) Validate() error {
 			p.Addf("pdf-scratch-dir", "must be an existing directory, got %q", c.PDFScratchDir)
 		}
 	}
+	if c.PictureReader != "" {
+		if st, err := os.Stat(c.PictureReader); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+			p.Addf("pdf-picture-reader", "must be an executable file (strata-pdf-pictures) or \"\", got %q", c.PictureReader)
+		}
+	}
 	if c.ExtractTimeout < time.Second {
 		p.Addf("extract-timeout", "must be at least 1s, got %v", c.ExtractTimeout)
 	}
@@ -150,6 +159,26 @@ func (c *Config) Validate() error {
 		p.Addf("poppler-dir", "%v", err)
 	}
 	return p.Err()
+}
+
+// pictureReaderName is the picture reader's command (ingestor/cmd/strata-pdf-pictures).
+const pictureReaderName = "strata-pdf-pictures"
+
+// defaultPictureReader finds strata-pdf-pictures beside the ingestor's
+// executable (how the images and task up install them), else on PATH.
+func defaultPictureReader() string {
+	if exe, err := os.Executable(); err == nil {
+		sibling := filepath.Join(filepath.Dir(exe), pictureReaderName)
+		if st, err := os.Stat(sibling); err == nil && !st.IsDir() {
+			return sibling
+		}
+	}
+	if path, err := exec.LookPath(pictureReaderName); err == nil {
+		if abs, err := filepath.Abs(path); err == nil {
+			return abs
+		}
+	}
+	return ""
 }
 
 func main() {
@@ -209,7 +238,7 @@ func run(ctx context.Context, args []string) error {
 	ing := ingest.New(ingest.Config{MaxObjectBytes: cfg.MaxObjectBytes, MaxMessageBytes: cfg.MaxMessageBytes, TargetTokens: cfg.TargetTokens,
 		OverlapTokens: cfg.OverlapTokens, Limits: cfg.Limits()},
 		objectstore.Store{Client: s3}, objectstore.Assets{Client: s3, Bucket: cfg.AssetsBucket},
-		detect.NewRegistry(pdf.New(cfg.UniDoc, pdf.Poppler{BinDir: cfg.PopplerDir, ScratchDir: cfg.PDFScratchDir})), pipeline.Publisher{JS: js}, states, counter, log)
+		detect.NewRegistry(pdf.New(cfg.UniDoc, pdf.Poppler{BinDir: cfg.PopplerDir, ScratchDir: cfg.PDFScratchDir, PictureReader: cfg.PictureReader})), pipeline.Publisher{JS: js}, states, counter, log)
 	if exists, err := s3.BucketExists(ctx, cfg.AssetsBucket); err != nil || !exists {
 		return fmt.Errorf("assets bucket %q (-assets-bucket, STRATA_ASSETS_BUCKET) is not reachable or does not exist: %v", cfg.AssetsBucket, err)
 	}
@@ -253,7 +282,11 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	go hs.Serve(ctx, log)
-	log.Info("ingestor running", "nats", cfg.NATSURL, "s3", cfg.S3Endpoint, "http", hs.Addr())
+	pictures := cfg.PictureReader
+	if pictures == "" {
+		pictures = "pdfimages only (" + pictureReaderName + " not found or -pdf-picture-reader empty)"
+	}
+	log.Info("ingestor running", "nats", cfg.NATSURL, "s3", cfg.S3Endpoint, "http", hs.Addr(), "pdf_pictures", pictures)
 	err = loop.Run(ctx)
 	log.Info("ingestor stopped; draining NATS")
 	drainCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -35,11 +35,18 @@ func benchFiles(b *testing.B) map[string][]byte {
 
 // scratchVariants are the extractor with its scratch directory in the
 // system's temporary directory and, where the machine has one, on a tmpfs.
-func scratchVariants() []scratchVariant {
-	variants := []scratchVariant{{"strata-poppler", Poppler{}}}
+// Each runs with and without the picture reader (strata-pdf-pictures).
+func scratchVariants(tb testing.TB) []scratchVariant {
+	reader := pictureReader(tb)
+	variants := []scratchVariant{
+		{"strata-poppler", Poppler{}},
+		{"strata-poppler+reader", Poppler{PictureReader: reader}},
+	}
 	if dir, err := os.MkdirTemp("/dev/shm", "strata-bench-"); err == nil {
 		_ = os.Remove(dir)
-		variants = append(variants, scratchVariant{"strata-poppler-tmpfs", Poppler{ScratchDir: "/dev/shm"}})
+		variants = append(variants,
+			scratchVariant{"strata-poppler-tmpfs", Poppler{ScratchDir: "/dev/shm"}},
+			scratchVariant{"strata-poppler-tmpfs+reader", Poppler{ScratchDir: "/dev/shm", PictureReader: reader}})
 	}
 	return variants
 }
@@ -65,7 +72,7 @@ func BenchmarkPDF(b *testing.B) {
 			b.Fatal(err)
 		}
 		pages := float64(doc.Pages)
-		for _, v := range scratchVariants() {
+		for _, v := range scratchVariants(b) {
 			p := v.p
 			b.Run(name+"/"+v.name, func(b *testing.B) {
 				b.SetBytes(int64(len(data)))
@@ -100,7 +107,7 @@ func BenchmarkHostileCorpus(b *testing.B) {
 	lim := testLimits()
 	lim.Timeout = 8 * time.Second
 	lim.MaxMemoryBytes = 768 << 20
-	for _, v := range scratchVariants() {
+	for _, v := range scratchVariants(b) {
 		p := v.p
 		b.Run(v.name, func(b *testing.B) {
 			var opened int

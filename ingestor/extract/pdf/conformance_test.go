@@ -165,7 +165,7 @@ func TestHostilePDFs(t *testing.T) {
 	lim := testLimits()
 	lim.Timeout = 8 * time.Second
 	lim.MaxMemoryBytes = 768 << 20
-	p := Poppler{}
+	p := Poppler{PictureReader: pictureReader(t)} // as the ingestor runs it
 	expect := map[string]error{
 		"issue6010_1.pdf": extract.ErrEncrypted, "pr6531_1.pdf": extract.ErrEncrypted, "issue3371.pdf": extract.ErrEncrypted,
 	}

@@ -39,10 +39,23 @@ func (p *pngPool) Put(b *png.EncoderBuffer) { p.Pool.Put(b) }
 // images extracts embedded raster images page by page: JPEGs as they are,
 // the others as PNM (pdfimages -j), which Strata encodes as PNG itself for
 // the images it keeps.
-func (p Poppler) images(ctx context.Context, dir string, pdf []byte, pages int, lim extract.Limits) ([]extract.Image, error) {
+func (p Poppler) images(ctx context.Context, pdf []byte, pages int, lim extract.Limits) ([]extract.Image, error) {
 	if lim.MaxImages <= 0 {
 		return nil, nil
 	}
+	if p.PictureReader != "" {
+		imgs, err := p.readPictures(ctx, pdf, pages, lim)
+		if err == nil || ctx.Err() != nil {
+			return imgs, err
+		}
+		// A picture it does not decode, or a file it cannot parse: pdfimages
+		// reads the file as before.
+	}
+	dir, err := os.MkdirTemp(p.ScratchDir, "strata-pdf-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
 	prefix := filepath.Join(dir, "img")
 	if _, err := p.run(ctx, lim, 1<<20, pdf, "pdfimages", "-j", "-p", "-q", "-l", strconv.Itoa(max(pages, 1)), stdinPDF, prefix); err != nil {
 		return nil, err

@@ -47,3 +47,26 @@ func TestToolThatIgnoresItsInput(t *testing.T) {
 		t.Errorf("took %v", took)
 	}
 }
+
+// TestPictureReaderDataLimit: the picture reader, a Go program, runs under
+// a data-segment limit (an address-space limit kills a Go runtime at random)
+// set before it reads the PDF.
+func TestPictureReaderDataLimit(t *testing.T) {
+	p := fakeTool(t, "strata-pdf-pictures", "head -c 1 >/dev/null\ngrep -E 'Max (data size|address space)' /proc/self/limits\n")
+	p.PictureReader = filepath.Join(p.BinDir, "strata-pdf-pictures")
+	lim := testLimits()
+	lim.MaxMemoryBytes = 536870912
+	out, err := p.run(context.Background(), lim, 4096, []byte("%PDF-1.4 ..."), p.PictureReader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{} // "data size" or "address space": soft limit
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if f := strings.Fields(line); len(f) >= 5 {
+			seen[f[1]+" "+f[2]] = f[3]
+		}
+	}
+	if seen["data size"] != "536870912" || seen["address space"] != "unlimited" {
+		t.Errorf("limits seen by the reader: %q", out)
+	}
+}

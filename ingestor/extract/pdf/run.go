@@ -26,9 +26,14 @@ const stdinPDF = "fd://0"
 func (p Poppler) run(ctx context.Context, lim extract.Limits, maxOut int, pdf []byte, tool string, args ...string) ([]byte, error) {
 	path := p.tool(tool)
 	limitAfterStart := pdf != nil && lim.MaxMemoryBytes > 0 && canLimitMemory
+	goProgram := tool == p.PictureReader // limited by its data, not its address space (limitMemory)
 	var cmd *exec.Cmd
 	if prlimit, err := exec.LookPath("prlimit"); err == nil && lim.MaxMemoryBytes > 0 && !limitAfterStart {
-		cmd = exec.CommandContext(ctx, prlimit, append([]string{"--as=" + strconv.FormatInt(lim.MaxMemoryBytes, 10), "--", path}, args...)...)
+		limit := "--as="
+		if goProgram {
+			limit = "--data="
+		}
+		cmd = exec.CommandContext(ctx, prlimit, append([]string{limit + strconv.FormatInt(lim.MaxMemoryBytes, 10), "--", path}, args...)...)
 	} else {
 		cmd = exec.CommandContext(ctx, path, args...)
 	}
@@ -50,7 +55,7 @@ func (p Poppler) run(ctx context.Context, lim extract.Limits, maxOut int, pdf []
 		return nil, fmt.Errorf("%s: %w", tool, err)
 	}
 	if limitAfterStart {
-		if err := limitMemory(cmd.Process.Pid, lim.MaxMemoryBytes); err != nil {
+		if err := limitMemory(cmd.Process.Pid, lim.MaxMemoryBytes, goProgram); err != nil {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
 			return nil, fmt.Errorf("%s: limit its memory: %w", tool, err)

@@ -10,8 +10,27 @@ import (
 
 // Page is one page of a generated PDF.
 type Page struct {
-	Lines []string
-	Image bool // a 64x64 RGB image under the text
+	Lines    []string
+	Image    bool      // a 64x64 RGB image under the text
+	Pictures []Picture // more pictures, drawn in order
+}
+
+// Picture is an image XObject written as given, for tests of how each kind
+// of picture is read.
+type Picture struct {
+	// Dict holds the image dictionary's entries besides /Type, /Subtype
+	// and /Length, e.g. "/Width 40 /Height 40 /ColorSpace /DeviceGray
+	// /BitsPerComponent 8", and a /Filter that Data is encoded with.
+	Dict string
+	Data []byte
+	// SMask, when set, is written as the picture's soft mask.
+	SMask *Picture
+	// InForm draws the picture from inside a form XObject.
+	InForm bool
+	// ICC, when 1 or 3, gives the picture an ICCBased colour space of that
+	// many components (a stand-in profile: readers fall back to the device
+	// space of as many components).
+	ICC int
 }
 
 // OutlineItem is a bookmark to a page; Level 2 items nest under the previous level-1 item.
@@ -41,11 +60,25 @@ func MakeTitled(title string, pages []Page, outline []OutlineItem) []byte {
 		}
 		content.WriteString("ET\n")
 		resources := fmt.Sprintf("/Font << /F1 %d 0 R >>", font)
+		var xobjects []string
 		if p.Image {
 			pixels := bytes.Repeat([]byte{200, 30, 30}, 64*64)
 			img := add(fmt.Sprintf("<< /Type /XObject /Subtype /Image /Width 64 /Height 64 /ColorSpace /DeviceRGB /BitsPerComponent 8 /Length %d >>\nstream\n%s\nendstream", len(pixels), pixels))
-			resources += fmt.Sprintf(" /XObject << /Im1 %d 0 R >>", img)
+			xobjects = append(xobjects, fmt.Sprintf("/Im1 %d 0 R", img))
 			content.WriteString("q 128 0 0 128 72 300 cm /Im1 Do Q\n")
+		}
+		for i, pic := range p.Pictures {
+			name := fmt.Sprintf("/P%d", i+1)
+			ref := add(picture(pic, add))
+			if pic.InForm {
+				form := "q 100 0 0 100 0 0 cm /Inner Do Q"
+				ref = add(fmt.Sprintf("<< /Type /XObject /Subtype /Form /BBox [0 0 100 100] /Resources << /XObject << /Inner %d 0 R >> >> /Length %d >>\nstream\n%s\nendstream", ref, len(form), form))
+			}
+			xobjects = append(xobjects, fmt.Sprintf("%s %d 0 R", name, ref))
+			fmt.Fprintf(&content, "q 100 0 0 100 72 %d cm %s Do Q\n", 100+i*10, name)
+		}
+		if len(xobjects) > 0 {
+			resources += " /XObject << " + strings.Join(xobjects, " ") + " >>"
 		}
 		stream := add(fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", content.Len(), content.String()))
 		id := add(fmt.Sprintf("<< /Type /Page /Parent %d 0 R /MediaBox [0 0 612 792] /Resources << %s >> /Contents %d 0 R >>", pagesObj, resources, stream))
@@ -129,6 +162,19 @@ func MakeTitled(title string, pages []Page, outline []OutlineItem) []byte {
 	}
 	fmt.Fprintf(&buf, "trailer\n<< /Size %d /Root %d 0 R%s >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, catalog, info, xref)
 	return buf.Bytes()
+}
+
+// picture returns the image XObject pic, adding its soft mask first.
+func picture(pic Picture, add func(string) int) string {
+	dict := pic.Dict
+	if pic.ICC > 0 {
+		profile := "not a real ICC profile"
+		dict += fmt.Sprintf(" /ColorSpace [/ICCBased %d 0 R]", add(fmt.Sprintf("<< /N %d /Length %d >>\nstream\n%s\nendstream", pic.ICC, len(profile), profile)))
+	}
+	if pic.SMask != nil {
+		dict += fmt.Sprintf(" /SMask %d 0 R", add(picture(*pic.SMask, add)))
+	}
+	return fmt.Sprintf("<< /Type /XObject /Subtype /Image %s /Length %d >>\nstream\n%s\nendstream", dict, len(pic.Data), pic.Data)
 }
 
 // escape writes s as the body of a PDF literal string.

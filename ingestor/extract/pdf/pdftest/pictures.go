@@ -1,0 +1,86 @@
+package pdftest
+
+import (
+	"bytes"
+	"compress/zlib"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+)
+
+// NamedPicture is one kind of picture a PDF may hold.
+type NamedPicture struct {
+	Name    string
+	Picture Picture
+	// Kept: a reader keeps it (at least 32x32 and a format worth reading).
+	Kept bool
+}
+
+// PictureKinds are the kinds of pictures the picture reader must read as
+// pdfimages does, or leave to it: raw and compressed gray and RGB, PNG
+// predictors, ICC profiles, stencil masks either way round, soft masks,
+// pictures inside forms, JPEG, and kinds it does not decode (indexed, CMYK,
+// 4-bit), each 40x36 or so with a pattern, so that pixels can be compared.
+func PictureKinds() []NamedPicture {
+	const w, h = 40, 36
+	gray, rgb, bits := make([]byte, w*h), make([]byte, 3*w*h), make([]byte, (w+7)/8*h)
+	for y := range h {
+		for x := range w {
+			gray[y*w+x] = byte(x*6 + y*3)
+			rgb[3*(y*w+x)], rgb[3*(y*w+x)+1], rgb[3*(y*w+x)+2] = byte(x*6), byte(y*7), byte(x*y)
+			if (x/4+y/4)%2 == 0 {
+				bits[y*((w+7)/8)+x/8] |= 0x80 >> (x % 8)
+			}
+		}
+	}
+	size := fmt.Sprintf("/Width %d /Height %d", w, h)
+	upRows := make([]byte, 0, (w+1)*h) // PNG "Up" predictor on every row
+	for y := range h {
+		upRows = append(upRows, 2)
+		for x := range w {
+			prev := byte(0)
+			if y > 0 {
+				prev = gray[(y-1)*w+x]
+			}
+			upRows = append(upRows, gray[y*w+x]-prev)
+		}
+	}
+	smask := &Picture{Dict: size + " /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode", Data: deflate(gray)}
+	return []NamedPicture{
+		{"rgb-raw", Picture{Dict: size + " /ColorSpace /DeviceRGB /BitsPerComponent 8", Data: rgb}, true},
+		{"gray-flate", Picture{Dict: size + " /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode", Data: deflate(gray)}, true},
+		{"gray-flate-png-predictor", Picture{Dict: size + fmt.Sprintf(" /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode /DecodeParms << /Predictor 12 /Colors 1 /BitsPerComponent 8 /Columns %d >>", w), Data: deflate(upRows)}, true},
+		{"rgb-icc", Picture{Dict: size + " /BitsPerComponent 8 /Filter /FlateDecode", Data: deflate(rgb), ICC: 3}, true},
+		{"gray-1bit", Picture{Dict: size + " /ColorSpace /DeviceGray /BitsPerComponent 1 /Filter /FlateDecode", Data: deflate(bits)}, true},
+		{"stencil-mask", Picture{Dict: size + " /ImageMask true /Filter /FlateDecode", Data: deflate(bits)}, true},
+		{"stencil-mask-inverted", Picture{Dict: size + " /ImageMask true /Decode [1 0]", Data: bits}, true},
+		{"rgb-with-soft-mask", Picture{Dict: size + " /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /FlateDecode", Data: deflate(rgb), SMask: smask}, true},
+		{"gray-in-form", Picture{Dict: size + " /ColorSpace /DeviceGray /BitsPerComponent 8", Data: gray, InForm: true}, true},
+		{"jpeg", Picture{Dict: size + " /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /DCTDecode", Data: jpegOf(w, h)}, true},
+		{"too-small", Picture{Dict: "/Width 16 /Height 16 /ColorSpace /DeviceGray /BitsPerComponent 8", Data: gray[:256]}, false},
+		{"indexed", Picture{Dict: size + " /ColorSpace [/Indexed /DeviceRGB 1 <ff000000ff00>] /BitsPerComponent 8", Data: bytes.Repeat([]byte{0, 1}, w*h/2)}, true},
+		{"cmyk", Picture{Dict: size + " /ColorSpace /DeviceCMYK /BitsPerComponent 8", Data: bytes.Repeat([]byte{0, 0x80, 0xff, 0}, w*h)}, true},
+		{"gray-4bit", Picture{Dict: size + " /ColorSpace /DeviceGray /BitsPerComponent 4", Data: bytes.Repeat([]byte{0x1f}, w/2*h)}, true},
+	}
+}
+
+func deflate(b []byte) []byte {
+	var buf bytes.Buffer
+	zw := zlib.NewWriter(&buf)
+	_, _ = zw.Write(b)
+	_ = zw.Close()
+	return buf.Bytes()
+}
+
+func jpegOf(w, h int) []byte {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := range h {
+		for x := range w {
+			img.Set(x, y, color.RGBA{byte(x * 6), byte(y * 7), 90, 255})
+		}
+	}
+	var buf bytes.Buffer
+	_ = jpeg.Encode(&buf, img, &jpeg.Options{Quality: 90})
+	return buf.Bytes()
+}
