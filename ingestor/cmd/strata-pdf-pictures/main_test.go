@@ -28,7 +28,7 @@ func TestRun(t *testing.T) {
 		{"pictures", nil, withPictures, 0, 2, ""},
 		{"max pictures", []string{"-max-pictures", "1"}, withPictures, 0, 1, ""},
 		{"max pages", []string{"-max-pages", "1"}, withPictures, 0, 1, ""},
-		{"indexed colour", nil, pdftest.Make([]pdftest.Page{{Lines: []string{"a"}, Pictures: []pdftest.Picture{kinds["indexed"]}}}, nil), pictures.ExitUnsupported, 0, "Indexed"},
+		{"cmyk colour", nil, pdftest.Make([]pdftest.Page{{Lines: []string{"a"}, Pictures: []pdftest.Picture{kinds["cmyk"]}}}, nil), pictures.ExitUnsupported, 0, "DeviceCMYK"},
 		{"not a pdf", nil, []byte("hello"), 1, 0, "parse"},
 		{"bad flag", []string{"-max-pictures", "many"}, withPictures, 2, 0, "invalid value"},
 	} {

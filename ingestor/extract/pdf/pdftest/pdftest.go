@@ -27,6 +27,9 @@ type Picture struct {
 	SMask *Picture
 	// InForm draws the picture from inside a form XObject.
 	InForm bool
+	// Inline writes the picture into the page's content (BI Dict ID Data
+	// EI); Dict then uses the inline keys (/W, /H, /CS, /BPC, /F).
+	Inline bool
 	// ICC, when 1 or 3, gives the picture an ICCBased colour space of that
 	// many components (a stand-in profile: readers fall back to the device
 	// space of as many components).
@@ -68,6 +71,10 @@ func MakeTitled(title string, pages []Page, outline []OutlineItem) []byte {
 			content.WriteString("q 128 0 0 128 72 300 cm /Im1 Do Q\n")
 		}
 		for i, pic := range p.Pictures {
+			if pic.Inline {
+				fmt.Fprintf(&content, "q 100 0 0 100 72 %d cm BI %s ID\n%s\nEI Q\n", 100+i*10, pic.Dict, pic.Data)
+				continue
+			}
 			name := fmt.Sprintf("/P%d", i+1)
 			ref := add(picture(pic, add))
 			if pic.InForm {

@@ -20,8 +20,9 @@ type NamedPicture struct {
 // PictureKinds are the kinds of pictures the picture reader must read as
 // pdfimages does, or leave to it: raw and compressed gray and RGB, PNG
 // predictors, ICC profiles, stencil masks either way round, soft masks,
-// pictures inside forms, JPEG, and kinds it does not decode (indexed, CMYK,
-// 4-bit), each 40x36 or so with a pattern, so that pixels can be compared.
+// pictures inside forms, JPEG, 8-bit palettes, inline pictures, and kinds
+// it does not decode (CMYK, 4-bit), each 40x36 or so with a pattern, so
+// that pixels can be compared. Unsupported lists the latter.
 func PictureKinds() []NamedPicture {
 	const w, h = 40, 36
 	gray, rgb, bits := make([]byte, w*h), make([]byte, 3*w*h), make([]byte, (w+7)/8*h)
@@ -60,10 +61,19 @@ func PictureKinds() []NamedPicture {
 		{"jpeg", Picture{Dict: size + " /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /DCTDecode", Data: jpegOf(w, h)}, true},
 		{"too-small", Picture{Dict: "/Width 16 /Height 16 /ColorSpace /DeviceGray /BitsPerComponent 8", Data: gray[:256]}, false},
 		{"indexed", Picture{Dict: size + " /ColorSpace [/Indexed /DeviceRGB 1 <ff000000ff00>] /BitsPerComponent 8", Data: bytes.Repeat([]byte{0, 1}, w*h/2)}, true},
+		{"indexed-gray-literal-palette", Picture{Dict: size + " /ColorSpace [/Indexed /DeviceGray 2 (\\000\\177\\377)] /BitsPerComponent 8 /Filter /FlateDecode", Data: deflate(bytes.Repeat([]byte{0, 1, 2}, w*h/3))}, true},
+		{"indexed-4bit", Picture{Dict: size + " /ColorSpace [/Indexed /DeviceRGB 1 <ff000000ff00>] /BitsPerComponent 4", Data: bytes.Repeat([]byte{0x01}, w/2*h)}, true},
+		{"inline-gray", Picture{Dict: fmt.Sprintf("/W %d /H %d /CS /G /BPC 8", w, h), Data: gray, Inline: true}, true},
+		{"inline-rgb-flate", Picture{Dict: fmt.Sprintf("/W %d /H %d /CS /RGB /BPC 8 /F /Fl", w, h), Data: deflate(rgb), Inline: true}, true},
+		{"inline-small", Picture{Dict: "/W 8 /H 8 /CS /G /BPC 8", Data: gray[:64], Inline: true}, false},
+		{"inline-cmyk", Picture{Dict: fmt.Sprintf("/W %d /H %d /CS /CMYK /BPC 8", w, h), Data: bytes.Repeat([]byte{0, 0x80, 0xff, 0}, w*h), Inline: true}, true},
 		{"cmyk", Picture{Dict: size + " /ColorSpace /DeviceCMYK /BitsPerComponent 8", Data: bytes.Repeat([]byte{0, 0x80, 0xff, 0}, w*h)}, true},
 		{"gray-4bit", Picture{Dict: size + " /ColorSpace /DeviceGray /BitsPerComponent 4", Data: bytes.Repeat([]byte{0x1f}, w/2*h)}, true},
 	}
 }
+
+// Unsupported names the PictureKinds the picture reader leaves to pdfimages.
+var Unsupported = map[string]bool{"cmyk": true, "gray-4bit": true, "indexed-4bit": true, "inline-cmyk": true}
 
 func deflate(b []byte) []byte {
 	var buf bytes.Buffer

@@ -20,8 +20,7 @@ func TestKinds(t *testing.T) {
 		t.Run(k.Name, func(t *testing.T) {
 			data := pdftest.Make([]pdftest.Page{{Lines: []string{"x"}}, {Lines: []string{k.Name}, Pictures: []pdftest.Picture{k.Picture}}}, nil)
 			pics, err := Read(data, testLimits)
-			switch k.Name {
-			case "indexed", "cmyk", "gray-4bit":
+			if pdftest.Unsupported[k.Name] {
 				if !errors.Is(err, ErrUnsupported) {
 					t.Fatalf("err = %v, want ErrUnsupported", err)
 				}
