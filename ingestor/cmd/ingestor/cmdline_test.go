@@ -18,16 +18,23 @@ func TestCommandLine(t *testing.T) {
 // not discovered at the first PDF with pictures.
 func TestScratchDirMustExist(t *testing.T) {
 	for dir, ok := range map[string]bool{"": true, t.TempDir(): true, t.TempDir() + "/missing": false} {
-		fs := flag.NewFlagSet("ingestor", flag.ContinueOnError)
-		var c Config
-		c.RegisterFlags(fs)
-		if err := fs.Parse([]string{"-s3-access-key", "a", "-s3-secret-key", "b", "-pdf-scratch-dir", dir}); err != nil {
-			t.Fatal(err)
-		}
-		err := c.Validate()
-		if mentions := err != nil && strings.Contains(err.Error(), "pdf-scratch-dir"); mentions == ok {
-			t.Errorf("scratch dir %q: Validate() = %v", dir, err)
-		}
+		checkFlag(t, "pdf-scratch-dir", dir, ok)
+	}
+}
+
+// checkFlag validates a configuration with flag set to value: Validate
+// must name the flag exactly when the value is not ok.
+func checkFlag(t *testing.T, flagName, value string, ok bool) {
+	t.Helper()
+	fs := flag.NewFlagSet("ingestor", flag.ContinueOnError)
+	var c Config
+	c.RegisterFlags(fs)
+	if err := fs.Parse([]string{"-s3-access-key", "a", "-s3-secret-key", "b", "-" + flagName, value}); err != nil {
+		t.Fatal(err)
+	}
+	err := c.Validate()
+	if mentions := err != nil && strings.Contains(err.Error(), flagName); mentions == ok {
+		t.Errorf("-%s %q: Validate() = %v", flagName, value, err)
 	}
 }
 
@@ -43,16 +50,7 @@ func TestPictureReaderMustRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	for path, ok := range map[string]bool{"": true, exe: true, notExe: false, dir: false, dir + "/missing": false} {
-		fs := flag.NewFlagSet("ingestor", flag.ContinueOnError)
-		var c Config
-		c.RegisterFlags(fs)
-		if err := fs.Parse([]string{"-s3-access-key", "a", "-s3-secret-key", "b", "-pdf-picture-reader", path}); err != nil {
-			t.Fatal(err)
-		}
-		err := c.Validate()
-		if mentions := err != nil && strings.Contains(err.Error(), "pdf-picture-reader"); mentions == ok {
-			t.Errorf("picture reader %q: Validate() = %v", path, err)
-		}
+		checkFlag(t, "pdf-picture-reader", path, ok)
 	}
 }
 

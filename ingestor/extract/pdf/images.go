@@ -36,9 +36,10 @@ func (p *pngPool) Get() *png.EncoderBuffer {
 
 func (p *pngPool) Put(b *png.EncoderBuffer) { p.Pool.Put(b) }
 
-// images extracts embedded raster images page by page: JPEGs as they are,
-// the others as PNM (pdfimages -j), which Strata encodes as PNG itself for
-// the images it keeps.
+// images extracts embedded raster images page by page: with the picture
+// reader when there is one (pictures.go), else, or for a file it declines,
+// with pdfimages: JPEGs as they are, the others as PNM (pdfimages -j), which
+// Strata encodes as PNG itself for the images it keeps.
 func (p Poppler) images(ctx context.Context, pdf []byte, pages int, lim extract.Limits) ([]extract.Image, error) {
 	if lim.MaxImages <= 0 {
 		return nil, nil

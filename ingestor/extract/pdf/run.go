@@ -17,12 +17,13 @@ import (
 // stdinPDF is how poppler's tools name their standard input as the PDF.
 const stdinPDF = "fd://0"
 
-// run runs a poppler tool under the time limit of ctx and the address-space
-// limit of lim, keeping at most maxOut bytes of its output. A tool given the
-// PDF on stdin (pdf != nil, its file argument stdinPDF) gets its limit from
-// the prlimit system call once started and only then the PDF, so nothing the
-// file holds runs unbounded: no temporary file, no prlimit process. A tool
-// that must open a file (pdftohtml) starts under the prlimit command.
+// run runs a poppler tool (or the picture reader) under the time limit of
+// ctx and the memory limit of lim, keeping at most maxOut bytes of its
+// output. A tool given the PDF on stdin (pdf != nil, its file argument
+// stdinPDF) gets its limit from the prlimit system call once started and
+// only then the PDF, so nothing the file holds runs unbounded: no temporary
+// file, no prlimit process. A tool that must open a file (pdftohtml) starts
+// under the prlimit command.
 func (p Poppler) run(ctx context.Context, lim extract.Limits, maxOut int, pdf []byte, tool string, args ...string) ([]byte, error) {
 	path := p.tool(tool)
 	limitAfterStart := pdf != nil && lim.MaxMemoryBytes > 0 && canLimitMemory

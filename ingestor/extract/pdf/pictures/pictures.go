@@ -23,6 +23,7 @@ import (
 	_ "image/jpeg" // DecodeConfig of embedded JPEGs
 	"image/png"
 	"regexp"
+	"sync"
 
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu"
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/model"
@@ -53,6 +54,9 @@ type Picture struct {
 	Width, Height int
 }
 
+// noConfigDir turns off pdfcpu's configuration directory, once.
+var noConfigDir sync.Once
+
 // maxFormDepth bounds forms drawn inside forms (and cycles).
 const maxFormDepth = 8
 
@@ -65,7 +69,7 @@ func Read(data []byte, lim Limits) (pics []Picture, err error) {
 			pics, err = nil, fmt.Errorf("parse: %v", r)
 		}
 	}()
-	model.ConfigPath = "disable" // no configuration directory to create
+	noConfigDir.Do(func() { model.ConfigPath = "disable" }) // pdfcpu would create one in $HOME
 	conf := model.NewDefaultConfiguration()
 	ctx, err := pdfcpu.Read(bytes.NewReader(data), conf)
 	if err != nil {
