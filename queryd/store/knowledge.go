@@ -72,7 +72,9 @@ type DocumentDetail struct {
 
 // ChunkQuery selects chunks of one file version, ordered by index.
 type ChunkQuery struct {
-	FileVersionID string // required
+	// FileVersionID is required unless SectionID is set: a section's id
+	// derives from its version's (ids.Section), so it alone selects them.
+	FileVersionID string
 	SectionID     string // "" = every section
 	From          int    // lowest index (inclusive)
 	To            int    // highest index (inclusive); < 0 = no upper bound
@@ -291,7 +293,7 @@ func (s *Store) GetChunkDetail(ctx context.Context, project, id string, at int64
 // ChunkDetails returns the chunks q selects, ordered by index. The caller
 // names a version it found visible (VersionAt, GetSection, GetChunkDetail).
 func (s *Store) ChunkDetails(ctx context.Context, project string, q ChunkQuery) ([]ChunkDetail, error) {
-	if q.FileVersionID == "" || q.Limit <= 0 {
+	if (q.FileVersionID == "" && q.SectionID == "") || q.Limit <= 0 {
 		return nil, nil
 	}
 	rows, err := s.get(ctx, schema.ChunkClass, project, chunkDetailFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
@@ -306,7 +308,7 @@ func (s *Store) ChunkDetails(ctx context.Context, project string, q ChunkQuery) 
 
 // CountChunks counts the chunks q selects (Offset and Limit ignored).
 func (s *Store) CountChunks(ctx context.Context, project string, q ChunkQuery) (int, error) {
-	if q.FileVersionID == "" {
+	if q.FileVersionID == "" && q.SectionID == "" {
 		return 0, nil
 	}
 	counts, err := s.aggregate(ctx, schema.ChunkClass, project, chunkQueryWhere(q), "")
@@ -317,7 +319,11 @@ func (s *Store) CountChunks(ctx context.Context, project string, q ChunkQuery) (
 }
 
 func chunkQueryWhere(q ChunkQuery) *filters.WhereBuilder {
-	ws := []*filters.WhereBuilder{eq("file_version_id", q.FileVersionID), intLE("valid_from", q.At)}
+	var ws []*filters.WhereBuilder
+	if q.FileVersionID != "" {
+		ws = append(ws, eq("file_version_id", q.FileVersionID))
+	}
+	ws = append(ws, intLE("valid_from", q.At))
 	if q.SectionID != "" {
 		ws = append(ws, SectionFilter(q.SectionID))
 	}

@@ -115,6 +115,10 @@ func TestChunkWindowByIDs(t *testing.T) {
 		{ChunkQuery{FileVersionID: fv, From: 6, To: 9, Limit: 4, At: 9}, []int{6, 7, 8}},                   // visible from 9
 		{ChunkQuery{FileVersionID: fv, From: 0, To: 200, Limit: 20, At: 3}, []int{0, 1, 2, 3, 4, 5, 6, 7}}, // too wide for ids: the range
 		{ChunkQuery{FileVersionID: fv, From: 3, To: 4, AlsoSectionID: secB, Limit: 10, At: 3}, []int{3, 4, 5, 6, 7}},
+		// By section id alone (read's prefetch): the section's chunks as of the view.
+		{ChunkQuery{SectionID: secB, To: -1, Limit: 10, At: 3}, []int{5, 6, 7}},
+		{ChunkQuery{SectionID: secB, To: -1, Limit: 10, At: 9}, []int{5, 6, 7, 8}},
+		{ChunkQuery{SectionID: secA, To: -1, Limit: 2, At: 3}, []int{0, 1}},
 	} {
 		if got := indexes(c.q); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%+v: indexes %v, want %v", c.q, got, c.want)

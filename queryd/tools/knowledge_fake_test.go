@@ -114,7 +114,8 @@ func (x *kbIndex) selectChunks(project string, q store.ChunkQuery) []store.Chunk
 	var out []store.ChunkDetail
 	for _, c := range x.chunks[project] {
 		inRange := c.Index >= q.From && (q.To < 0 || c.Index <= q.To)
-		if c.FileVersionID != q.FileVersionID || (q.SectionID != "" && c.SectionID != q.SectionID) ||
+		if (q.FileVersionID == "" && q.SectionID == "") || (q.FileVersionID != "" && c.FileVersionID != q.FileVersionID) ||
+			(q.SectionID != "" && c.SectionID != q.SectionID) ||
 			!(inRange || (q.AlsoSectionID != "" && c.SectionID == q.AlsoSectionID)) {
 			continue
 		}

@@ -66,6 +66,8 @@ func (t *Tools) readNode(ctx context.Context, p auth.Principal, a readArgs) (any
 	if err != nil {
 		return nil, err
 	}
+	pre := c.prefetchSection(ctx, id)
+	defer pre.stop()
 	n, err := c.mustResolve(ctx, "path_part_id", id, typeDocument, typeSection, typeChunk, typeFolder)
 	if err != nil {
 		return nil, err
@@ -84,7 +86,7 @@ func (t *Tools) readNode(ctx context.Context, p auth.Principal, a readArgs) (any
 		out.Page = pageOf(1, 0, 1, 1)
 		return out, nil
 	case typeSection:
-		return out, t.readSection(ctx, n, out, limit, offset)
+		return out, t.readSection(ctx, n, out, limit, offset, pre)
 	}
 	return out, t.readDocument(ctx, n, out, limit, offset)
 }
@@ -145,9 +147,9 @@ func (t *Tools) readDocument(ctx context.Context, n *node, out *readOut, limit, 
 	return nil
 }
 
-func (t *Tools) readSection(ctx context.Context, n *node, out *readOut, limit, offset int) error {
+func (t *Tools) readSection(ctx context.Context, n *node, out *readOut, limit, offset int, pre *sectionPrefetches) error {
 	s := n.section
-	q := store.ChunkQuery{FileVersionID: s.FileVersionID, SectionID: s.ID, To: -1, At: n.at}
+	q := inlineSectionQuery(s.ID, s.FileVersionID, n.at)
 	switch {
 	case s.TokenCount <= 0:
 		out.Reason = "missing_statistics"
@@ -155,6 +157,9 @@ func (t *Tools) readSection(ctx context.Context, n *node, out *readOut, limit, o
 		return t.paginate(ctx, n, out, q, limit, offset)
 	case s.TokenCount <= out.TokenBudget:
 		out.TokenCount = ptr(s.TokenCount)
+		if rows, ok := pre.rowsFor(ctx, n); ok {
+			return t.inlineRows(ctx, n, out, q, rows, limit, offset)
+		}
 		return t.inline(ctx, n, out, q, limit, offset)
 	}
 	out.TokenCount = ptr(s.TokenCount)
@@ -170,6 +175,11 @@ func (t *Tools) inline(ctx context.Context, n *node, out *readOut, q store.Chunk
 	if err != nil {
 		return err
 	}
+	return t.inlineRows(ctx, n, out, q, rows, limit, offset)
+}
+
+// inlineRows is inline with q's rows (up to maxInlineChunks + 1) read.
+func (t *Tools) inlineRows(ctx context.Context, n *node, out *readOut, q store.ChunkQuery, rows []store.ChunkDetail, limit, offset int) error {
 	if len(rows) > maxInlineChunks {
 		out.Reason = "too_many_chunks"
 		out.Hint = "Within the token budget but in too many chunks for one answer, so its chunks are paginated: page with offset."

@@ -118,7 +118,7 @@ func (b *bench) cases() []benchCase {
 			direct: func(ctx context.Context, in input) (int, error) {
 				return d.keyword(ctx, in.project(), q.texts[in.query], topK)
 			},
-			directDoc: "Get Chunk bm25(content) where valid_from<=W and branch=\"\", limit 15"},
+			directDoc: "Get Chunk bm25(stemmed terms over content_terms, heading_terms^1; exact over content when that finds nothing) where valid_from<=W and branch in [\"\"], limit 15"},
 		{name: "search_knowledge", tool: "search_knowledge",
 			args: func(in input) map[string]any { return map[string]any{"query": q.texts[in.query]} },
 			direct: func(ctx context.Context, in input) (int, error) {

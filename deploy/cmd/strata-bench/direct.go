@@ -11,6 +11,7 @@ import (
 
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/schema"
+	"github.com/strata-kb/strata/shared/terms"
 )
 
 // The direct side: for each tool, the Weaviate query (or queries) at the
@@ -91,13 +92,30 @@ func (d *direct) get(ctx context.Context, class, project string, fields []graphq
 }
 
 // keyword is search_keyword's BM25 query over main as of the watermark
-// (store.SearchKeyword's first round: 3 x top_k rows).
+// (store.SearchKeyword's first round: 3 x top_k rows), as queryd sends it:
+// the query's stemmed terms over content_terms and heading_terms^1
+// (store.MatchStemmed), and the same question asked exactly when that finds
+// nothing (the second round trip queryd makes then).
 func (d *direct) keyword(ctx context.Context, project, query string, limit int) (int, error) {
-	rows, err := d.get(ctx, schema.ChunkClass, project, chunkFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
-		return g.WithBM25((&graphql.BM25ArgumentBuilder{}).WithQuery(query).WithProperties("content")).
-			WithWhere(and(intOp("valid_from", filters.LessThanEqual, d.at[project]), eq("branch", ""))).WithLimit(3 * limit)
-	})
-	return len(rows), err
+	scope := and(intOp("valid_from", filters.LessThanEqual, d.at[project]),
+		filters.Where().WithPath([]string{"branch"}).WithOperator(filters.ContainsAny).WithValueText(""))
+	ask := func(bm *graphql.BM25ArgumentBuilder) (int, error) {
+		rows, err := d.get(ctx, schema.ChunkClass, project, chunkFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+			return g.WithBM25(bm).WithWhere(scope).WithLimit(3 * limit)
+		})
+		return len(rows), err
+	}
+	exact := (&graphql.BM25ArgumentBuilder{}).WithQuery(query).WithProperties("content")
+	stemmed := terms.Query(query)
+	if stemmed == "" {
+		return ask(exact)
+	}
+	n, err := ask((&graphql.BM25ArgumentBuilder{}).WithQuery(stemmed).
+		WithProperties(schema.ContentTermsProperty, schema.HeadingTermsProperty+"^1"))
+	if err != nil || n > 0 {
+		return n, err
+	}
+	return ask(exact)
 }
 
 // vector is store.SearchVector's first round: nearVector on ChunkVector's

@@ -68,6 +68,7 @@ type Config struct {
 	RecallVectors int   // compression experiment: vectors in it (0: none)
 	Out           string
 	KeepState     bool
+	Pprof         bool
 	Verbose       bool
 	args          []string
 }
@@ -92,6 +93,7 @@ func parseConfig(args []string) (Config, error) {
 	sizes := fs.String("sizes", "", "scale mode: grow one index through these chunk counts (e.g. 10000,100000,1000000), measure every tool at each, and write a markdown report (-out, default docs/bench/scale.md) with a PNG plot beside it")
 	fs.IntVar(&c.RecallVectors, "recall-vectors", 0, "compression experiment first: recall@10 and indexing time of HNSW variants (uncompressed, 8-bit RQ, cheaper graph builds) over this many vectors, written to docs/bench/compression.md (0: skip)")
 	fs.StringVar(&c.Out, "out", "", "also write the report to this file")
+	fs.BoolVar(&c.Pprof, "pprof", false, "serve queryd's Go profiles at /debug/pprof/ on its address (logged), to profile a row from outside: e.g. -tools read_around -concurrency 1 -calls 5000 and go tool pprof on it meanwhile")
 	fs.BoolVar(&c.KeepState, "keep-state", false, "keep the stack's temporary state directory (data and logs)")
 	fs.BoolVar(&c.Verbose, "v", false, "show the stack's start-up output")
 	if err := fs.Parse(args); err != nil {
@@ -208,7 +210,7 @@ func run(ctx context.Context, args []string) error {
 	if cfg.Verbose {
 		stackOut = progress
 	}
-	st, err := startStack(ctx, root, state, cfg.IndexWorkers, stackOut)
+	st, err := startStack(ctx, root, state, cfg.IndexWorkers, cfg.Pprof, stackOut)
 	if err != nil {
 		return err
 	}
@@ -217,6 +219,9 @@ func run(ctx context.Context, args []string) error {
 		st.Stop(15 * time.Second)
 	}()
 	logf(progress, "queryd serves MCP at %s", st.Env.MCPURL)
+	if cfg.Pprof {
+		logf(progress, "queryd profiles at %s/debug/pprof/", strings.TrimSuffix(st.Env.MCPURL, "/mcp"))
+	}
 
 	if cfg.RecallVectors > 0 {
 		r, err := runRecall(ctx, cfg, st, sample, func(f string, a ...any) { logf(progress, f, a...) })
