@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 // weaviateWithTenant returns a writer's client on the package's shared
 // weaviate-server, the schema in place and project's tenant created; tests
 // that need one skip with -short.
-func weaviateWithTenant(t *testing.T, project string) *weaviate.Client {
+func weaviateWithTenant(t testing.TB, project string) *weaviate.Client {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("needs a real weaviate-server")
@@ -45,7 +45,7 @@ func weaviateWithTenant(t *testing.T, project string) *weaviate.Client {
 }
 
 // putObjects stores objects in one batch, failing the test on any object's error.
-func putObjects(t *testing.T, wv *weaviate.Client, objs ...*models.Object) {
+func putObjects(t testing.TB, wv *weaviate.Client, objs ...*models.Object) {
 	t.Helper()
 	res, err := wv.Batch().ObjectsBatcher().WithObjects(objs...).Do(context.Background())
 	if err != nil {

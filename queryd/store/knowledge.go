@@ -248,10 +248,8 @@ func (s *Store) FolderDocuments(ctx context.Context, project, folder string, off
 // Sections lists the sections of a file version committed by sequence at,
 // ordered by ordinal, from offset, at most limit.
 func (s *Store) Sections(ctx context.Context, project, fileVersionID string, at int64, offset, limit int) ([]Section, error) {
-	rows, err := s.get(ctx, schema.SectionClass, project, sectionFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
-		return g.WithWhere(and(eq("file_version_id", fileVersionID), intLE("valid_from", at))).
-			WithSort(graphql.Sort{Path: []string{"ordinal"}, Order: graphql.Asc}).WithOffset(offset).WithLimit(limit)
-	})
+	rows, err := s.find(ctx, schema.SectionClass, project, sectionFields, getQuery{where: and(eq("file_version_id", fileVersionID), intLE("valid_from", at)),
+		sort: []graphql.Sort{{Path: []string{"ordinal"}, Order: graphql.Asc}}, offset: offset, limit: limit})
 	if err != nil {
 		return nil, err
 	}
@@ -296,10 +294,8 @@ func (s *Store) ChunkDetails(ctx context.Context, project string, q ChunkQuery) 
 	if (q.FileVersionID == "" && q.SectionID == "") || q.Limit <= 0 {
 		return nil, nil
 	}
-	rows, err := s.get(ctx, schema.ChunkClass, project, chunkDetailFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
-		return g.WithWhere(chunkQueryWhere(q)).WithSort(graphql.Sort{Path: []string{"index"}, Order: graphql.Asc}).
-			WithOffset(max(q.Offset, 0)).WithLimit(min(q.Limit, MaxChunkQuery))
-	})
+	rows, err := s.find(ctx, schema.ChunkClass, project, chunkDetailFields, getQuery{where: chunkQueryWhere(q),
+		sort: []graphql.Sort{{Path: []string{"index"}, Order: graphql.Asc}}, offset: max(q.Offset, 0), limit: min(q.Limit, MaxChunkQuery)})
 	if err != nil {
 		return nil, err
 	}

@@ -79,6 +79,8 @@ type Store struct {
 	// visibility and counts from memory (SetCatalog); nil: Weaviate answers.
 	catalog *Catalog
 	facts   schemaFacts
+	// rpc, when set (SetGRPC), runs filtered reads over gRPC.
+	rpc *searchRPC
 }
 
 // SetCatalog makes the store answer from c whenever c covers the question.
@@ -236,13 +238,12 @@ func (s *Store) documents(ctx context.Context, project string, where *filters.Wh
 // ListChunks returns a file version's chunks in order. A version's chunks
 // are numbered from 0 without gaps, so a page is the ids of its indexes.
 func (s *Store) ListChunks(ctx context.Context, project, fileVersionID string, offset, limit int) ([]Chunk, error) {
-	rows, err := s.get(ctx, schema.ChunkClass, project, chunkFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
-		g = g.WithSort(graphql.Sort{Path: []string{"index"}, Order: graphql.Asc}).WithLimit(limit)
-		if offset >= 0 && limit > 0 && limit <= maxIDWindow && ids.Valid(fileVersionID) {
-			return g.WithWhere(and(eq("file_version_id", fileVersionID), chunkIDsIn(fileVersionID, offset, offset+limit-1)))
-		}
-		return g.WithWhere(eq("file_version_id", fileVersionID)).WithOffset(offset)
-	})
+	q := getQuery{where: eq("file_version_id", fileVersionID), sort: []graphql.Sort{{Path: []string{"index"}, Order: graphql.Asc}},
+		offset: offset, limit: limit}
+	if offset >= 0 && limit > 0 && limit <= maxIDWindow && ids.Valid(fileVersionID) {
+		q.where, q.offset = and(eq("file_version_id", fileVersionID), chunkIDsIn(fileVersionID, offset, offset+limit-1)), 0
+	}
+	rows, err := s.find(ctx, schema.ChunkClass, project, chunkFields, q)
 	if err != nil {
 		return nil, err
 	}
@@ -307,17 +308,24 @@ func (m Match) String() string {
 	return "stemmed"
 }
 
+// bm25Query is the BM25 clause of a keyword search: query's words over
+// properties ("name^weight" weighs one).
+type bm25Query struct {
+	query      string
+	properties []string
+}
+
 // bm25 is the BM25 clause of a keyword search.
-func bm25(query string, match Match) *graphql.BM25ArgumentBuilder {
+func bm25(query string, match Match) *bm25Query {
 	stemmed := terms.Query(Sanitize(query))
 	if match.Exact || stemmed == "" {
-		return (&graphql.BM25ArgumentBuilder{}).WithQuery(Sanitize(query)).WithProperties("content")
+		return &bm25Query{query: Sanitize(query), properties: []string{"content"}}
 	}
 	props := []string{schema.ContentTermsProperty}
 	if match.HeadingWeight > 0 {
 		props = append(props, fmt.Sprintf("%s^%d", schema.HeadingTermsProperty, match.HeadingWeight))
 	}
-	return (&graphql.BM25ArgumentBuilder{}).WithQuery(stemmed).WithProperties(props...)
+	return &bm25Query{query: stemmed, properties: props}
 }
 
 // SearchKeywordMatching is SearchKeywordIn with a choice of match. A stemmed
@@ -335,9 +343,7 @@ func (s *Store) SearchKeywordMatching(ctx context.Context, project, query string
 	var out []Chunk
 	fetch := limit * 3
 	for offset, round := 0, 0; len(out) < limit && round < 6; round, offset = round+1, offset+fetch {
-		rows, err := s.get(ctx, schema.ChunkClass, project, chunkFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
-			return g.WithBM25(bm25(query, match)).WithWhere(scope).WithLimit(fetch).WithOffset(offset)
-		})
+		rows, err := s.find(ctx, schema.ChunkClass, project, chunkFields, getQuery{bm25: bm25(query, match), where: scope, limit: fetch, offset: offset})
 		if err != nil {
 			return nil, err
 		}

@@ -111,9 +111,7 @@ func (s *Store) visibleChunks(ctx context.Context, project string, chunkIDs []st
 	if where != nil {
 		filter = and(filter, where)
 	}
-	rows, err := s.get(ctx, schema.ChunkClass, project, chunkFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
-		return g.WithWhere(filter).WithLimit(len(chunkIDs))
-	})
+	rows, err := s.find(ctx, schema.ChunkClass, project, chunkFields, getQuery{where: filter, limit: len(chunkIDs)})
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
 
+	"github.com/strata-kb/strata/shared/grpcsearch"
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/terms"
@@ -19,8 +20,8 @@ import (
 // and settings as queryd (schema.NewClient, the read-only key), minus what
 // queryd adds around them: MCP and JSON-RPC over HTTP, auth, argument
 // checks, the project list and watermark lookups, version visibility checks
-// (LatestVersions) and building the answer. Fields and filters copy
-// queryd/store's.
+// (LatestVersions) and building the answer. Fields, filters and protocol
+// (gRPC for filtered and keyword queries) copy queryd/store's.
 
 var chunkFields = []graphql.Field{
 	{Name: "content"}, {Name: "file_id"}, {Name: "file_version_id"}, {Name: "file_path"}, {Name: "branch"},
@@ -49,7 +50,11 @@ var documentDetailFields = []graphql.Field{
 
 // direct issues the tools' core Weaviate queries.
 type direct struct {
-	wv         *weaviate.Client
+	wv *weaviate.Client
+	// rpc runs the filtered and keyword queries over gRPC, as queryd does
+	// (store.SetGRPC); nearVector and by-id reads stay on GraphQL and REST
+	// on both sides.
+	rpc        *grpcsearch.Client
 	at         map[string]int64 // each project's watermark, read once after loading
 	vectorName string
 }
@@ -64,6 +69,17 @@ func intOp(path string, op filters.WhereOperator, v int64) *filters.WhereBuilder
 
 func and(ws ...*filters.WhereBuilder) *filters.WhereBuilder {
 	return filters.Where().WithOperator(filters.And).WithOperands(ws)
+}
+
+var byIndex = []graphql.Sort{{Path: []string{"index"}, Order: graphql.Asc}}
+
+// search runs q over gRPC and returns its row count.
+func (d *direct) search(ctx context.Context, q grpcsearch.Query) (int, error) {
+	rows, missing, err := d.rpc.Get(ctx, q)
+	if missing {
+		return 0, fmt.Errorf("search %s: no tenant %s", q.Class, q.Tenant)
+	}
+	return len(rows), err
 }
 
 // get runs a Get query and returns its rows.
@@ -99,19 +115,15 @@ func (d *direct) get(ctx context.Context, class, project string, fields []graphq
 func (d *direct) keyword(ctx context.Context, project, query string, limit int) (int, error) {
 	scope := and(intOp("valid_from", filters.LessThanEqual, d.at[project]),
 		filters.Where().WithPath([]string{"branch"}).WithOperator(filters.ContainsAny).WithValueText(""))
-	ask := func(bm *graphql.BM25ArgumentBuilder) (int, error) {
-		rows, err := d.get(ctx, schema.ChunkClass, project, chunkFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
-			return g.WithBM25(bm).WithWhere(scope).WithLimit(3 * limit)
-		})
-		return len(rows), err
+	ask := func(bm *grpcsearch.BM25) (int, error) {
+		return d.search(ctx, grpcsearch.Query{Class: schema.ChunkClass, Tenant: project, Fields: chunkFields, BM25: bm, Where: scope, Limit: 3 * limit})
 	}
-	exact := (&graphql.BM25ArgumentBuilder{}).WithQuery(query).WithProperties("content")
+	exact := &grpcsearch.BM25{Query: query, Properties: []string{"content"}}
 	stemmed := terms.Query(query)
 	if stemmed == "" {
 		return ask(exact)
 	}
-	n, err := ask((&graphql.BM25ArgumentBuilder{}).WithQuery(stemmed).
-		WithProperties(schema.ContentTermsProperty, schema.HeadingTermsProperty+"^1"))
+	n, err := ask(&grpcsearch.BM25{Query: stemmed, Properties: []string{schema.ContentTermsProperty, schema.HeadingTermsProperty + "^1"}})
 	if err != nil || n > 0 {
 		return n, err
 	}
@@ -140,11 +152,9 @@ func (d *direct) vector(ctx context.Context, project string, vec []float32, limi
 			chunkIDs = append(chunkIDs, id)
 		}
 	}
-	chunks, err := d.get(ctx, schema.ChunkClass, project, chunkFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
-		byID := filters.Where().WithPath([]string{"id"}).WithOperator(filters.ContainsAny).WithValueText(chunkIDs...)
-		return g.WithWhere(and(byID, intOp("valid_from", filters.LessThanEqual, d.at[project]))).WithLimit(len(chunkIDs))
-	})
-	return len(chunks), err
+	byID := filters.Where().WithPath([]string{"id"}).WithOperator(filters.ContainsAny).WithValueText(chunkIDs...)
+	return d.search(ctx, grpcsearch.Query{Class: schema.ChunkClass, Tenant: project, Fields: chunkFields,
+		Where: and(byID, intOp("valid_from", filters.LessThanEqual, d.at[project])), Limit: len(chunkIDs)})
 }
 
 // hybrid is query_documents' pair: the keyword and the vector query.
@@ -180,11 +190,8 @@ func (d *direct) chunkVector(ctx context.Context, project, chunkID, model string
 // listChunks is store.ListChunks: a version's first chunks by index, a page
 // named by its chunks' ids.
 func (d *direct) listChunks(ctx context.Context, project, fileVersionID string, limit int) (int, error) {
-	rows, err := d.get(ctx, schema.ChunkClass, project, chunkFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
-		return g.WithWhere(and(eq("file_version_id", fileVersionID), chunkIDsIn(fileVersionID, 0, limit-1))).
-			WithSort(graphql.Sort{Path: []string{"index"}, Order: graphql.Asc}).WithLimit(limit)
-	})
-	return len(rows), err
+	return d.search(ctx, grpcsearch.Query{Class: schema.ChunkClass, Tenant: project, Fields: chunkFields,
+		Where: and(eq("file_version_id", fileVersionID), chunkIDsIn(fileVersionID, 0, limit-1)), Sort: byIndex, Limit: limit})
 }
 
 // chunkIDsIn is store's: chunks from index from to to by id.
@@ -218,10 +225,8 @@ func (d *direct) chunkRange(ctx context.Context, project, fileVersionID, section
 	if to >= 0 {
 		limit = to - from + 1
 	}
-	rows, err := d.get(ctx, schema.ChunkClass, project, chunkDetailFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
-		return g.WithWhere(and(ws...)).WithSort(graphql.Sort{Path: []string{"index"}, Order: graphql.Asc}).WithLimit(limit)
-	})
-	return len(rows), err
+	return d.search(ctx, grpcsearch.Query{Class: schema.ChunkClass, Tenant: project, Fields: chunkDetailFields,
+		Where: and(ws...), Sort: byIndex, Limit: limit})
 }
 
 // window reads chunks from index from to to of a version, by a range on
@@ -234,19 +239,15 @@ func (d *direct) window(ctx context.Context, project, fileVersionID string, from
 	} else {
 		ws = append(ws, intOp("index", filters.GreaterThanEqual, int64(from)), intOp("index", filters.LessThanEqual, int64(to)))
 	}
-	rows, err := d.get(ctx, schema.ChunkClass, project, chunkDetailFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
-		return g.WithWhere(and(ws...)).WithSort(graphql.Sort{Path: []string{"index"}, Order: graphql.Asc}).WithLimit(to - from + 1)
-	})
-	return len(rows), err
+	return d.search(ctx, grpcsearch.Query{Class: schema.ChunkClass, Tenant: project, Fields: chunkDetailFields,
+		Where: and(ws...), Sort: byIndex, Limit: to - from + 1})
 }
 
 // sections is store.Sections: a version's table of contents.
 func (d *direct) sections(ctx context.Context, project, fileVersionID string) (int, error) {
-	rows, err := d.get(ctx, schema.SectionClass, project, sectionFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
-		return g.WithWhere(and(eq("file_version_id", fileVersionID), intOp("valid_from", filters.LessThanEqual, d.at[project]))).
-			WithSort(graphql.Sort{Path: []string{"ordinal"}, Order: graphql.Asc}).WithLimit(2001)
-	})
-	return len(rows), err
+	return d.search(ctx, grpcsearch.Query{Class: schema.SectionClass, Tenant: project, Fields: sectionFields,
+		Where: and(eq("file_version_id", fileVersionID), intOp("valid_from", filters.LessThanEqual, d.at[project])),
+		Sort:  []graphql.Sort{{Path: []string{"ordinal"}, Order: graphql.Asc}}, Limit: 2001})
 }
 
 // document is store.DocumentByID: a file's current state.

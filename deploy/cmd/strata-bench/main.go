@@ -35,6 +35,7 @@ import (
 	"github.com/strata-kb/strata/deploy/localstack"
 	"github.com/strata-kb/strata/indexer/index"
 	"github.com/strata-kb/strata/shared/embed/uselite"
+	"github.com/strata-kb/strata/shared/grpcsearch"
 	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/servers"
 )
@@ -292,7 +293,11 @@ func newBench(ctx context.Context, cfg Config, st *localstack.Stack, w *index.Wr
 	if err != nil {
 		return nil, err
 	}
-	d := &direct{wv: wv, at: map[string]int64{}, vectorName: schema.VectorName(m.Model())}
+	rpc, err := grpcsearch.New(st.Servers.WeaviateGRPCHost, servers.LocalWeaviateReader)
+	if err != nil {
+		return nil, err
+	}
+	d := &direct{wv: wv, rpc: rpc, at: map[string]int64{}, vectorName: schema.VectorName(m.Model())}
 	for _, p := range c.Projects {
 		if d.at[p], err = w.Watermark(ctx, p); err != nil {
 			return nil, fmt.Errorf("watermark of %s: %w", p, err)

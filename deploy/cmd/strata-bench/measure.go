@@ -30,6 +30,7 @@ type bench struct {
 func (b *bench) close() {
 	b.sessions.close()
 	b.anchor.close()
+	b.direct.rpc.Close()
 }
 
 // side is one side (queryd or direct) of a case at one concurrency.

@@ -79,7 +79,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.LogFormat, "log-format", "json", "json or text")
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8090", "HTTP listen address: MCP at /mcp, /healthz, /readyz, /metrics")
 	fs.StringVar(&c.WeaviateHost, "weaviate-host", "127.0.0.1:8080", config.WeaviateHostUsage)
-	fs.StringVar(&c.WeaviateGRPC, "weaviate-grpc", "", "Weaviate gRPC host:port (optional)")
+	fs.StringVar(&c.WeaviateGRPC, "weaviate-grpc", "", "Weaviate gRPC host:port (optional): filtered reads (read, read_around, list_file_chunks) go over it, about twice as fast as GraphQL, and fall back to GraphQL when it fails")
 	fs.StringVar(&c.WeaviateAPIKey, "weaviate-api-key", "", "Weaviate API key of a read-only user")
 	fs.StringVar(&c.APIKeys, "api-keys", "", "API keys and their projects: key1=acme,beta;key2=*")
 	fs.StringVar(&c.CursorSecret, "cursor-secret", "", "secret that signs pagination cursors (shared by all replicas)")
@@ -205,6 +205,12 @@ func run(ctx context.Context, args []string) error {
 	var states tools.ObjectStates
 	var dead tools.DeadLetters
 	st := store.New(wv).SetReadConsistency(cfg.ReadLevel)
+	if cfg.WeaviateGRPC != "" {
+		if err := st.SetGRPC(cfg.WeaviateGRPC, cfg.WeaviateAPIKey); err != nil {
+			return err
+		}
+		defer st.Close()
+	}
 	if cfg.NATSURL != "" {
 		nc, js, err := pipeline.Connect(cfg.NATSURL, "strata-queryd", log)
 		if err != nil {

@@ -1,0 +1,238 @@
+package store
+
+import (
+	"context"
+	"net"
+	"reflect"
+	"testing"
+
+	"github.com/go-openapi/strfmt"
+	"github.com/weaviate/weaviate-go-client/v4/weaviate"
+	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
+	"github.com/weaviate/weaviate/entities/models"
+
+	"github.com/strata-kb/strata/shared/ids"
+	"github.com/strata-kb/strata/shared/schema"
+	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/servers/serverstest"
+)
+
+// grpcStore is a Store whose filtered reads go over the shared
+// weaviate-server's gRPC port.
+func grpcStore(t testing.TB, wv *weaviate.Client) *Store {
+	t.Helper()
+	s := New(wv)
+	if err := s.SetGRPC(serverstest.StartShared(t).WeaviateGRPCHost, servers.LocalWeaviateWriter); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestGRPCMatchesGraphQL: every kind of chunk query Strata makes reads the
+// same rows, field for field, over gRPC as over GraphQL: texts, integers,
+// text lists (empty too), missing fields, id lists, ranges, OR, sorting,
+// offsets, a view that hides a later commit, and an unknown project.
+func TestGRPCMatchesGraphQL(t *testing.T) {
+	ctx := context.Background()
+	const project = "grpcparity"
+	wv := weaviateWithTenant(t, project)
+	fileID := ids.File(project, "", "g.md")
+	fv, other := ids.FileVersion(fileID, "e1", "s1"), ids.FileVersion(fileID, "e2", "s2")
+	secA, secB := ids.Section(fv, 0), ids.Section(fv, 1)
+	var objs []*models.Object
+	for i := range 12 {
+		sec := secA
+		if i >= 6 {
+			sec = secB
+		}
+		props := map[string]any{
+			"content": "chunk text ünïcode ✓", "file_id": fileID, "file_version_id": fv, "file_path": "g.md", "branch": "", "index": i,
+			"start_offset": i * 10, "end_offset": i*10 + 9, "token_count": 3, "source_checksum": "sum", "section_id": sec,
+			"heading_path": []string{"Guide", "Part " + string(rune('A'+i%3))}, "kind": "text", "valid_from": 3 + i/10*6,
+			"created_at": "2026-11-25T10:00:00Z",
+		}
+		switch i {
+		case 0:
+			props["section_title"], props["section_heading_path"], props["section_ordinal"] = "A", []string{"Guide"}, 0
+			props["section_token_count"], props["section_chunk_count"] = 18, 6
+			props["page_start"], props["page_end"] = 1, 2
+		case 1:
+			props["heading_path"] = []string{}
+		case 2:
+			delete(props, "heading_path")
+			props["kind"], props["image_ref"], props["image_mime"] = "image", "assets/a.png", "image/png"
+		}
+		objs = append(objs, &models.Object{Class: schema.ChunkClass, ID: strfmt.UUID(ids.Chunk(fv, i)), Tenant: project, Properties: props},
+			&models.Object{Class: schema.ChunkClass, ID: strfmt.UUID(ids.Chunk(other, i)), Tenant: project, Properties: map[string]any{
+				"content": "other", "file_id": fileID, "file_version_id": other, "file_path": "g.md", "branch": "", "index": i,
+				"section_id": ids.Section(other, 0), "kind": "text", "valid_from": 3}})
+	}
+	putObjects(t, wv, objs...)
+	plain, fast := New(wv), grpcStore(t, wv)
+	queries := []ChunkQuery{
+		{FileVersionID: fv, To: -1, Limit: 100, At: 3},
+		{FileVersionID: fv, To: -1, Limit: 100, At: 9},
+		{FileVersionID: fv, From: 2, To: 4, Limit: 3, At: 3},
+		{FileVersionID: fv, From: 9, To: 13, Limit: 5, At: 9},
+		{FileVersionID: fv, From: 0, To: 500, Limit: 20, At: 9},
+		{FileVersionID: fv, From: 3, To: 4, AlsoSectionID: secB, Limit: 20, At: 9},
+		{FileVersionID: fv, SectionID: secA, To: -1, Limit: 201, At: 3},
+		{SectionID: secB, To: -1, Limit: 201, At: 9},
+		{FileVersionID: fv, To: -1, Offset: 4, Limit: 3, At: 9},
+		{FileVersionID: other, To: -1, Limit: 100, At: 3},
+	}
+	for _, q := range queries {
+		want, err := plain.ChunkDetails(ctx, project, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := fast.ChunkDetails(ctx, project, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(want) == 0 {
+			t.Fatalf("%+v: no rows to compare", q)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%+v:\n gRPC    %+v\n GraphQL %+v", q, got, want)
+		}
+	}
+	// The raw rows too, with a BM25-free score field asked for.
+	fields := append(append([]graphql.Field(nil), chunkDetailFields...), graphql.Field{Name: "section_title"})
+	q := getQuery{where: chunkQueryWhere(ChunkQuery{FileVersionID: fv, To: -1, At: 9}), sort: []graphql.Sort{{Path: []string{"index"}, Order: graphql.Desc}}, limit: 5}
+	want, err := plain.find(ctx, schema.ChunkClass, project, fields, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := fast.find(ctx, schema.ChunkClass, project, fields, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 5 || num(got[0], "index") != 11 {
+		t.Fatalf("descending: %v", got)
+	}
+	for i := range want {
+		for k, v := range want[i] {
+			if k == "_additional" {
+				continue
+			}
+			if g := got[i][k]; v != nil && !reflect.DeepEqual(g, v) {
+				t.Errorf("row %d %s: gRPC %#v, GraphQL %#v", i, k, g, v)
+			}
+		}
+	}
+	// A project without an index yet: no rows, no error.
+	rows, err := fast.ChunkDetails(ctx, "grpc-no-such-project", ChunkQuery{FileVersionID: fv, To: -1, Limit: 10, At: 9})
+	if err != nil || len(rows) != 0 {
+		t.Fatalf("unknown project: %v %v", rows, err)
+	}
+	if n := fast.GRPCFailures(); n != 0 {
+		t.Fatalf("%d reads fell back to GraphQL: gRPC did not answer them", n)
+	}
+}
+
+// TestGRPCFallsBackToGraphQL: with the gRPC port unreachable, reads are
+// answered over GraphQL.
+func TestGRPCFallsBackToGraphQL(t *testing.T) {
+	ctx := context.Background()
+	const project = "grpcfallback"
+	wv := weaviateWithTenant(t, project)
+	fv := ids.FileVersion(ids.File(project, "", "f.md"), "e", "s")
+	putObjects(t, wv, &models.Object{Class: schema.ChunkClass, ID: strfmt.UUID(ids.Chunk(fv, 0)), Tenant: project, Properties: map[string]any{
+		"content": "x", "file_version_id": fv, "index": 0, "valid_from": 1}})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	ln.Close()
+	s := New(wv)
+	if err := s.SetGRPC(dead, servers.LocalWeaviateWriter); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rows, err := s.ChunkDetails(ctx, project, ChunkQuery{FileVersionID: fv, To: -1, Limit: 10, At: 1})
+	if err != nil || len(rows) != 1 || rows[0].ID != ids.Chunk(fv, 0) {
+		t.Fatalf("fallback read: %+v %v", rows, err)
+	}
+	if s.GRPCFailures() != 1 {
+		t.Fatalf("gRPC failures %d, want 1", s.GRPCFailures())
+	}
+}
+
+// TestGRPCMatchesGraphQLSearches: keyword search (stemmed and exact), a
+// version's sections and chunk pages, and chunks by id read the same over
+// gRPC as over GraphQL, scores included.
+func TestGRPCMatchesGraphQLSearches(t *testing.T) {
+	ctx := context.Background()
+	const project = "grpcsearches"
+	wv := weaviateWithTenant(t, project)
+	var objs []*models.Object
+	var chunkIDs []string
+	words := []string{"kubernetes deployment rollout", "database migration rollback", "rollout of the deployment plan",
+		"postgres database tuning", "deployment checklist and rollout"}
+	for f := range 3 {
+		path := "doc" + string(rune('a'+f)) + ".md"
+		fileID := ids.File(project, "", path)
+		fv := ids.FileVersion(fileID, "e", "s")
+		objs = append(objs, &models.Object{Class: schema.VersionClass, ID: strfmt.UUID(fv), Tenant: project, Properties: map[string]any{
+			"file_id": fileID, "file_path": path, "branch": "", "file_version_id": fv, "status": "indexed", "deleted": false, "valid_from": 2}})
+		for sec := range 3 {
+			objs = append(objs, &models.Object{Class: schema.SectionClass, ID: strfmt.UUID(ids.Section(fv, sec)), Tenant: project, Properties: map[string]any{
+				"file_id": fileID, "file_version_id": fv, "file_path": path, "branch": "", "ordinal": sec, "title": "Part",
+				"heading_path": []string{"Doc", "Part"}, "level": 2, "token_count": 10 * sec, "chunk_count": 2, "valid_from": 2}})
+		}
+		for i := range 6 {
+			text := words[(f+i)%len(words)]
+			id := ids.Chunk(fv, i)
+			chunkIDs = append(chunkIDs, id)
+			objs = append(objs, &models.Object{Class: schema.ChunkClass, ID: strfmt.UUID(id), Tenant: project, Properties: map[string]any{
+				"content": text, schema.ContentTermsProperty: text, schema.HeadingTermsProperty: "guide " + path,
+				"file_id": fileID, "file_version_id": fv, "file_path": path, "branch": "", "index": i, "section_id": ids.Section(fv, i/2),
+				"heading_path": []string{"Doc"}, "kind": "text", "valid_from": 2}})
+		}
+	}
+	putObjects(t, wv, objs...)
+	plain, fast := New(wv), grpcStore(t, wv)
+	same := func(what string, got, want any, gotErr, wantErr error) {
+		t.Helper()
+		if gotErr != nil || wantErr != nil {
+			t.Fatalf("%s: gRPC %v, GraphQL %v", what, gotErr, wantErr)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\n gRPC    %+v\n GraphQL %+v", what, got, want)
+		}
+	}
+	for _, m := range []Match{MatchStemmed, MatchExact} {
+		for _, q := range []string{"deployment rollout", "database", "nothing matches this"} {
+			want, errW := plain.SearchKeywordMatching(ctx, project, q, m, 5, nil, "", 2)
+			got, errG := fast.SearchKeywordMatching(ctx, project, q, m, 5, nil, "", 2)
+			same(m.String()+" "+q, got, want, errG, errW)
+			if q == "database" && len(want) == 0 {
+				t.Fatalf("%s %q found nothing", m, q)
+			}
+		}
+	}
+	fv := ids.FileVersion(ids.File(project, "", "docb.md"), "e", "s")
+	wantSecs, errW := plain.Sections(ctx, project, fv, 2, 1, 5)
+	gotSecs, errG := fast.Sections(ctx, project, fv, 2, 1, 5)
+	same("sections", gotSecs, wantSecs, errG, errW)
+	if len(wantSecs) != 2 {
+		t.Fatalf("sections from 1: %d", len(wantSecs))
+	}
+	for _, page := range [][2]int{{0, 4}, {2, 3}, {0, 2000}} {
+		want, errW := plain.ListChunks(ctx, project, fv, page[0], page[1])
+		got, errG := fast.ListChunks(ctx, project, fv, page[0], page[1])
+		same("list chunks", got, want, errG, errW)
+	}
+	wantByID, errW := plain.visibleChunks(ctx, project, chunkIDs[3:9], "", 2, nil)
+	gotByID, errG := fast.visibleChunks(ctx, project, chunkIDs[3:9], "", 2, nil)
+	same("chunks by id", gotByID, wantByID, errG, errW)
+	if len(wantByID) != 6 {
+		t.Fatalf("chunks by id: %d", len(wantByID))
+	}
+	if n := fast.GRPCFailures(); n != 0 {
+		t.Fatalf("%d reads fell back to GraphQL", n)
+	}
+}
