@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
+	"math/rand/v2"
 	"net"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/go-openapi/strfmt"
 	"github.com/weaviate/weaviate-go-client/v4/weaviate"
@@ -133,7 +135,7 @@ func TestGRPCMatchesGraphQL(t *testing.T) {
 }
 
 // TestGRPCFallsBackToGraphQL: with the gRPC port unreachable, reads are
-// answered over GraphQL.
+// answered over GraphQL, and gRPC is not tried again at once.
 func TestGRPCFallsBackToGraphQL(t *testing.T) {
 	ctx := context.Background()
 	const project = "grpcfallback"
@@ -158,6 +160,15 @@ func TestGRPCFallsBackToGraphQL(t *testing.T) {
 	}
 	if s.GRPCFailures() != 1 {
 		t.Fatalf("gRPC failures %d, want 1", s.GRPCFailures())
+	}
+	// Later reads skip gRPC for a while instead of failing on it again.
+	for range 3 {
+		if rows, err := s.ChunkDetails(ctx, project, ChunkQuery{FileVersionID: fv, To: -1, Limit: 10, At: 1}); err != nil || len(rows) != 1 {
+			t.Fatalf("read after the failure: %+v %v", rows, err)
+		}
+	}
+	if s.GRPCFailures() != 1 {
+		t.Fatalf("gRPC failures %d after more reads, want still 1", s.GRPCFailures())
 	}
 }
 
@@ -231,6 +242,110 @@ func TestGRPCMatchesGraphQLSearches(t *testing.T) {
 	same("chunks by id", gotByID, wantByID, errG, errW)
 	if len(wantByID) != 6 {
 		t.Fatalf("chunks by id: %d", len(wantByID))
+	}
+	if n := fast.GRPCFailures(); n != 0 {
+		t.Fatalf("%d reads fell back to GraphQL", n)
+	}
+}
+
+// TestGRPCHangingNodeFallsBack: a gRPC node that accepts connections and
+// never answers (a node cut off, not refused) costs one read
+// grpcAttemptTimeout, then GraphQL answers it.
+func TestGRPCHangingNodeFallsBack(t *testing.T) {
+	ctx := context.Background()
+	const project = "grpchanging"
+	wv := weaviateWithTenant(t, project)
+	fv := ids.FileVersion(ids.File(project, "", "f.md"), "e", "s")
+	putObjects(t, wv, &models.Object{Class: schema.ChunkClass, ID: strfmt.UUID(ids.Chunk(fv, 0)), Tenant: project, Properties: map[string]any{
+		"content": "x", "file_version_id": fv, "index": 0, "valid_from": 1}})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, never answered
+		}
+	}()
+	s := New(wv)
+	if err := s.SetGRPC(ln.Addr().String(), ""); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// Without the attempt's own deadline the read would wait out the caller's.
+	read, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	rows, err := s.ChunkDetails(read, project, ChunkQuery{FileVersionID: fv, To: -1, Limit: 10, At: 1})
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("read past a hanging node: %+v %v", rows, err)
+	}
+	if s.GRPCFailures() != 1 {
+		t.Fatalf("gRPC failures %d, want 1", s.GRPCFailures())
+	}
+}
+
+// TestGRPCMatchesGraphQLVectorSearch: a vector search (nearVector on the
+// model's named vector, with and without a distance bound) finds the same
+// chunks with the same scores over gRPC as over GraphQL.
+func TestGRPCMatchesGraphQLVectorSearch(t *testing.T) {
+	ctx := context.Background()
+	const project, model = "grpcvectors", "grpc-parity-model"
+	wv := weaviateWithTenant(t, project)
+	if err := schema.EnsureVectorSpace(ctx, wv, model, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.EnsureTenantIn(ctx, wv, project, schema.ChunkVectorClass); err != nil {
+		t.Fatal(err)
+	}
+	name := schema.VectorName(model)
+	rng := rand.New(rand.NewPCG(1, 2))
+	vector := func() []float32 {
+		v := make([]float32, 16)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		return v
+	}
+	var objs []*models.Object
+	for f := range 4 {
+		path := "v" + string(rune('a'+f)) + ".md"
+		fileID := ids.File(project, "", path)
+		fv := ids.FileVersion(fileID, "e", "s")
+		objs = append(objs, &models.Object{Class: schema.VersionClass, ID: strfmt.UUID(fv), Tenant: project, Properties: map[string]any{
+			"file_id": fileID, "file_path": path, "branch": "", "file_version_id": fv, "status": "indexed", "deleted": false, "valid_from": 2}})
+		for i := range 10 {
+			chunkID := ids.Chunk(fv, i)
+			objs = append(objs,
+				&models.Object{Class: schema.ChunkClass, ID: strfmt.UUID(chunkID), Tenant: project, Properties: map[string]any{
+					"content": "c", "file_id": fileID, "file_version_id": fv, "file_path": path, "branch": "", "index": i, "kind": "text", "valid_from": 2}},
+				&models.Object{Class: schema.ChunkVectorClass, ID: strfmt.UUID(ids.ChunkVector(chunkID, model)), Tenant: project,
+					Properties: map[string]any{"chunk_id": chunkID, "file_id": fileID, "file_version_id": fv, "file_path": path, "branch": "", "model": model},
+					Vectors:    models.Vectors{name: models.Vector(vector())}})
+		}
+	}
+	putObjects(t, wv, objs...)
+	plain, fast := New(wv), grpcStore(t, wv)
+	for _, q := range []VectorQuery{
+		{Model: model, Vector: vector(), Limit: 7, At: 2},
+		{Model: model, Vector: vector(), Limit: 25, At: 2},
+		{Model: model, Vector: vector(), Limit: 10, At: 2, MinSimilarity: 0.2},
+	} {
+		want, errW := plain.SearchVector(ctx, project, q)
+		got, errG := fast.SearchVector(ctx, project, q)
+		if errW != nil || errG != nil {
+			t.Fatalf("GraphQL %v, gRPC %v", errW, errG)
+		}
+		if len(want) == 0 {
+			t.Fatalf("%+v: nothing found", q)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("limit %d, similarity %.1f:\n gRPC    %+v\n GraphQL %+v", q.Limit, q.MinSimilarity, got, want)
+		}
 	}
 	if n := fast.GRPCFailures(); n != 0 {
 		t.Fatalf("%d reads fell back to GraphQL", n)

@@ -6,6 +6,7 @@ import (
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
 
+	"github.com/strata-kb/strata/shared/grpcsearch"
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
@@ -59,15 +60,14 @@ func (s *Store) SearchVector(ctx context.Context, project string, q VectorQuery)
 	var out []Chunk
 	fetch := max(q.Limit*3/2, 30) // replaced versions are dropped below; more rounds fetch further
 	for offset, round := 0, 0; len(out) < q.Limit && round < 6; round, offset = round+1, offset+fetch {
-		near := (&graphql.NearVectorArgumentBuilder{}).WithVector(q.Vector).WithTargetVectors(name)
+		near := &grpcsearch.NearVector{Vector: q.Vector, Target: name}
 		if q.MinSimilarity > 0 {
-			near = near.WithDistance(float32(1 - q.MinSimilarity))
+			d := float64(float32(1 - q.MinSimilarity)) // as GraphQL's builder sends it
+			near.Distance = &d
 		}
-		rows, err := s.get(ctx, schema.ChunkVectorClass, project,
+		rows, err := s.find(ctx, schema.ChunkVectorClass, project,
 			[]graphql.Field{{Name: "chunk_id"}, {Name: "_additional", Fields: []graphql.Field{{Name: "distance"}}}},
-			func(g *graphql.GetBuilder) *graphql.GetBuilder {
-				return g.WithNearVector(near).WithWhere(scope).WithLimit(fetch).WithOffset(offset)
-			})
+			getQuery{near: near, where: scope, limit: fetch, offset: offset})
 		if err != nil {
 			return nil, err
 		}

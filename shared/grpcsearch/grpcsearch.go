@@ -57,13 +57,23 @@ type BM25 struct {
 	Properties []string
 }
 
-// Query is a Get: rows of Class in Tenant matching Where (ranked by BM25
-// when set), in Sort order, from Offset, at most Limit, with Fields (as
-// GraphQL names them; "_additional" may ask for id, score and distance).
+// NearVector ranks by distance to Vector in the named vector Target,
+// within Distance when set.
+type NearVector struct {
+	Vector   []float32
+	Target   string
+	Distance *float64
+}
+
+// Query is a Get: rows of Class in Tenant matching Where (ranked by BM25 or
+// NearVector when set), in Sort order, from Offset, at most Limit, with
+// Fields (as GraphQL names them; "_additional" may ask for id, score and
+// distance).
 type Query struct {
 	Class, Tenant string
 	Fields        []graphql.Field
 	BM25          *BM25
+	NearVector    *NearVector
 	Where         *filters.WhereBuilder
 	Sort          []graphql.Sort
 	Offset, Limit int
@@ -96,6 +106,13 @@ func (c *Client) Get(ctx context.Context, q Query) (rows []map[string]any, missi
 	if q.BM25 != nil {
 		req.Bm25Search = &pb.BM25{Query: q.BM25.Query, Properties: q.BM25.Properties}
 	}
+	if n := q.NearVector; n != nil {
+		b := make([]byte, 4*len(n.Vector))
+		for i, f := range n.Vector {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+		}
+		req.NearVector = &pb.NearVector{VectorBytes: b, Distance: n.Distance, Targets: &pb.Targets{TargetVectors: []string{n.Target}}}
+	}
 	for _, o := range q.Sort {
 		req.SortBy = append(req.SortBy, &pb.SortBy{Path: o.Path, Ascending: o.Order != graphql.Desc})
 	}
@@ -121,11 +138,13 @@ func (c *Client) Get(ctx context.Context, q Query) (rows []map[string]any, missi
 		}
 		md := res.GetMetadata()
 		add := map[string]any{"id": md.GetId()}
+		// Scores and distances are float32s, written as GraphQL's JSON writes
+		// them (the shortest decimal that reads back the same).
 		if md.GetScorePresent() {
 			add["score"] = strconv.FormatFloat(float64(md.GetScore()), 'g', -1, 32)
 		}
 		if md.GetDistancePresent() {
-			add["distance"] = float64(md.GetDistance())
+			add["distance"], _ = strconv.ParseFloat(strconv.FormatFloat(float64(md.GetDistance()), 'g', -1, 32), 64)
 		}
 		row["_additional"] = add
 		rows = append(rows, row)

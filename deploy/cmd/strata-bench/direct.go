@@ -133,17 +133,15 @@ func (d *direct) keyword(ctx context.Context, project, query string, limit int) 
 // vector is store.SearchVector's first round: nearVector on ChunkVector's
 // named vector (main only), then the Chunk rows of the ids found.
 func (d *direct) vector(ctx context.Context, project string, vec []float32, limit int, minSimilarity float64) (int, error) {
-	near := (&graphql.NearVectorArgumentBuilder{}).WithVector(vec).WithTargetVectors(d.vectorName)
+	near := &grpcsearch.NearVector{Vector: vec, Target: d.vectorName}
 	if minSimilarity > 0 {
-		near = near.WithDistance(float32(1 - minSimilarity))
+		dist := float64(float32(1 - minSimilarity))
+		near.Distance = &dist
 	}
-	rows, err := d.get(ctx, schema.ChunkVectorClass, project,
-		[]graphql.Field{{Name: "chunk_id"}, {Name: "_additional", Fields: []graphql.Field{{Name: "distance"}}}},
-		func(g *graphql.GetBuilder) *graphql.GetBuilder {
-			branch := filters.Where().WithPath([]string{"branch"}).WithOperator(filters.ContainsAny).WithValueText("")
-			return g.WithNearVector(near).WithWhere(branch).WithLimit(max(3*limit, 30))
-		})
-	if err != nil || len(rows) == 0 {
+	branch := filters.Where().WithPath([]string{"branch"}).WithOperator(filters.ContainsAny).WithValueText("")
+	rows, missing, err := d.rpc.Get(ctx, grpcsearch.Query{Class: schema.ChunkVectorClass, Tenant: project, NearVector: near, Where: branch,
+		Fields: []graphql.Field{{Name: "chunk_id"}, {Name: "_additional", Fields: []graphql.Field{{Name: "distance"}}}}, Limit: max(3*limit, 30)})
+	if err != nil || missing || len(rows) == 0 {
 		return 0, err
 	}
 	chunkIDs := make([]string, 0, len(rows))

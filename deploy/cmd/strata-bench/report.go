@@ -91,7 +91,7 @@ func (r *report) table(w io.Writer) {
 }
 
 func (r *report) notes(w io.Writer) {
-	fmt.Fprintln(w, "Direct equivalents (W = the project's watermark, read once after loading):")
+	fmt.Fprintln(w, "Direct equivalents (W = the project's watermark, read once after loading; Get queries over gRPC, GET over REST, as queryd asks them):")
 	seen := map[string]bool{}
 	for _, res := range r.results {
 		if res.directDoc == "" || seen[res.name] {

@@ -74,7 +74,7 @@ func scaleMarkdown(w io.Writer, cfg Config, stages []stage, full *corpus, plot s
 		}
 		fmt.Fprintln(bw)
 	}
-	fmt.Fprintln(bw, "Direct: the tool's core Weaviate query issued from the benchmark process with the same client, inputs and watermark (see docs/bench/queryd.txt for each one); for the text-query tools (search_knowledge, query_documents) it embeds the query with the same model first, as queryd does. Rows without a direct query (list_contents, find, list_files, status) are answered from queryd's catalog or several queries.")
+	fmt.Fprintln(bw, "Direct: the tool's core Weaviate query issued from the benchmark process with the same client, protocol (gRPC for filtered, keyword and vector queries, REST for reads by id, as queryd), inputs and watermark (see docs/bench/queryd.txt for each one); for the text-query tools (search_knowledge, query_documents) it embeds the query with the same model first, as queryd does. Rows without a direct query (list_contents, find, list_files, status) are answered from queryd's catalog or several queries.")
 	fmt.Fprintln(bw)
 	fmt.Fprintln(bw, "MCP side: protocol 2026-07-28 tools/call over streamable HTTP from a plain net/http client that decodes each answer once, as the direct side's Weaviate client does (mcp-go's own client decodes a tool result three times; see BenchmarkListFileChunksLarge/over-HTTP). The anchor row is mcp-go's server with a no-op tool, called the same way.")
 	fmt.Fprintln(bw)
