@@ -139,10 +139,7 @@ func TestGRPCMatchesGraphQL(t *testing.T) {
 func TestGRPCFallsBackToGraphQL(t *testing.T) {
 	ctx := context.Background()
 	const project = "grpcfallback"
-	wv := weaviateWithTenant(t, project)
-	fv := ids.FileVersion(ids.File(project, "", "f.md"), "e", "s")
-	putObjects(t, wv, &models.Object{Class: schema.ChunkClass, ID: strfmt.UUID(ids.Chunk(fv, 0)), Tenant: project, Properties: map[string]any{
-		"content": "x", "file_version_id": fv, "index": 0, "valid_from": 1}})
+	wv, fv := oneChunkIndex(t, project)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -254,10 +251,7 @@ func TestGRPCMatchesGraphQLSearches(t *testing.T) {
 func TestGRPCHangingNodeFallsBack(t *testing.T) {
 	ctx := context.Background()
 	const project = "grpchanging"
-	wv := weaviateWithTenant(t, project)
-	fv := ids.FileVersion(ids.File(project, "", "f.md"), "e", "s")
-	putObjects(t, wv, &models.Object{Class: schema.ChunkClass, ID: strfmt.UUID(ids.Chunk(fv, 0)), Tenant: project, Properties: map[string]any{
-		"content": "x", "file_version_id": fv, "index": 0, "valid_from": 1}})
+	wv, fv := oneChunkIndex(t, project)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -350,4 +344,14 @@ func TestGRPCMatchesGraphQLVectorSearch(t *testing.T) {
 	if n := fast.GRPCFailures(); n != 0 {
 		t.Fatalf("%d reads fell back to GraphQL", n)
 	}
+}
+
+// oneChunkIndex stores one chunk, index 0 of the returned version, visible from 1.
+func oneChunkIndex(t *testing.T, project string) (*weaviate.Client, string) {
+	t.Helper()
+	wv := weaviateWithTenant(t, project)
+	fv := ids.FileVersion(ids.File(project, "", "f.md"), "e", "s")
+	putObjects(t, wv, &models.Object{Class: schema.ChunkClass, ID: strfmt.UUID(ids.Chunk(fv, 0)), Tenant: project, Properties: map[string]any{
+		"content": "x", "file_version_id": fv, "index": 0, "valid_from": 1}})
+	return wv, fv
 }

@@ -3,13 +3,9 @@ package tools
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"reflect"
 	"testing"
 
-	"github.com/mark3labs/mcp-go/server"
-
-	"github.com/strata-kb/strata/queryd/cursor"
 	"github.com/strata-kb/strata/queryd/store"
 	"github.com/strata-kb/strata/shared/ids"
 )
@@ -39,17 +35,8 @@ func TestChunkCarriesItsSection(t *testing.T) {
 			}
 		}
 	}
-	serve := func(r Reader, budget int) *server.MCPServer {
-		signer, err := cursor.NewSigner("test-secret-0123456789")
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := server.NewMCPServer("strata", "test", server.WithToolCapabilities(false))
-		New(r, signer, slog.New(slog.DiscardHandler)).SetTokenBudget(budget).Register(s)
-		return s
-	}
 	for _, budget := range []int{0, 500, 50} {
-		want, got := serve(newKBReader(plain.x), budget), serve(sectionReadsFail{newKBReader(carried.x)}, budget)
+		want, got := readerServer(t, newKBReader(plain.x), budget), readerServer(t, sectionReadsFail{newKBReader(carried.x)}, budget)
 		for i := range 10 {
 			id := ids.Chunk(plain.guideFV, i)
 			for _, call := range []struct {

@@ -51,7 +51,8 @@ func (r *queryRecorder) asked() (bySection, byVersion int) {
 	return bySection, byVersion
 }
 
-func recordingServer(t *testing.T, r *queryRecorder, budget int) *server.MCPServer {
+// readerServer serves r's index with a token budget (0 = default).
+func readerServer(t *testing.T, r Reader, budget int) *server.MCPServer {
 	t.Helper()
 	signer, err := cursor.NewSigner("test-secret-0123456789")
 	if err != nil {
@@ -69,7 +70,7 @@ func recordingServer(t *testing.T, r *queryRecorder, budget int) *server.MCPServ
 func TestReadSectionPrefetch(t *testing.T) {
 	f := newKBFixture()
 	r := &queryRecorder{kbReader: newKBReader(f.x)}
-	s := recordingServer(t, r, 0)
+	s := readerServer(t, r, 0)
 	read := func(id string) map[string]any {
 		t.Helper()
 		return mustCall(t, s, "*", "read", map[string]any{"path_part_id": id})
@@ -93,7 +94,7 @@ func TestReadSectionPrefetch(t *testing.T) {
 	r.asked()
 
 	// Over the budget: paginated with its own queries, the speculative one dropped.
-	small := recordingServer(t, r, 500)
+	small := readerServer(t, r, 500)
 	out = mustCall(t, small, "*", "read", map[string]any{"path_part_id": f.guideSecs[2], "limit": 2})
 	eqList(t, "Usage page 1", nums(field(out, "chunks", "index")), []int{4, 5})
 	if _, byVersion := r.asked(); byVersion != 1 {
@@ -113,8 +114,8 @@ func TestReadSectionPrefetch(t *testing.T) {
 // (its query failing), every section of the fixture reads the same.
 func TestReadSectionPrefetchMatchesPlainRead(t *testing.T) {
 	f := newKBFixture()
-	with := recordingServer(t, &queryRecorder{kbReader: newKBReader(f.x)}, 0)
-	without := recordingServer(t, &queryRecorder{kbReader: newKBReader(f.x), failBySection: true}, 0)
+	with := readerServer(t, &queryRecorder{kbReader: newKBReader(f.x)}, 0)
+	without := readerServer(t, &queryRecorder{kbReader: newKBReader(f.x), failBySection: true}, 0)
 	var sections []string
 	for _, secs := range f.x.sections {
 		for _, sec := range secs {

@@ -241,19 +241,18 @@ func value(v *pb.Value) any {
 func list(l *pb.ListValue) []any {
 	var out []any
 	add := func(v any) { out = append(out, v) }
+	texts := func(vs []string) {
+		for _, v := range vs {
+			add(v)
+		}
+	}
 	switch k := l.GetKind().(type) {
 	case *pb.ListValue_TextValues:
-		for _, s := range k.TextValues.GetValues() {
-			add(s)
-		}
+		texts(k.TextValues.GetValues())
 	case *pb.ListValue_UuidValues:
-		for _, s := range k.UuidValues.GetValues() {
-			add(s)
-		}
+		texts(k.UuidValues.GetValues())
 	case *pb.ListValue_DateValues:
-		for _, s := range k.DateValues.GetValues() {
-			add(s)
-		}
+		texts(k.DateValues.GetValues())
 	case *pb.ListValue_BoolValues:
 		for _, b := range k.BoolValues.GetValues() {
 			add(b)

@@ -80,7 +80,7 @@ func parseConfig(args []string) (Config, error) {
 	fs.IntVar(&c.Chunks, "chunks", 100000, "chunks in the index")
 	fs.IntVar(&c.ChunksPerFile, "chunks-per-file", 100, "chunks per synthetic file (one commit each)")
 	fs.IntVar(&c.Projects, "projects", 1, "projects to spread the files over (the search tools search all of them)")
-	fs.IntVar(&c.LoadWorkers, "load-workers", 4, "goroutines writing files while loading")
+	fs.IntVar(&c.LoadWorkers, "load-workers", 16, "goroutines writing files while loading (16: the indexer's -concurrency default)")
 	fs.IntVar(&c.MaxGroup, "max-group", index.DefaultMaxGroup, "file versions one commit may take when several wait (1: one commit per file, as before group commit)")
 	fs.IntVar(&c.IndexWorkers, "index-workers", runtime.NumCPU(), "Weaviate's asynchronous vector indexing goroutines (its own default is one less than the CPUs)")
 	fs.IntVar(&c.RealVectors, "real-vectors", 1000, "chunks embedded with the real model; the rest get random unit vectors")
