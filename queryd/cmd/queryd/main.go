@@ -237,6 +237,7 @@ func run(ctx context.Context, args []string) error {
 		}()
 	}
 	reg := metrics.New()
+	grpcFallbacks(reg, st.GRPCFailures)
 	budgeted := map[string]bool{}
 	for _, ts := range strings.Split(cfg.BudgetSets, ",") {
 		budgeted[strings.TrimSpace(ts)] = true

@@ -35,3 +35,12 @@ func toolMetrics(reg *metrics.Registry) server.ToolHandlerMiddleware {
 		}
 	}
 }
+
+// grpcFallbacks counts the Weaviate reads that gRPC failed and GraphQL
+// answered (store.GRPCFailures): above zero, the node -weaviate-grpc names
+// is unreachable or refuses, and reads cost a GraphQL query more.
+func grpcFallbacks(reg *metrics.Registry, failures func() int64) {
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "strata_queryd_weaviate_grpc_fallbacks_total", Help: "Weaviate reads gRPC failed and GraphQL answered.",
+	}, func() float64 { return float64(failures()) }))
+}
