@@ -5,17 +5,20 @@ package store
 // and the reads of read, read_around, list_file_chunks and the searches are
 // such queries, and so are vector searches. Any gRPC failure but a missing tenant falls back to GraphQL:
 // gRPC reaches one node, GraphQL all of -weaviate-host (hedged). A node lost
-// must not stall reads, so a gRPC attempt gets grpcAttemptTimeout, and after
-// a failure reads skip gRPC for grpcRetryAfter.
+// must not stall reads, so a gRPC attempt gets grpcAttemptTimeout, and once
+// the node looks cut off reads skip gRPC for grpcRetryAfter.
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/strata-kb/strata/shared/grpcsearch"
 )
@@ -32,20 +35,42 @@ const (
 // searchRPC is the gRPC search client.
 type searchRPC struct {
 	client    *grpcsearch.Client
+	log       *slog.Logger
 	failures  atomic.Int64 // reads answered over GraphQL after gRPC failed
 	downUntil atomic.Int64 // unix nanoseconds: skip gRPC until then
+	loggedAt  atomic.Int64 // unix nanoseconds of the last failure logged
 }
 
-// SetGRPC makes filtered and keyword reads go over Weaviate's gRPC API at
-// host (host:port, plain text), with the same API key as REST. It does not
-// connect until the first read.
-func (s *Store) SetGRPC(host, apiKey string) error {
+// SetGRPC makes filtered, keyword and vector reads go over Weaviate's gRPC
+// API at host (host:port, plain text), with the same API key as REST. It
+// does not connect until the first read. Failures are logged to log, at
+// most one every grpcRetryAfter.
+func (s *Store) SetGRPC(host, apiKey string, log *slog.Logger) error {
 	c, err := grpcsearch.New(host, apiKey)
 	if err != nil {
 		return err
 	}
-	s.rpc = &searchRPC{client: c}
+	s.rpc = &searchRPC{client: c, log: log}
 	return nil
+}
+
+// failed records a read gRPC failed (GraphQL answers it). Only a node that
+// cannot be reached turns gRPC off for a while: an unreachable node
+// (Unavailable) or an attempt that ran out of time on a connection that is
+// not up. A query gRPC refuses or cannot express, or a slow one on a
+// healthy connection, goes to GraphQL alone, so one query cannot turn gRPC
+// off for every other.
+func (r *searchRPC) failed(class string, err error) {
+	r.failures.Add(1)
+	code := status.Code(err)
+	cutOff := code == codes.Unavailable || (code == codes.DeadlineExceeded && !r.client.Ready())
+	if cutOff {
+		r.downUntil.Store(time.Now().Add(grpcRetryAfter).UnixNano())
+	}
+	now, last := time.Now().UnixNano(), r.loggedAt.Load()
+	if r.log != nil && now-last >= int64(grpcRetryAfter) && r.loggedAt.CompareAndSwap(last, now) {
+		r.log.Warn("weaviate gRPC read failed; GraphQL answered it", "class", class, "node_cut_off", cutOff, "err", err)
+	}
 }
 
 // Close releases the gRPC connection, if any.
@@ -77,6 +102,9 @@ type getQuery struct {
 
 // find runs q over gRPC when set, else (and when gRPC fails) over GraphQL.
 func (s *Store) find(ctx context.Context, class, project string, fields []graphql.Field, q getQuery) ([]map[string]any, error) {
+	if q.limit <= 0 {
+		return nil, nil
+	}
 	if s.rpc != nil && time.Now().UnixNano() >= s.rpc.downUntil.Load() {
 		gq := grpcsearch.Query{Class: class, Tenant: project, Fields: fields, Where: q.where, Sort: q.sort,
 			Offset: q.offset, Limit: q.limit, Consistency: s.consistency}
@@ -93,10 +121,9 @@ func (s *Store) find(ctx context.Context, class, project string, fields []graphq
 		case err == nil:
 			return rows, nil
 		case ctx.Err() != nil:
-			return nil, fmt.Errorf("query %s of %s: %w", class, project, err)
+			return nil, fmt.Errorf("query %s of %s: %w", class, project, ctx.Err())
 		}
-		s.rpc.failures.Add(1)
-		s.rpc.downUntil.Store(time.Now().Add(grpcRetryAfter).UnixNano())
+		s.rpc.failed(class, err)
 	}
 	return s.get(ctx, class, project, fields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
 		if q.bm25 != nil {

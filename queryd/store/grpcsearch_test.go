@@ -2,14 +2,17 @@ package store
 
 import (
 	"context"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-openapi/strfmt"
 	"github.com/weaviate/weaviate-go-client/v4/weaviate"
+	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
 	"github.com/weaviate/weaviate/entities/models"
 
@@ -24,7 +27,7 @@ import (
 func grpcStore(t testing.TB, wv *weaviate.Client) *Store {
 	t.Helper()
 	s := New(wv)
-	if err := s.SetGRPC(serverstest.StartShared(t).WeaviateGRPCHost, servers.LocalWeaviateWriter); err != nil {
+	if err := s.SetGRPC(serverstest.StartShared(t).WeaviateGRPCHost, servers.LocalWeaviateWriter, nil); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
@@ -147,7 +150,7 @@ func TestGRPCFallsBackToGraphQL(t *testing.T) {
 	dead := ln.Addr().String()
 	ln.Close()
 	s := New(wv)
-	if err := s.SetGRPC(dead, servers.LocalWeaviateWriter); err != nil {
+	if err := s.SetGRPC(dead, servers.LocalWeaviateWriter, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
@@ -267,7 +270,7 @@ func TestGRPCHangingNodeFallsBack(t *testing.T) {
 		}
 	}()
 	s := New(wv)
-	if err := s.SetGRPC(ln.Addr().String(), ""); err != nil {
+	if err := s.SetGRPC(ln.Addr().String(), "", nil); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
@@ -354,4 +357,55 @@ func oneChunkIndex(t *testing.T, project string) (*weaviate.Client, string) {
 	putObjects(t, wv, &models.Object{Class: schema.ChunkClass, ID: strfmt.UUID(ids.Chunk(fv, 0)), Tenant: project, Properties: map[string]any{
 		"content": "x", "file_version_id": fv, "index": 0, "valid_from": 1}})
 	return wv, fv
+}
+
+// TestGRPCLargeReply: a page of large chunks (over gRPC's 4 MB default) is
+// read over gRPC, not refused and asked again over GraphQL.
+func TestGRPCLargeReply(t *testing.T) {
+	ctx := context.Background()
+	const project = "grpclarge"
+	wv := weaviateWithTenant(t, project)
+	fv := ids.FileVersion(ids.File(project, "", "big.md"), "e", "s")
+	content := strings.Repeat("large chunk text ", 320) // ~5.4 KB
+	var objs []*models.Object
+	for i := range 1000 {
+		objs = append(objs, &models.Object{Class: schema.ChunkClass, ID: strfmt.UUID(ids.Chunk(fv, i)), Tenant: project, Properties: map[string]any{
+			"content": content, "file_version_id": fv, "file_path": "big.md", "branch": "", "index": i, "valid_from": 1}})
+	}
+	for start := 0; start < len(objs); start += 200 {
+		putObjects(t, wv, objs[start:start+200]...)
+	}
+	s := grpcStore(t, wv)
+	rows, err := s.ListChunks(ctx, project, fv, 0, 1000)
+	if err != nil || len(rows) != 1000 {
+		t.Fatalf("%d chunks, %v", len(rows), err)
+	}
+	if n := s.GRPCFailures(); n != 0 {
+		t.Fatalf("%d reads fell back to GraphQL", n)
+	}
+}
+
+// TestGRPCUnsupportedQueryKeepsGRPC: a query gRPC cannot express is asked
+// over GraphQL without turning gRPC off for the reads after it.
+func TestGRPCUnsupportedQueryKeepsGRPC(t *testing.T) {
+	ctx := context.Background()
+	const project = "grpcunsupported"
+	wv, fv := oneChunkIndex(t, project)
+	s := grpcStore(t, wv)
+	// Not: GraphQL has it, this package's gRPC form does not.
+	odd := filters.Where().WithOperator(filters.Not).WithOperands([]*filters.WhereBuilder{
+		filters.Where().WithPath([]string{"index"}).WithOperator(filters.GreaterThan).WithValueInt(5)})
+	rows, err := s.find(ctx, schema.ChunkClass, project, chunkFields, getQuery{where: odd, limit: 10})
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("unsupported query: %v %v", rows, err)
+	}
+	if s.GRPCFailures() != 1 {
+		t.Fatalf("gRPC failures %d, want 1", s.GRPCFailures())
+	}
+	if _, err := s.ChunkDetails(ctx, project, ChunkQuery{FileVersionID: fv, To: -1, Limit: 10, At: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if s.GRPCFailures() != 1 || s.rpc.downUntil.Load() != 0 {
+		t.Fatalf("gRPC turned off after an unsupported query: failures %d", s.GRPCFailures())
+	}
 }

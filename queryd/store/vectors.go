@@ -62,7 +62,7 @@ func (s *Store) SearchVector(ctx context.Context, project string, q VectorQuery)
 	for offset, round := 0, 0; len(out) < q.Limit && round < 6; round, offset = round+1, offset+fetch {
 		near := &grpcsearch.NearVector{Vector: q.Vector, Target: name}
 		if q.MinSimilarity > 0 {
-			d := float64(float32(1 - q.MinSimilarity)) // as GraphQL's builder sends it
+			d := 1 - q.MinSimilarity // Weaviate compares in float32 either way
 			near.Distance = &d
 		}
 		rows, err := s.find(ctx, schema.ChunkVectorClass, project,

@@ -20,6 +20,7 @@ import (
 	"github.com/weaviate/weaviate/entities/models"
 	pb "github.com/weaviate/weaviate/grpc/generated/protocol/v1"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -36,7 +37,10 @@ type Client struct {
 // a cluster network) with the API key REST uses ("" = none). It does not
 // connect until the first query.
 func New(host, apiKey string) (*Client, error) {
-	conn, err := grpc.NewClient(host, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	// Weaviate sends up to its own GRPC_MAX_MESSAGE_SIZE (about 100 MB);
+	// gRPC's 4 MB default refuses a page of large chunks.
+	conn, err := grpc.NewClient(host, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxReply)))
 	if err != nil {
 		return nil, fmt.Errorf("weaviate gRPC %s: %w", host, err)
 	}
@@ -47,8 +51,19 @@ func New(host, apiKey string) (*Client, error) {
 	return c, nil
 }
 
+// maxReply is the largest reply read: Weaviate's default gRPC limit.
+const maxReply = 104858000
+
+// ErrUnsupported is returned for a query this package cannot put in the
+// gRPC API's form (a filter operator or value kind Strata does not use).
+var ErrUnsupported = errors.New("no gRPC form")
+
 // Close releases the connection.
 func (c *Client) Close() error { return c.conn.Close() }
+
+// Ready reports whether the connection is up: a query that timed out on a
+// ready connection was slow, not cut off.
+func (c *Client) Ready() bool { return c.conn.GetState() == connectivity.Ready }
 
 // BM25 ranks by keyword: Query's words over Properties ("name^weight"
 // weighs one).
@@ -166,7 +181,7 @@ var operators = map[string]pb.Filters_Operator{
 func filter(w *models.WhereFilter) (*pb.Filters, error) {
 	op, ok := operators[w.Operator]
 	if !ok {
-		return nil, fmt.Errorf("filter operator %q has no gRPC form here", w.Operator)
+		return nil, fmt.Errorf("filter operator %q: %w", w.Operator, ErrUnsupported)
 	}
 	f := &pb.Filters{Operator: op}
 	if op == pb.Filters_OPERATOR_AND || op == pb.Filters_OPERATOR_OR {
@@ -180,7 +195,7 @@ func filter(w *models.WhereFilter) (*pb.Filters, error) {
 		return f, nil
 	}
 	if len(w.Path) != 1 {
-		return nil, fmt.Errorf("filter path %v has no gRPC form here", w.Path)
+		return nil, fmt.Errorf("filter path %v: %w", w.Path, ErrUnsupported)
 	}
 	property := w.Path[0]
 	if property == "id" {
@@ -203,7 +218,7 @@ func filter(w *models.WhereFilter) (*pb.Filters, error) {
 	case w.ValueIntArray != nil:
 		f.TestValue = &pb.Filters_ValueIntArray{ValueIntArray: &pb.IntArray{Values: w.ValueIntArray}}
 	default:
-		return nil, errors.New("filter value kind has no gRPC form here")
+		return nil, fmt.Errorf("filter value kind on %s: %w", property, ErrUnsupported)
 	}
 	return f, nil
 }

@@ -135,7 +135,7 @@ func (d *direct) keyword(ctx context.Context, project, query string, limit int) 
 func (d *direct) vector(ctx context.Context, project string, vec []float32, limit int, minSimilarity float64) (int, error) {
 	near := &grpcsearch.NearVector{Vector: vec, Target: d.vectorName}
 	if minSimilarity > 0 {
-		dist := float64(float32(1 - minSimilarity))
+		dist := 1 - minSimilarity
 		near.Distance = &dist
 	}
 	branch := filters.Where().WithPath([]string{"branch"}).WithOperator(filters.ContainsAny).WithValueText("")

@@ -206,7 +206,7 @@ func run(ctx context.Context, args []string) error {
 	var dead tools.DeadLetters
 	st := store.New(wv).SetReadConsistency(cfg.ReadLevel)
 	if cfg.WeaviateGRPC != "" {
-		if err := st.SetGRPC(cfg.WeaviateGRPC, cfg.WeaviateAPIKey); err != nil {
+		if err := st.SetGRPC(cfg.WeaviateGRPC, cfg.WeaviateAPIKey, log); err != nil {
 			return err
 		}
 		defer st.Close()
