@@ -1,9 +1,10 @@
 package store
 
-// Filtered and keyword reads over Weaviate's gRPC API (shared/grpcsearch):
-// about half the time of the same GraphQL query (BenchmarkChunkQueryProtocols),
-// and the reads of read, read_around, list_file_chunks and the searches are
-// such queries, and so are vector searches. Any gRPC failure but a missing tenant falls back to GraphQL:
+// Filtered, keyword and vector reads over Weaviate's gRPC API
+// (shared/grpcsearch): about half the time of the same GraphQL query
+// (BenchmarkChunkQueryProtocols), and the reads of read, read_around,
+// list_file_chunks and the searches are such queries. Any gRPC failure but
+// a missing tenant falls back to GraphQL:
 // gRPC reaches one node, GraphQL all of -weaviate-host (hedged). A node lost
 // must not stall reads, so a gRPC attempt gets grpcAttemptTimeout, and once
 // the node looks cut off reads skip gRPC for grpcRetryAfter.
@@ -92,7 +93,7 @@ func (s *Store) GRPCFailures() int64 {
 // getQuery is a filtered Get: rows matching where (ranked by bm25 when
 // set), in sort order, from offset, at most limit.
 type getQuery struct {
-	bm25   *bm25Query
+	bm25   *grpcsearch.BM25
 	near   *grpcsearch.NearVector
 	where  *filters.WhereBuilder
 	sort   []graphql.Sort
@@ -106,12 +107,8 @@ func (s *Store) find(ctx context.Context, class, project string, fields []graphq
 		return nil, nil
 	}
 	if s.rpc != nil && time.Now().UnixNano() >= s.rpc.downUntil.Load() {
-		gq := grpcsearch.Query{Class: class, Tenant: project, Fields: fields, Where: q.where, Sort: q.sort,
-			Offset: q.offset, Limit: q.limit, Consistency: s.consistency}
-		if q.bm25 != nil {
-			gq.BM25 = &grpcsearch.BM25{Query: q.bm25.query, Properties: q.bm25.properties}
-		}
-		gq.NearVector = q.near
+		gq := grpcsearch.Query{Class: class, Tenant: project, Fields: fields, BM25: q.bm25, NearVector: q.near,
+			Where: q.where, Sort: q.sort, Offset: q.offset, Limit: q.limit, Consistency: s.consistency}
 		attempt, cancel := context.WithTimeout(ctx, grpcAttemptTimeout)
 		rows, missing, err := s.rpc.client.Get(attempt, gq)
 		cancel()
@@ -127,7 +124,7 @@ func (s *Store) find(ctx context.Context, class, project string, fields []graphq
 	}
 	return s.get(ctx, class, project, fields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
 		if q.bm25 != nil {
-			g = g.WithBM25((&graphql.BM25ArgumentBuilder{}).WithQuery(q.bm25.query).WithProperties(q.bm25.properties...))
+			g = g.WithBM25((&graphql.BM25ArgumentBuilder{}).WithQuery(q.bm25.Query).WithProperties(q.bm25.Properties...))
 		}
 		if n := q.near; n != nil {
 			near := (&graphql.NearVectorArgumentBuilder{}).WithVector(n.Vector).WithTargetVectors(n.Target)

@@ -34,6 +34,15 @@ func grpcStore(t testing.TB, wv *weaviate.Client) *Store {
 	return s
 }
 
+// noFallbacks fails the test when a read of s fell back to GraphQL: gRPC did
+// not answer it.
+func noFallbacks(t *testing.T, s *Store) {
+	t.Helper()
+	if n := s.GRPCFailures(); n != 0 {
+		t.Fatalf("%d reads fell back to GraphQL: gRPC did not answer them", n)
+	}
+}
+
 // TestGRPCMatchesGraphQL: every kind of chunk query Strata makes reads the
 // same rows, field for field, over gRPC as over GraphQL: texts, integers,
 // text lists (empty too), missing fields, id lists, ranges, OR, sorting,
@@ -132,9 +141,7 @@ func TestGRPCMatchesGraphQL(t *testing.T) {
 	if err != nil || len(rows) != 0 {
 		t.Fatalf("unknown project: %v %v", rows, err)
 	}
-	if n := fast.GRPCFailures(); n != 0 {
-		t.Fatalf("%d reads fell back to GraphQL: gRPC did not answer them", n)
-	}
+	noFallbacks(t, fast)
 }
 
 // TestGRPCFallsBackToGraphQL: with the gRPC port unreachable, reads are
@@ -243,9 +250,7 @@ func TestGRPCMatchesGraphQLSearches(t *testing.T) {
 	if len(wantByID) != 6 {
 		t.Fatalf("chunks by id: %d", len(wantByID))
 	}
-	if n := fast.GRPCFailures(); n != 0 {
-		t.Fatalf("%d reads fell back to GraphQL", n)
-	}
+	noFallbacks(t, fast)
 }
 
 // TestGRPCHangingNodeFallsBack: a gRPC node that accepts connections and
@@ -344,9 +349,7 @@ func TestGRPCMatchesGraphQLVectorSearch(t *testing.T) {
 			t.Errorf("limit %d, similarity %.1f:\n gRPC    %+v\n GraphQL %+v", q.Limit, q.MinSimilarity, got, want)
 		}
 	}
-	if n := fast.GRPCFailures(); n != 0 {
-		t.Fatalf("%d reads fell back to GraphQL", n)
-	}
+	noFallbacks(t, fast)
 }
 
 // oneChunkIndex stores one chunk, index 0 of the returned version, visible from 1.
@@ -380,9 +383,7 @@ func TestGRPCLargeReply(t *testing.T) {
 	if err != nil || len(rows) != 1000 {
 		t.Fatalf("%d chunks, %v", len(rows), err)
 	}
-	if n := s.GRPCFailures(); n != 0 {
-		t.Fatalf("%d reads fell back to GraphQL", n)
-	}
+	noFallbacks(t, s)
 }
 
 // TestGRPCUnsupportedQueryKeepsGRPC: a query gRPC cannot express is asked

@@ -19,6 +19,7 @@ import (
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
 	"github.com/weaviate/weaviate/entities/models"
 
+	"github.com/strata-kb/strata/shared/grpcsearch"
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/terms"
@@ -308,24 +309,17 @@ func (m Match) String() string {
 	return "stemmed"
 }
 
-// bm25Query is the BM25 clause of a keyword search: query's words over
-// properties ("name^weight" weighs one).
-type bm25Query struct {
-	query      string
-	properties []string
-}
-
 // bm25 is the BM25 clause of a keyword search.
-func bm25(query string, match Match) *bm25Query {
+func bm25(query string, match Match) *grpcsearch.BM25 {
 	stemmed := terms.Query(Sanitize(query))
 	if match.Exact || stemmed == "" {
-		return &bm25Query{query: Sanitize(query), properties: []string{"content"}}
+		return &grpcsearch.BM25{Query: Sanitize(query), Properties: []string{"content"}}
 	}
 	props := []string{schema.ContentTermsProperty}
 	if match.HeadingWeight > 0 {
 		props = append(props, fmt.Sprintf("%s^%d", schema.HeadingTermsProperty, match.HeadingWeight))
 	}
-	return &bm25Query{query: stemmed, properties: props}
+	return &grpcsearch.BM25{Query: stemmed, Properties: props}
 }
 
 // SearchKeywordMatching is SearchKeywordIn with a choice of match. A stemmed
