@@ -22,7 +22,7 @@ func TestNoStaleReadAfterWatermark(t *testing.T) {
 	h := start(t)
 	const key, path = "acme/fresh/doc.md", "fresh/doc.md"
 	fileID := ids.File("acme", "", path)
-	var oldChunk, oldWord string
+	var oldChunk, oldSection, oldWord string
 	for round := range 4 {
 		word := fmt.Sprintf("roundword%dzq", round)
 		body := fmt.Sprintf("# Fresh doc\n\n## Part %d\n\nThis version says %s and nothing else.\n", round, word)
@@ -66,12 +66,28 @@ func TestNoStaleReadAfterWatermark(t *testing.T) {
 		chunk := chunks[len(chunks)-1].(map[string]any)["id"].(string)
 		fresh("get_file_chunk", map[string]any{"project_reference": "acme", "chunk_id": chunk})
 		fresh("read_around", map[string]any{"chunk_id": chunk})
+		fresh("read_around", map[string]any{"chunk_id": chunk}) // now from the place queryd remembered
+		around, _ := h.call("read_around", map[string]any{"chunk_id": chunk})
+		sec, _ := around["section"].(map[string]any)
+		section, _ := sec["path_part_id"].(string)
+		if section == "" {
+			t.Fatalf("round %d: read_around names no section: %v", round, around)
+		}
+		fresh("read", map[string]any{"path_part_id": section}) // resolved from its chunks
 		if info := has("get_info", map[string]any{"path_part_id": fileID}); !strings.Contains(info, chunks[0].(map[string]any)["file_version_id"].(string)) {
 			t.Fatalf("round %d: get_info shows another version: %s", round, info)
 		}
 		if oldChunk != "" {
 			if out, errText := h.call("get_file_chunk", map[string]any{"project_reference": "acme", "chunk_id": oldChunk}); !strings.Contains(errText, "chunk not found") {
 				t.Fatalf("round %d: the replaced version's chunk is still served: %v %s", round, out, errText)
+			}
+			// queryd remembers where the old chunk lay (read_around above):
+			// the place must not outlive the commit that replaced it.
+			if out, errText := h.call("read_around", map[string]any{"chunk_id": oldChunk}); !strings.Contains(errText, "chunk_id not found") {
+				t.Fatalf("round %d: read_around serves the replaced version's chunk: %v %s", round, out, errText)
+			}
+			if out, errText := h.call("read", map[string]any{"path_part_id": oldSection}); !strings.Contains(errText, "path_part_id not found") {
+				t.Fatalf("round %d: read serves the replaced version's section: %v %s", round, out, errText)
 			}
 			if out, _ := h.call("search_keyword", map[string]any{"query": oldWord}); len(results(out)) != 0 {
 				t.Fatalf("round %d: the replaced version is still found: %v", round, out)
@@ -86,6 +102,6 @@ func TestNoStaleReadAfterWatermark(t *testing.T) {
 		if wm := h.watermark("acme"); wm < seq {
 			t.Fatalf("round %d: status watermark %v below the commit %v that object_status saw", round, wm, seq)
 		}
-		oldChunk, oldWord = chunk, word
+		oldChunk, oldSection, oldWord = chunk, section, word
 	}
 }

@@ -208,7 +208,7 @@ func TestGRPCMatchesGraphQLSearches(t *testing.T) {
 			objs = append(objs, &models.Object{Class: schema.ChunkClass, ID: strfmt.UUID(id), Tenant: project, Properties: map[string]any{
 				"content": text, schema.ContentTermsProperty: text, schema.HeadingTermsProperty: "guide " + path,
 				"file_id": fileID, "file_version_id": fv, "file_path": path, "branch": "", "index": i, "section_id": ids.Section(fv, i/2),
-				"heading_path": []string{"Doc"}, "kind": "text", "valid_from": 2}})
+				"heading_path": []string{"Doc"}, "kind": "text", "valid_from": 2, "section_token_count": 10 * (i / 2), "section_chunk_count": 2}})
 		}
 	}
 	putObjects(t, wv, objs...)
@@ -229,6 +229,12 @@ func TestGRPCMatchesGraphQLSearches(t *testing.T) {
 			same(m.String()+" "+q, got, want, errG, errW)
 			if q == "database" && len(want) == 0 {
 				t.Fatalf("%s %q found nothing", m, q)
+			}
+			// Hits carry their section's totals (read_around's chunk places).
+			for _, c := range want {
+				if c.SectionChunks != 2 || c.SectionTokens != 10*(c.Index/2) {
+					t.Fatalf("%s %q: hit %d carries section totals %d tokens, %d chunks", m, q, c.Index, c.SectionTokens, c.SectionChunks)
+				}
 			}
 		}
 	}

@@ -144,8 +144,7 @@ var sectionFields = []graphql.Field{
 var chunkDetailFields = append(slices.Clone(chunkFields),
 	graphql.Field{Name: "kind"}, graphql.Field{Name: "page_start"}, graphql.Field{Name: "page_end"},
 	graphql.Field{Name: "image_ref"}, graphql.Field{Name: "image_mime"}, graphql.Field{Name: "valid_from"},
-	graphql.Field{Name: "section_title"}, graphql.Field{Name: "section_heading_path"}, graphql.Field{Name: "section_ordinal"},
-	graphql.Field{Name: "section_token_count"}, graphql.Field{Name: "section_chunk_count"})
+	graphql.Field{Name: "section_title"}, graphql.Field{Name: "section_heading_path"}, graphql.Field{Name: "section_ordinal"})
 
 func intGE(path string, v int) *filters.WhereBuilder {
 	return filters.Where().WithPath([]string{path}).WithOperator(filters.GreaterThanEqual).WithValueInt(int64(v))
@@ -379,11 +378,11 @@ func chunkDetails(project string, rows []map[string]any) []ChunkDetail {
 			Chunk: base[i], Kind: str(r, "kind"), PageStart: num(r, "page_start"), PageEnd: num(r, "page_end"),
 			ImageRef: str(r, "image_ref"), ImageMIME: str(r, "image_mime"), ValidFrom: int64(numf(r, "valid_from")),
 		}
-		if n := num(r, "section_chunk_count"); n > 0 && d.SectionID != "" {
+		if n := d.SectionChunks; n > 0 && d.SectionID != "" {
 			d.Section = &Section{
 				ID: d.SectionID, FileID: d.FileID, FileVersionID: d.FileVersionID, FilePath: d.FilePath, Branch: d.Branch,
 				Ordinal: num(r, "section_ordinal"), Title: str(r, "section_title"), HeadingPath: strs(r, "section_heading_path"),
-				TokenCount: num(r, "section_token_count"), ChunkCount: n, ValidFrom: d.ValidFrom,
+				TokenCount: d.SectionTokens, ChunkCount: n, ValidFrom: d.ValidFrom,
 			}
 		}
 		out = append(out, d)

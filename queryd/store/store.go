@@ -48,6 +48,9 @@ type Chunk struct {
 	EmbeddingStatus string
 	EmbeddingModel  string
 	Score           float64 // search hits only
+	// SectionTokens and SectionChunks are the section's totals as the chunk
+	// records them; 0 for chunks written before the chunk recorded them.
+	SectionTokens, SectionChunks int
 }
 
 // Document is a file's current state.
@@ -106,6 +109,7 @@ var chunkFields = []graphql.Field{
 	{Name: "content"}, {Name: "file_id"}, {Name: "file_version_id"}, {Name: "file_path"}, {Name: "branch"},
 	{Name: "index"}, {Name: "start_offset"}, {Name: "end_offset"}, {Name: "token_count"}, {Name: "source_checksum"},
 	{Name: "created_at"}, {Name: "section_id"}, {Name: "heading_path"}, {Name: "embedding_status"}, {Name: "embedding_model"},
+	{Name: "section_token_count"}, {Name: "section_chunk_count"},
 	{Name: "_additional", Fields: []graphql.Field{{Name: "id"}, {Name: "score"}}},
 }
 
@@ -419,6 +423,7 @@ func chunks(project string, rows []map[string]any) []Chunk {
 			StartOffset: num(r, "start_offset"), EndOffset: num(r, "end_offset"), TokenCount: num(r, "token_count"),
 			SourceChecksum: str(r, "source_checksum"), CreatedAt: str(r, "created_at"), SectionID: str(r, "section_id"),
 			HeadingPath: hp, EmbeddingStatus: str(r, "embedding_status"), EmbeddingModel: str(r, "embedding_model"), Score: score,
+			SectionTokens: num(r, "section_token_count"), SectionChunks: num(r, "section_chunk_count"),
 		})
 	}
 	return out

@@ -5,6 +5,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/strata-kb/strata/queryd/auth"
 	"github.com/strata-kb/strata/queryd/store"
@@ -48,31 +49,83 @@ func (t *Tools) readAround(ctx context.Context, p auth.Principal, a readAroundAr
 	if err != nil {
 		return nil, err
 	}
-	n, err := t.resolveChunk(ctx, p, id, "a chunk: use read with it as path_part_id")
+	c, err := t.kb(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	anchor, sec, budget := n.chunk, n.section, t.tokenBudget
-	lo, hi := max(0, anchor.Index-window), anchor.Index+window
-	q := store.ChunkQuery{FileVersionID: anchor.FileVersionID, From: lo, To: hi, Limit: hi - lo + 1, At: n.at}
-	// The whole section too when it fits the budget, in the same query: a
-	// section's chunks are consecutive and hold the anchor, so window and
-	// section together are one run of chunks.
-	if sec != nil && sec.TokenCount > 0 && sec.TokenCount <= budget && sec.ChunkCount <= maxInlineChunks {
+	if out, ok, err := t.readAroundPlace(ctx, c, id, window); err != nil || ok {
+		return out, err
+	}
+	n, err := c.resolveChunk(ctx, id, "a chunk: use read with it as path_part_id")
+	if err != nil {
+		return nil, err
+	}
+	rows, err := t.read.ChunkDetails(ctx, n.project, t.aroundQuery(n.chunk.FileVersionID, n.chunk.Index, window, n.section, n.at))
+	if err != nil {
+		return nil, err
+	}
+	return t.aroundAnswer(ctx, n, window, rows)
+}
+
+// readAroundPlace answers from the anchor's remembered place (chunk_places.go)
+// in one query; ok is false when the place is unknown or no longer holds the
+// current anchor, and the caller resolves the anchor instead.
+func (t *Tools) readAroundPlace(ctx context.Context, c *kbCall, id string, window int) (out readAroundOut, ok bool, err error) {
+	pl, known := t.places.lookup(id)
+	if !known || t.docs == nil || !slices.Contains(c.projects, pl.project) {
+		return out, false, nil
+	}
+	at, err := c.watermark(ctx, pl.project)
+	if err != nil {
+		return out, false, err
+	}
+	// The anchor is current when its version is its document's as of the
+	// watermark, as GetChunkDetail checks.
+	fv := pl.fileVersionID.String()
+	doc, found, covered := t.docs.DocumentAt(pl.project, pl.fileID.String(), at)
+	if !covered || !found || doc.Deleted || doc.Status == "deleted" || doc.Branch != "" || doc.FileVersionID != fv {
+		return out, false, nil
+	}
+	rows, err := t.read.ChunkDetails(ctx, pl.project, t.aroundQuery(fv, pl.index, window, pl.section(), at))
+	if err != nil {
+		return out, false, err
+	}
+	i := slices.IndexFunc(rows, func(r store.ChunkDetail) bool { return r.ID == id })
+	if i < 0 || !pl.matches(rows[i]) {
+		return out, false, nil
+	}
+	anchor := rows[i]
+	n := &node{typ: typeChunk, project: pl.project, at: at, path: anchor.FilePath, fileID: anchor.FileID, chunk: &anchor, section: anchor.Section}
+	out, err = t.aroundAnswer(ctx, n, window, rows)
+	return out, err == nil, err
+}
+
+// aroundQuery selects the window of chunk index of version fv, and its
+// whole section too when that fits the budget, in one query: a section's
+// chunks are consecutive and hold the anchor, so window and section
+// together are one run of chunks.
+func (t *Tools) aroundQuery(fv string, index, window int, sec *store.Section, at int64) store.ChunkQuery {
+	lo, hi := max(0, index-window), index+window
+	q := store.ChunkQuery{FileVersionID: fv, From: lo, To: hi, Limit: hi - lo + 1, At: at}
+	if sec != nil && sec.TokenCount > 0 && sec.TokenCount <= t.tokenBudget && sec.ChunkCount <= maxInlineChunks {
 		size := sec.ChunkCount
 		if size <= 0 { // statistics missing: room for the most a section may inline
 			size = maxInlineChunks
 		}
 		q.AlsoSectionID, q.Limit = sec.ID, q.Limit+size
 	}
-	rows, err := t.read.ChunkDetails(ctx, n.project, q)
-	if err != nil {
-		return nil, err
-	}
+	return q
+}
+
+// aroundAnswer is read_around's answer for anchor node n and the rows of
+// its aroundQuery.
+func (t *Tools) aroundAnswer(ctx context.Context, n *node, window int, rows []store.ChunkDetail) (readAroundOut, error) {
+	anchor, sec := n.chunk, n.section
+	t.places.rememberDetails(n.project, rows)
 	out := readAroundOut{
 		AnchorChunkID: anchor.ID, AnchorIndex: anchor.Index, AnchorPosition: -1, Window: window,
 		DocumentID: anchor.FileID, DocumentPath: absPath(n.project, anchor.FilePath), Breadcrumb: breadcrumb(n.crumbs()),
-		TokenBudget: budget, Chunks: make([]ChunkView, 0, len(rows)),
+		TokenBudget: t.tokenBudget, Chunks: make([]ChunkView, 0, len(rows)),
 	}
 	inSection := 0
 	for i, r := range rows {
@@ -86,15 +139,16 @@ func (t *Tools) readAround(ctx context.Context, p auth.Principal, a readAroundAr
 		out.Chunks = append(out.Chunks, v)
 	}
 	if out.AnchorPosition < 0 { // not expected: the anchor is in its own version's range
-		return nil, fmt.Errorf("read_around: anchor %s missing from its range %d-%d", anchor.ID, lo, hi)
+		return out, fmt.Errorf("read_around: anchor %s missing from its range %d-%d", anchor.ID, max(0, anchor.Index-window), anchor.Index+window)
 	}
 	if sec != nil {
 		out.Section = &SectionRef{PathPartID: sec.ID, Title: sectionName(sec), HeadingPath: nonNilStrings(sec.HeadingPath),
 			TokenCount: sec.TokenCount, ChunkCount: sec.ChunkCount}
 		size := sec.ChunkCount
 		if size <= 0 { // statistics missing: count
+			var err error
 			if size, err = t.read.CountChunks(ctx, n.project, store.ChunkQuery{FileVersionID: anchor.FileVersionID, SectionID: sec.ID, To: -1, At: n.at}); err != nil {
-				return nil, err
+				return out, err
 			}
 		}
 		out.WholeSection = size > 0 && inSection >= size

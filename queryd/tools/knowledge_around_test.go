@@ -18,23 +18,30 @@ func (sectionReadsFail) GetSection(context.Context, string, string, int64) (*sto
 	return nil, errors.New("GetSection called")
 }
 
+// carrySections makes x's chunks record their sections' names and
+// statistics, as the indexer writes them.
+func carrySections(x *kbIndex) {
+	for p, chunks := range x.chunks {
+		for i, c := range chunks {
+			for _, s := range x.sections[p] {
+				if s.ID == c.SectionID && s.ChunkCount > 0 { // as store.chunkDetails: recorded counts only
+					chunks[i].Section = &store.Section{ID: s.ID, FileID: s.FileID, FileVersionID: s.FileVersionID, FilePath: s.FilePath,
+						Branch: s.Branch, Ordinal: s.Ordinal, Title: s.Title, HeadingPath: s.HeadingPath,
+						TokenCount: s.TokenCount, ChunkCount: s.ChunkCount, ValidFrom: c.ValidFrom}
+					chunks[i].SectionTokens, chunks[i].SectionChunks = s.TokenCount, s.ChunkCount
+				}
+			}
+		}
+	}
+}
+
 // TestChunkCarriesItsSection: chunks that record their section's name and
 // statistics (as the indexer writes them) answer read_around and get_info
 // without reading the Section object, exactly as the chunks that do not.
 func TestChunkCarriesItsSection(t *testing.T) {
 	plain := newKBFixture()
 	carried := newKBFixture()
-	for p, chunks := range carried.x.chunks {
-		for i, c := range chunks {
-			for _, s := range carried.x.sections[p] {
-				if s.ID == c.SectionID && s.ChunkCount > 0 { // as store.chunkDetails: recorded counts only
-					chunks[i].Section = &store.Section{ID: s.ID, FileID: s.FileID, FileVersionID: s.FileVersionID, FilePath: s.FilePath,
-						Branch: s.Branch, Ordinal: s.Ordinal, Title: s.Title, HeadingPath: s.HeadingPath,
-						TokenCount: s.TokenCount, ChunkCount: s.ChunkCount, ValidFrom: c.ValidFrom}
-				}
-			}
-		}
-	}
+	carrySections(carried.x)
 	for _, budget := range []int{0, 500, 50} {
 		want, got := readerServer(t, newKBReader(plain.x), budget), readerServer(t, sectionReadsFail{newKBReader(carried.x)}, budget)
 		for i := range 10 {

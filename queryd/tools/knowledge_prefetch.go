@@ -4,8 +4,10 @@ package tools
 // the Section object (is the id a current section, within the budget?), then
 // its chunks. A section's id derives from its version's (ids.Section), so
 // its chunks can be asked for by section_id alone before the section is
-// known: both queries run at once, and the chunks are used only when the id
-// resolves to a section read inline, as of the same watermark.
+// known, and used only when the id resolves to a section read inline, as of
+// the same watermark. The chunks record their section, so with the catalog
+// saying their version is current they resolve the section alone: one
+// round trip.
 
 import (
 	"context"
@@ -100,6 +102,47 @@ func (p *sectionPrefetches) rowsFor(ctx context.Context, n *node) (rows []store.
 		}
 	}
 	return f.rows, true
+}
+
+// sectionNode resolves id as a section from its prefetched chunks, without
+// reading the Section object, when they tell it alone: the chunks record
+// their section (store.ChunkDetail.Section, as the indexer writes them) and
+// the catalog says their version is current as of the watermark. n is nil
+// when they do not (nothing prefetched, no catalog, chunks written before
+// that record, another version): the caller resolves id as usual. noChunks
+// reports that every project was asked and none has a chunk in a section
+// with this id, so id is most likely not a section.
+func (p *sectionPrefetches) sectionNode(ctx context.Context, c *kbCall, id string) (n *node, noChunks bool) {
+	if len(p.by) == 0 || c.t.docs == nil {
+		return nil, false
+	}
+	noChunks = true
+	for project, f := range p.by {
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return nil, false
+		}
+		if f.err != nil {
+			noChunks = false
+			continue
+		}
+		if len(f.rows) == 0 {
+			continue
+		}
+		noChunks = false
+		first := f.rows[0]
+		if first.Section == nil || first.Branch != "" || first.SectionID != id {
+			continue
+		}
+		doc, found, covered := c.t.docs.DocumentAt(project, first.FileID, f.at)
+		if !covered || !found || doc.Deleted || doc.Status == "deleted" || doc.Branch != "" || doc.FileVersionID != first.FileVersionID {
+			continue
+		}
+		sec := *first.Section
+		return &node{typ: typeSection, project: project, at: f.at, section: &sec, fileID: first.FileID, path: first.FilePath}, false
+	}
+	return nil, noChunks
 }
 
 // inlineSectionQuery selects a section's chunks for reading it inline: up to

@@ -13,6 +13,7 @@ import (
 
 	"github.com/strata-kb/strata/queryd/cursor"
 	"github.com/strata-kb/strata/queryd/store"
+	"github.com/strata-kb/strata/shared/ids"
 )
 
 // queryRecorder is a kbReader that records the chunk queries asked of it
@@ -132,5 +133,61 @@ func TestReadSectionPrefetchMatchesPlainRead(t *testing.T) {
 		if errA != errB || !reflect.DeepEqual(a, b) {
 			t.Errorf("section %s: with prefetch %v %q, without %v %q", id, a, errA, b, errB)
 		}
+	}
+}
+
+// TestReadSectionFromItsChunks: with chunks that record their section and a
+// catalog of current versions, a current section is read with its one chunk
+// query (no Section object read), a chunk id with no section query first;
+// and every id of the fixture (documents, sections and chunks of current,
+// replaced and branch versions, folders) reads exactly as without.
+func TestReadSectionFromItsChunks(t *testing.T) {
+	f := newKBFixture()
+	carrySections(f.x)
+	all := []string{ids.Project("acme"), ids.Folder("acme", "", "docs")}
+	for p := range f.x.docs {
+		for _, d := range f.x.docs[p] {
+			all = append(all, d.FileID)
+		}
+		for _, sec := range f.x.sections[p] {
+			all = append(all, sec.ID)
+		}
+		for _, c := range f.x.chunks[p] {
+			all = append(all, c.ID)
+		}
+	}
+	slices.Sort(all)
+	for _, budget := range []int{0, 500, 50} {
+		want := readerServer(t, newKBReader(f.x), budget)
+		got := readerServer(t, newPlaceReader(f.x), budget)
+		for _, id := range all {
+			for _, projects := range []string{"*", "acme", "beta"} {
+				args := map[string]any{"path_part_id": id}
+				w, werr := callTool(t, want, projects, "read", args)
+				g, gerr := callTool(t, got, projects, "read", args)
+				if werr != gerr || !reflect.DeepEqual(w, g) {
+					t.Fatalf("budget %d, key of %s, read %s:\n from chunks %v %q\n as before  %v %q", budget, projects, id, g, gerr, w, werr)
+				}
+			}
+		}
+	}
+
+	r := newPlaceReader(f.x)
+	s := readerServer(t, r, 0)
+	projects := len(f.x.docs)
+	out := mustCall(t, s, "*", "read", map[string]any{"path_part_id": f.guideSecs[1]})
+	eqList(t, "Install", nums(field(out, "chunks", "index")), []int{1, 2, 3})
+	if anchors, queries := r.trips(); anchors != 0 || queries != projects || r.sectionReads.Swap(0) != 0 {
+		t.Fatalf("section read: %d chunk queries and a Section read, want %d (one a project) and none", queries, projects)
+	}
+	mustCall(t, s, "*", "read", map[string]any{"path_part_id": ids.Chunk(f.guideFV, 2)})
+	if anchors, _ := r.trips(); anchors != 1 || r.sectionReads.Swap(0) != 0 {
+		t.Fatalf("chunk read: %d chunk reads and a Section read, want 1 and none", anchors)
+	}
+	// A replaced version's section: its chunks are found but not current, so
+	// it is resolved as before, and not found.
+	mustFail(t, s, "*", "read", map[string]any{"path_part_id": f.oldSection}, "path_part_id not found")
+	if n := r.sectionReads.Swap(0); n == 0 {
+		t.Fatal("a replaced version's section was not checked against its Section object")
 	}
 }

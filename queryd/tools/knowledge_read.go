@@ -68,9 +68,15 @@ func (t *Tools) readNode(ctx context.Context, p auth.Principal, a readArgs) (any
 	}
 	pre := c.prefetchSection(ctx, id)
 	defer pre.stop()
-	n, err := c.mustResolve(ctx, "path_part_id", id, typeDocument, typeSection, typeChunk, typeFolder)
-	if err != nil {
-		return nil, err
+	n, noChunks := pre.sectionNode(ctx, c, id)
+	if n == nil {
+		order := []string{typeDocument, typeSection, typeChunk, typeFolder}
+		if noChunks { // no chunk lies in a section of this id: most likely a chunk's
+			order = []string{typeDocument, typeChunk, typeSection, typeFolder}
+		}
+		if n, err = c.mustResolve(ctx, "path_part_id", id, order...); err != nil {
+			return nil, err
+		}
 	}
 	out := &readOut{
 		PathPartID: n.id(), Type: n.typ, Name: n.name(), Path: n.fsPath(), Breadcrumb: breadcrumb(n.crumbs()),
@@ -187,6 +193,7 @@ func (t *Tools) inlineRows(ctx context.Context, n *node, out *readOut, q store.C
 	}
 	out.Mode, out.Reason = modeInline, "within_budget"
 	out.Hint = fmt.Sprintf("Within the %d-token budget: all of it, inline.", out.TokenBudget)
+	t.places.rememberDetails(n.project, rows)
 	out.Chunks = chunkViews(rows)
 	out.Page = pageOf(len(rows), 0, len(rows), len(rows))
 	return nil
@@ -203,6 +210,7 @@ func (t *Tools) paginate(ctx context.Context, n *node, out *readOut, q store.Chu
 		return err
 	}
 	out.Mode = modePaginated
+	t.places.rememberDetails(n.project, rows)
 	out.Chunks = chunkViews(rows)
 	out.Page = pageOf(total, offset, limit, len(rows))
 	return nil

@@ -185,6 +185,11 @@ func (t *Tools) resolveChunk(ctx context.Context, p auth.Principal, id, advice s
 	if err != nil {
 		return nil, err
 	}
+	return c.resolveChunk(ctx, id, advice)
+}
+
+// resolveChunk is Tools.resolveChunk for this call's projects.
+func (c *kbCall) resolveChunk(ctx context.Context, id, advice string) (*node, error) {
 	n, err := c.mustResolve(ctx, "chunk_id", id, typeChunk, typeSection, typeDocument, typeFolder)
 	if err != nil {
 		return nil, err

@@ -122,6 +122,7 @@ func (t *Tools) searchProjects(ctx context.Context, p auth.Principal, a searchAr
 		if err != nil {
 			return nil, err
 		}
+		t.places.remember(project, rows...)
 		for _, c := range rows {
 			out.Results = append(out.Results, hit(project, c))
 		}

@@ -81,6 +81,7 @@ type Tools struct {
 	cursor      *cursor.Signer
 	log         *slog.Logger
 	tokenBudget int         // read / read_around inline sizes (SetTokenBudget)
+	places      chunkPlaces // where returned chunks lie, for read_around (chunk_places.go)
 	images      ImageReader // view_chunk_image's source (SetImageReader); nil: not available
 	// vectors and queries serve the vector tools (SetEmbeddings); nil: not served.
 	vectors  VectorReader

@@ -76,6 +76,9 @@ type benchCase struct {
 	local     callFunc                                         // in-process cases
 	direct    func(ctx context.Context, in input) (int, error) // nil: no direct equivalent
 	directDoc string                                           // what the direct side runs
+	// prime, when set, is an MCP call both sides make untimed before each
+	// timed call: what an agent did just before (rates then include it).
+	prime func(in input) (tool string, args map[string]any)
 }
 
 // Tool arguments the cases use beyond their defaults.
@@ -167,6 +170,14 @@ func (b *bench) cases() []benchCase {
 				return d.chunkRange(ctx, in.project(), in.file.FV.FileVersionID, "", from, to)
 			},
 			directDoc: "Get Chunk where file_version_id, valid_from<=W and id in the anchor's section's chunk ids, sort index"},
+		{name: "read_around (chunk returned before: after read of its section)", tool: "read_around",
+			args:  func(in input) map[string]any { return map[string]any{"chunk_id": in.chunkID()} },
+			prime: func(in input) (string, map[string]any) { return "read", map[string]any{"path_part_id": in.sectionID()} },
+			direct: func(ctx context.Context, in input) (int, error) {
+				from, to := in.sectionRange()
+				return d.chunkRange(ctx, in.project(), in.file.FV.FileVersionID, "", from, to)
+			},
+			directDoc: "as read_around; before each call both sides read the anchor's section through queryd, untimed (queryd then knows where the anchor lies, as after a search that returned it)"},
 		{name: "window of 3 chunks by index range (direct: by ids)",
 			local: func(ctx context.Context, _ int, in input, _ bool) (outcome, error) {
 				i := in.file.FV.Chunks[in.chunk].Index
@@ -231,6 +242,18 @@ func (b *bench) queryd(bc benchCase) callFunc {
 		}
 		hits, err := countHits(text)
 		return outcome{hits: hits, bytes: len(text)}, err
+	}
+}
+
+// primeCall is the case's untimed call before each timed one, nil when it has none.
+func (b *bench) primeCall(bc benchCase) callFunc {
+	if bc.prime == nil {
+		return nil
+	}
+	return func(ctx context.Context, worker int, in input, _ bool) (outcome, error) {
+		tool, args := bc.prime(in)
+		_, err := call(ctx, b.sessions[worker], tool, args)
+		return outcome{}, err
 	}
 }
 

@@ -101,14 +101,22 @@ type round struct {
 	hits, nbytes int
 }
 
-// runRound makes one call per input on c workers. Failed calls are counted,
-// not fatal; only an interruption stops the round.
-func runRound(ctx context.Context, c int, fn callFunc, ins []input, inspect bool) (round, error) {
+// runRound makes one call per input on c workers, each after pre's call
+// for the same input when pre is set (untimed, but within the round's wall
+// time). Failed calls are counted, not fatal; only an interruption stops
+// the round.
+func runRound(ctx context.Context, c int, fn, pre callFunc, ins []input, inspect bool) (round, error) {
 	lat := make([]time.Duration, len(ins))
 	outs := make([]outcome, len(ins))
 	errs := make([]error, len(ins))
 	start := time.Now()
 	err := forEach(ctx, c, len(ins), func(ctx context.Context, worker, i int) error {
+		if pre != nil {
+			if _, errs[i] = pre(ctx, worker, ins[i], false); errs[i] != nil {
+				errs[i] = fmt.Errorf("before the call: %w", errs[i])
+				return ctx.Err()
+			}
+		}
 		t0 := time.Now()
 		outs[i], errs[i] = fn(ctx, worker, ins[i], inspect)
 		lat[i] = time.Since(t0)
@@ -156,12 +164,13 @@ func (b *bench) measure(ctx context.Context, bc benchCase, c, n int) (result, er
 	if dc := b.directCall(bc); dc != nil {
 		sides = append(sides, dc)
 	}
+	pre := b.primeCall(bc)
 	key := seedOf(bc.name, c)
 	acc := make([]side, len(sides))
 	warm := b.inputs(key, max(4, 2*c))
 	var perCall time.Duration
 	for s, fn := range sides {
-		r, err := runRound(ctx, c, fn, warm, true)
+		r, err := runRound(ctx, c, fn, pre, warm, true)
 		if err != nil {
 			return result{}, err
 		}
@@ -185,7 +194,7 @@ func (b *bench) measure(ctx context.Context, bc benchCase, c, n int) (result, er
 			if r%2 == 1 {
 				s = len(sides) - 1 - k
 			}
-			rr, err := runRound(ctx, c, sides[s], ins, false)
+			rr, err := runRound(ctx, c, sides[s], pre, ins, false)
 			if err != nil {
 				return result{}, err
 			}
