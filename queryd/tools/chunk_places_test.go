@@ -211,8 +211,8 @@ func TestChunkPlacesGenerations(t *testing.T) {
 		}
 	}
 	const n = placesPerGeneration
-	put(0, n)     // generation one: chunks 0 to n-1
-	put(n, n+n/2) // generation two begins; one is the older
+	put(0, n)                                     // generation one: chunks 0 to n-1
+	put(n, n+n/2)                                 // generation two begins; one is the older
 	if _, ok := p.lookup(ids.Chunk(fv, 0)); !ok { // used: moves into generation two
 		t.Fatal("chunk 0 lost while its generation is kept")
 	}
