@@ -66,7 +66,7 @@ func TestNoStaleReadAfterWatermark(t *testing.T) {
 		chunk := chunks[len(chunks)-1].(map[string]any)["id"].(string)
 		fresh("get_file_chunk", map[string]any{"project_reference": "acme", "chunk_id": chunk})
 		fresh("read_around", map[string]any{"chunk_id": chunk})
-		fresh("read_around", map[string]any{"chunk_id": chunk}) // now from the place queryd remembered
+		fresh("read_around", map[string]any{"chunk_id": chunk}) // queryd has returned it now: read from its remembered place
 		around, _ := h.call("read_around", map[string]any{"chunk_id": chunk})
 		sec, _ := around["section"].(map[string]any)
 		section, _ := sec["path_part_id"].(string)

@@ -21,6 +21,8 @@ import (
 type placeReader struct {
 	*queryRecorder
 	anchorReads, sectionReads atomic.Int32
+	// uncovered: the catalog cannot answer (not loaded, or behind the watermark).
+	uncovered atomic.Bool
 }
 
 func (r *placeReader) GetSection(ctx context.Context, p, id string, at int64) (*store.Section, error) {
@@ -37,9 +39,13 @@ func (r *placeReader) GetChunkDetail(ctx context.Context, p, id string, at int64
 	return r.queryRecorder.GetChunkDetail(ctx, p, id, at)
 }
 
+// DocumentAt is the store's: a file's current document, deleted ones not found.
 func (r *placeReader) DocumentAt(project, fileID string, _ int64) (store.Document, bool, bool) {
+	if r.uncovered.Load() {
+		return store.Document{}, false, false
+	}
 	d := r.x.documentByID(project, fileID)
-	if d == nil {
+	if d == nil || d.Deleted {
 		return store.Document{}, false, true
 	}
 	return d.Document, true, true
@@ -93,6 +99,60 @@ func TestReadAroundFromPlace(t *testing.T) {
 	mustCall(t, s, "*", "read_around", map[string]any{"chunk_id": ids.Chunk(f.guideFV, 2)})
 	if anchors, queries := r.trips(); anchors != 0 || queries != 1 {
 		t.Fatalf("after reading its section: %d anchor reads and %d chunk queries, want 0 and 1", anchors, queries)
+	}
+	hits := field(mustCall(t, s, "acme", "search_keyword", map[string]any{"query": "guide"}), "results", "path_part_id")
+	if len(hits) == 0 {
+		t.Fatal("search_keyword found nothing to remember")
+	}
+	plain, current := readerServer(t, newKBReader(f.x), 0), 0
+	for _, hit := range hits {
+		// The fake's search also finds replaced versions' chunks: those
+		// must answer as without a place (not found).
+		args := map[string]any{"chunk_id": hit}
+		w, werr := callTool(t, plain, "acme", "read_around", args)
+		r.trips()
+		g, gerr := callTool(t, s, "acme", "read_around", args)
+		anchors, queries := r.trips()
+		if werr != gerr || !reflect.DeepEqual(w, g) {
+			t.Fatalf("search hit %v:\n want %v %q\n got  %v %q", hit, w, werr, g, gerr)
+		}
+		if werr == "" {
+			current++
+			if anchors != 0 || queries != 1 {
+				t.Fatalf("search hit %v: %d anchor reads and %d chunk queries, want 0 and 1", hit, anchors, queries)
+			}
+		}
+	}
+	if current == 0 {
+		t.Fatal("no search hit of a current version")
+	}
+}
+
+// TestReadAroundPlaceWithoutCatalog: while the catalog cannot answer as of
+// the watermark, remembered places and section chunks are not trusted; the
+// anchor and the Section object are read as before, with the same answers.
+func TestReadAroundPlaceWithoutCatalog(t *testing.T) {
+	f := newKBFixture()
+	carrySections(f.x)
+	want := readerServer(t, newKBReader(f.x), 0)
+	r := newPlaceReader(f.x)
+	got := readerServer(t, r, 0)
+	around := map[string]any{"chunk_id": ids.Chunk(f.guideFV, 5)}
+	mustCall(t, got, "*", "read_around", around) // remembered
+	r.uncovered.Store(true)
+	r.trips()
+	if w, g := mustCall(t, want, "*", "read_around", around), mustCall(t, got, "*", "read_around", around); !reflect.DeepEqual(w, g) {
+		t.Fatalf("read_around:\n want %v\n got  %v", w, g)
+	}
+	if anchors, _ := r.trips(); anchors != 1 {
+		t.Fatalf("read_around without the catalog: %d anchor reads, want 1", anchors)
+	}
+	read := map[string]any{"path_part_id": f.guideSecs[1]}
+	if w, g := mustCall(t, want, "*", "read", read), mustCall(t, got, "*", "read", read); !reflect.DeepEqual(w, g) {
+		t.Fatalf("read:\n want %v\n got  %v", w, g)
+	}
+	if n := r.sectionReads.Swap(0); n == 0 {
+		t.Fatal("a section was resolved from its chunks without the catalog")
 	}
 }
 

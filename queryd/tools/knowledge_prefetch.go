@@ -32,6 +32,9 @@ type sectionPrefetch struct {
 type sectionPrefetches struct {
 	cancel context.CancelFunc
 	by     map[string]*sectionPrefetch
+	// catalog: the catalog answers for every project as of its watermark,
+	// so the prefetched chunks may resolve the section (sectionNode).
+	catalog bool
 }
 
 // prefetchSection starts the inline read of id as a section in each
@@ -44,6 +47,7 @@ func (c *kbCall) prefetchSection(ctx context.Context, id string) *sectionPrefetc
 		return p
 	}
 	marks := make(map[string]int64, len(c.projects))
+	p.catalog = c.t.docs != nil
 	for _, project := range c.projects {
 		if id == ids.Project(project) || id == ids.Folder(project, "", "") {
 			return p
@@ -53,9 +57,11 @@ func (c *kbCall) prefetchSection(ctx context.Context, id string) *sectionPrefetc
 			return p // resolve reports it
 		}
 		if c.t.docs != nil {
-			if _, found, ok := c.t.docs.DocumentAt(project, id, at); ok && found {
+			_, found, ok := c.t.docs.DocumentAt(project, id, at)
+			if ok && found {
 				return p
 			}
+			p.catalog = p.catalog && ok
 		}
 		marks[project] = at
 	}
@@ -108,12 +114,14 @@ func (p *sectionPrefetches) rowsFor(ctx context.Context, n *node) (rows []store.
 // reading the Section object, when they tell it alone: the chunks record
 // their section (store.ChunkDetail.Section, as the indexer writes them) and
 // the catalog says their version is current as of the watermark. n is nil
-// when they do not (nothing prefetched, no catalog, chunks written before
-// that record, another version): the caller resolves id as usual. noChunks
-// reports that every project was asked and none has a chunk in a section
-// with this id, so id is most likely not a section.
+// when they do not (nothing prefetched, another version, chunks written
+// before that record, which then cost the wait for them before the usual
+// resolution); without a catalog that answers it returns at once, so the
+// usual resolution runs while the chunks are read. noChunks reports that
+// every project was asked and none has a chunk in a section with this id,
+// so id is most likely not a section (or one without chunks).
 func (p *sectionPrefetches) sectionNode(ctx context.Context, c *kbCall, id string) (n *node, noChunks bool) {
-	if len(p.by) == 0 || c.t.docs == nil {
+	if len(p.by) == 0 || !p.catalog {
 		return nil, false
 	}
 	noChunks = true
