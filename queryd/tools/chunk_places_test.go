@@ -58,6 +58,16 @@ func (r *placeReader) DocumentsUnder(string, []store.PathScope, int) ([]store.Do
 func (r *placeReader) FailedDocuments(string, int) ([]store.Document, bool) { return nil, false }
 func (r *placeReader) CatalogFolders(string, int) ([]string, bool)          { return nil, false }
 
+// placeServers serves a fixture whose chunks record their sections twice:
+// want as before places, got with places and a catalog (r).
+func placeServers(t *testing.T) (f *kbFixture, want, got *server.MCPServer, r *placeReader) {
+	t.Helper()
+	f = newKBFixture()
+	carrySections(f.x)
+	r = newPlaceReader(f.x)
+	return f, readerServer(t, newKBReader(f.x), 0), readerServer(t, r, 0), r
+}
+
 // trips returns the anchor reads and chunk queries since the last call.
 func (r *placeReader) trips() (anchorReads, chunkQueries int) {
 	bySection, byVersion := r.asked()
@@ -132,11 +142,7 @@ func TestReadAroundFromPlace(t *testing.T) {
 // the watermark, remembered places and section chunks are not trusted; the
 // anchor and the Section object are read as before, with the same answers.
 func TestReadAroundPlaceWithoutCatalog(t *testing.T) {
-	f := newKBFixture()
-	carrySections(f.x)
-	want := readerServer(t, newKBReader(f.x), 0)
-	r := newPlaceReader(f.x)
-	got := readerServer(t, r, 0)
+	f, want, got, r := placeServers(t)
 	around := map[string]any{"chunk_id": ids.Chunk(f.guideFV, 5)}
 	mustCall(t, got, "*", "read_around", around) // remembered
 	r.uncovered.Store(true)
@@ -160,14 +166,14 @@ func TestReadAroundPlaceWithoutCatalog(t *testing.T) {
 // version: once a commit makes another version current (or deletes the
 // document), read_around of the old chunk answers as if no place were known.
 func TestReadAroundPlaceAfterCommit(t *testing.T) {
-	f := newKBFixture()
-	carrySections(f.x)
-	want := readerServer(t, newKBReader(f.x), 0)
-	r := newPlaceReader(f.x)
-	got := readerServer(t, r, 0)
+	f, want, got, r := placeServers(t)
 	current := map[string]any{"chunk_id": ids.Chunk(f.guideFV, 5)}
 	mustCall(t, got, "*", "read_around", current)
-	mustCall(t, got, "*", "read_around", current) // remembered now
+	r.trips()
+	mustCall(t, got, "*", "read_around", current)
+	if anchors, _ := r.trips(); anchors != 0 {
+		t.Fatalf("the second read_around read its anchor %d times, want 0 (remembered)", anchors)
+	}
 
 	var doc *store.DocumentDetail
 	for i := range f.x.docs["acme"] {
