@@ -72,18 +72,15 @@ func (t *Tools) readAround(ctx context.Context, p auth.Principal, a readAroundAr
 // current anchor, and the caller resolves the anchor instead.
 func (t *Tools) readAroundPlace(ctx context.Context, c *kbCall, id string, window int) (out readAroundOut, ok bool, err error) {
 	pl, known := t.places.lookup(id)
-	if !known || t.docs == nil || !slices.Contains(c.projects, pl.project) {
+	if !known || !slices.Contains(c.projects, pl.project) {
 		return out, false, nil
 	}
 	at, err := c.watermark(ctx, pl.project)
 	if err != nil {
 		return out, false, err
 	}
-	// The anchor is current when its version is its document's as of the
-	// watermark, as GetChunkDetail checks.
 	fv := pl.fileVersionID.String()
-	doc, found, covered := t.docs.DocumentAt(pl.project, pl.fileID.String(), at)
-	if !covered || !found || doc.Deleted || doc.Status == "deleted" || doc.Branch != "" || doc.FileVersionID != fv {
+	if !t.currentInCatalog(pl.project, pl.fileID.String(), fv, at) {
 		return out, false, nil
 	}
 	rows, err := t.read.ChunkDetails(ctx, pl.project, t.aroundQuery(fv, pl.index, window, pl.section(), at))

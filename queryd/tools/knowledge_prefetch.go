@@ -143,8 +143,7 @@ func (p *sectionPrefetches) sectionNode(ctx context.Context, c *kbCall, id strin
 		if first.Section == nil || first.Branch != "" || first.SectionID != id {
 			continue
 		}
-		doc, found, covered := c.t.docs.DocumentAt(project, first.FileID, f.at)
-		if !covered || !found || doc.Deleted || doc.Status == "deleted" || doc.Branch != "" || doc.FileVersionID != first.FileVersionID {
+		if !c.t.currentInCatalog(project, first.FileID, first.FileVersionID, f.at) {
 			continue
 		}
 		sec := *first.Section

@@ -178,6 +178,17 @@ func (c *kbCall) document(ctx context.Context, project, fileID string, at int64)
 	return c.t.read.DocumentByID(ctx, project, fileID)
 }
 
+// currentInCatalog reports whether the catalog says fileVersionID is the
+// current main-branch version of its document as of at, as GetChunkDetail
+// and GetSection check; false too when the catalog cannot say.
+func (t *Tools) currentInCatalog(project, fileID, fileVersionID string, at int64) bool {
+	if t.docs == nil {
+		return false
+	}
+	doc, found, covered := t.docs.DocumentAt(project, fileID, at)
+	return covered && found && !doc.Deleted && doc.Branch == "" && doc.FileVersionID == fileVersionID
+}
+
 // resolveChunk resolves a chunk_id argument; another node type is refused
 // with advice on what the tool takes instead.
 func (t *Tools) resolveChunk(ctx context.Context, p auth.Principal, id, advice string) (*node, error) {
