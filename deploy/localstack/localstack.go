@@ -105,6 +105,8 @@ type Options struct {
 	WeaviateAsyncIndexing bool
 	// WeaviateIndexWorkers: see servers.StackOptions.IndexWorkers.
 	WeaviateIndexWorkers int
+	// WeaviateEnv: see servers.StackOptions.WeaviateEnv.
+	WeaviateEnv []string
 	// Prebuilt: the services are already built into StateDir/bin (BuildServices).
 	Prebuilt bool
 }
@@ -192,7 +194,7 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 	replicas := 1
 	so := servers.StackOptions{
 		Bins: bins, DataDir: filepath.Join(o.StateDir, "data"), Ports: o.Ports.Ports, Detach: o.Detach, Progress: o.Progress,
-		AsyncIndexing: o.WeaviateAsyncIndexing, IndexWorkers: o.WeaviateIndexWorkers,
+		AsyncIndexing: o.WeaviateAsyncIndexing, IndexWorkers: o.WeaviateIndexWorkers, WeaviateEnv: o.WeaviateEnv,
 		BeforeMinIO: func(ctx context.Context, natsURL string) error {
 			fmt.Fprintln(o.Progress, "creating JetStream streams")
 			nc, js, err := pipeline.Connect(natsURL, "strata-local", nil)

@@ -22,7 +22,7 @@ import (
 // startStack starts the whole local stack on free ports in stateDir, with
 // queryd's per-session tool budget off (each benchmark client calls far more
 // than 20 tools).
-func startStack(ctx context.Context, root, stateDir string, indexWorkers int, pprof bool, progress io.Writer) (*localstack.Stack, error) {
+func startStack(ctx context.Context, root, stateDir string, indexWorkers int, weaviateEnv []string, pprof bool, progress io.Writer) (*localstack.Stack, error) {
 	ports, err := localstack.FreePorts()
 	if err != nil {
 		return nil, fmt.Errorf("pick ports: %w", err)
@@ -31,7 +31,7 @@ func startStack(ctx context.Context, root, stateDir string, indexWorkers int, pp
 	// for the queue before it measures (waitVectorQueue).
 	st, err := localstack.Up(ctx, localstack.Options{Root: root, StateDir: stateDir, Ports: ports, Progress: progress,
 		ServiceEnv:            map[string][]string{"queryd": {"STRATA_TOOL_BUDGET=0", "STRATA_PPROF=" + strconv.FormatBool(pprof)}},
-		WeaviateAsyncIndexing: true, WeaviateIndexWorkers: indexWorkers})
+		WeaviateAsyncIndexing: true, WeaviateIndexWorkers: indexWorkers, WeaviateEnv: weaviateEnv})
 	if err != nil {
 		return nil, fmt.Errorf("start local stack: %w", err)
 	}

@@ -56,7 +56,8 @@ type Config struct {
 	Projects      int
 	LoadWorkers   int
 	MaxGroup      int
-	IndexWorkers  int // Weaviate's vector indexing goroutines
+	IndexWorkers  int      // Weaviate's vector indexing goroutines
+	WeaviateEnv   []string // extra KEY=VALUE settings for Weaviate (experiments)
 	RealVectors   int
 	Concurrency   []int
 	Calls         []int // per concurrency level
@@ -84,6 +85,7 @@ func parseConfig(args []string) (Config, error) {
 	fs.IntVar(&c.MaxGroup, "max-group", index.DefaultMaxGroup, "file versions one commit may take when several wait (1: one commit per file, as before group commit)")
 	fs.IntVar(&c.IndexWorkers, "index-workers", runtime.NumCPU(), "Weaviate's asynchronous vector indexing goroutines (its own default is one less than the CPUs)")
 	fs.IntVar(&c.RealVectors, "real-vectors", 1000, "chunks embedded with the real model; the rest get random unit vectors")
+	weaviateEnv := fs.String("weaviate-env", "", "extra Weaviate settings, comma-separated KEY=VALUE (e.g. GOGC=200), after the stack's own: to compare settings side by side")
 	conc := fs.String("concurrency", "1,16", "concurrent clients, comma-separated")
 	calls := fs.String("calls", "200,800", "calls per side at each concurrency (fewer for slow tools, see -max-phase)")
 	fs.IntVar(&c.Rounds, "rounds", 4, "rounds per side, alternating which side goes first")
@@ -106,6 +108,15 @@ func parseConfig(args []string) (Config, error) {
 	}
 	if c.Calls, err = intList(*calls); err != nil {
 		return c, fmt.Errorf("-calls: %w", err)
+	}
+	for _, kv := range strings.Split(*weaviateEnv, ",") {
+		if kv == "" {
+			continue
+		}
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return c, fmt.Errorf("-weaviate-env: %q is not KEY=VALUE", kv)
+		}
+		c.WeaviateEnv = append(c.WeaviateEnv, kv)
 	}
 	if *tools != "" {
 		c.Tools = strings.Split(*tools, ",")
@@ -211,7 +222,7 @@ func run(ctx context.Context, args []string) error {
 	if cfg.Verbose {
 		stackOut = progress
 	}
-	st, err := startStack(ctx, root, state, cfg.IndexWorkers, cfg.Pprof, stackOut)
+	st, err := startStack(ctx, root, state, cfg.IndexWorkers, cfg.WeaviateEnv, cfg.Pprof, stackOut)
 	if err != nil {
 		return err
 	}
