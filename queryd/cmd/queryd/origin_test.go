@@ -76,6 +76,7 @@ func TestOriginValidatedOnEveryEndpoint(t *testing.T) {
 		{"GET", "/.well-known/oauth-protected-resource", ""},
 		{"GET", "/.well-known/oauth-protected-resource/mcp", ""},
 		{"GET", "/debug/pprof/", ""},
+		{"GET", "/debug/pprof/trace?seconds=0.01", ""},
 	}
 	for _, e := range endpoints {
 		for _, c := range []struct {
@@ -93,7 +94,7 @@ func TestOriginValidatedOnEveryEndpoint(t *testing.T) {
 			if (code == http.StatusForbidden) != c.forbidden {
 				t.Errorf("%s %s with Origin %q: %d, want forbidden=%v: %s", e.method, e.path, c.origin, code, c.forbidden, body)
 			}
-			if !c.forbidden && e.path == "/mcp" && code != http.StatusOK {
+			if !c.forbidden && (e.path == "/mcp" || strings.HasPrefix(e.path, "/debug/pprof/")) && code != http.StatusOK {
 				t.Errorf("%s %s with Origin %q: %d: %s", e.method, e.path, c.origin, code, body)
 			}
 		}
