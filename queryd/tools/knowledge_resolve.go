@@ -180,13 +180,15 @@ func (c *kbCall) document(ctx context.Context, project, fileID string, at int64)
 
 // currentInCatalog reports whether the catalog says fileVersionID is the
 // current main-branch version of its document as of at, as GetChunkDetail
-// and GetSection check; false too when the catalog cannot say.
+// and GetSection check, and the document is not deleted (by flag or by
+// status, as resolve's document case reads it); false too when the catalog
+// cannot say.
 func (t *Tools) currentInCatalog(project, fileID, fileVersionID string, at int64) bool {
 	if t.docs == nil {
 		return false
 	}
 	doc, found, covered := t.docs.DocumentAt(project, fileID, at)
-	return covered && found && !doc.Deleted && doc.Branch == "" && doc.FileVersionID == fileVersionID
+	return covered && found && !doc.Deleted && doc.Status != "deleted" && doc.Branch == "" && doc.FileVersionID == fileVersionID
 }
 
 // resolveChunk resolves a chunk_id argument; another node type is refused
