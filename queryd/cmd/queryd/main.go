@@ -320,7 +320,7 @@ func run(ctx context.Context, args []string) error {
 	if cfg.Pprof {
 		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace) // where a call waits: go tool trace -pprof=net
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace) // where a call waits: go tool trace -pprof=sync (or net)
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
