@@ -197,6 +197,13 @@ func TestReadAroundPlaceAfterCommit(t *testing.T) {
 	same("now current version", map[string]any{"chunk_id": f.oldChunk})
 	doc.FileVersionID = f.guideFV
 	same("current again", current)
+	doc.Status = "deleted" // a deletion as its status records it: the place is not trusted
+	r.trips()
+	same("deleted by status", current)
+	if anchors, _ := r.trips(); anchors == 0 {
+		t.Fatal("read_around used the place of a chunk whose document's status is deleted")
+	}
+	doc.Status = ""
 	doc.Deleted = true
 	same("deleted", current)
 }
