@@ -45,19 +45,7 @@ func (w *Writer) ApplyVectors(ctx context.Context, v pipeline.Vectors) error {
 	if err := w.ensureVectorSpace(ctx, v.Project, v.Model); err != nil {
 		return err
 	}
-	objs := make([]*models.Object, 0, len(v.Chunks))
-	name := schema.VectorName(v.Model)
-	for _, c := range v.Chunks {
-		objs = append(objs, &models.Object{
-			Class: schema.ChunkVectorClass, ID: strfmt.UUID(ids.ChunkVector(c.ChunkID, v.Model)), Tenant: v.Project,
-			Properties: map[string]any{
-				"chunk_id": c.ChunkID, "file_id": v.FileID, "file_version_id": v.FileVersionID, "file_path": v.Object.Path,
-				"branch": v.Object.Branch, "model": v.Model, "source_checksum": c.SourceChecksum, "dimensions": v.Dimensions,
-			},
-			Vectors: models.Vectors{name: models.Vector(c.Vector)},
-		})
-	}
-	if err := w.batch(ctx, objs); err != nil {
+	if err := w.batch(ctx, vectorObjects(v)); err != nil {
 		return fmt.Errorf("write vectors of %s (%s): %w", v.FileVersionID, v.Model, err)
 	}
 	if w.marks != nil {
@@ -76,6 +64,23 @@ func (w *Writer) ApplyVectors(ctx context.Context, v pipeline.Vectors) error {
 	}
 	w.log.Info("vectors applied", "project", v.Project, "path", v.Object.Path, "file_version_id", v.FileVersionID, "model", v.Model, "chunks", len(v.Chunks))
 	return nil
+}
+
+// vectorObjects are v's ChunkVector objects, one per chunk.
+func vectorObjects(v pipeline.Vectors) []*models.Object {
+	objs := make([]*models.Object, 0, len(v.Chunks))
+	name := schema.VectorName(v.Model)
+	for _, c := range v.Chunks {
+		objs = append(objs, &models.Object{
+			Class: schema.ChunkVectorClass, ID: strfmt.UUID(ids.ChunkVector(c.ChunkID, v.Model)), Tenant: v.Project,
+			Properties: map[string]any{
+				"chunk_id": c.ChunkID, "file_id": v.FileID, "file_version_id": v.FileVersionID, "file_path": v.Object.Path,
+				"branch": v.Object.Branch, "model": v.Model, "source_checksum": c.SourceChecksum, "dimensions": v.Dimensions,
+			},
+			Vectors: models.Vectors{name: models.Vector(c.Vector)},
+		})
+	}
+	return objs
 }
 
 // markEmbedded records a just-committed file version as embedded when its

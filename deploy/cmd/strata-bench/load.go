@@ -93,14 +93,22 @@ type loadResult struct {
 
 func (r loadResult) chunksPerSecond() float64 { return float64(r.Chunks) / r.Elapsed.Seconds() }
 
+// The -load-path values.
+const (
+	loadCommit = "commit" // ApplyFileVersion + ApplyVectors: what the indexer does
+	loadBatch  = "batch"  // WriteWithoutCommit: the same writes, no commit protocol
+)
+
 // loader writes the corpus with the indexer's own writer, bypassing S3 and
 // the ingestion pipeline: each file is one commit (ApplyFileVersion) and its
-// vectors one ApplyVectors.
+// vectors one ApplyVectors, or with path loadBatch the same objects without
+// a commit.
 type loader struct {
 	w    *index.Writer
 	c    *corpus
 	real [][]float32
 	seed int64
+	path string
 }
 
 // openWriter connects an index.Writer to the stack's Weaviate and NATS; the
@@ -131,6 +139,11 @@ func openWriter(ctx context.Context, st *localstack.Stack) (*index.Writer, func(
 
 func (l *loader) loadFile(ctx context.Context, k int) error {
 	f := l.c.Files[k]
+	v := pipeline.Vectors{Object: f.FV.Object, Project: f.project(), FileID: f.FV.FileID, FileVersionID: f.FV.FileVersionID,
+		Model: uselite.ModelName, Dimensions: uselite.Dim, Chunks: vectorsOf(l.seed, l.c, k, l.real)}
+	if l.path == loadBatch {
+		return l.w.WriteWithoutCommit(ctx, f.FV, v)
+	}
 	out, err := l.w.ApplyFileVersion(ctx, f.FV)
 	if err != nil {
 		return fmt.Errorf("apply %s: %w", f.FV.Object.Path, err)
@@ -138,8 +151,6 @@ func (l *loader) loadFile(ctx context.Context, k int) error {
 	if out != index.Applied {
 		return fmt.Errorf("apply %s: %s, want %s (is the state directory fresh?)", f.FV.Object.Path, out, index.Applied)
 	}
-	v := pipeline.Vectors{Object: f.FV.Object, Project: f.project(), FileID: f.FV.FileID, FileVersionID: f.FV.FileVersionID,
-		Model: uselite.ModelName, Dimensions: uselite.Dim, Chunks: vectorsOf(l.seed, l.c, k, l.real)}
 	if err := l.w.ApplyVectors(ctx, v); err != nil {
 		return fmt.Errorf("vectors of %s: %w", f.FV.Object.Path, err)
 	}

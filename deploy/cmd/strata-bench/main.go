@@ -56,6 +56,7 @@ type Config struct {
 	Projects      int
 	LoadWorkers   int
 	MaxGroup      int
+	LoadPath      string   // loadCommit (the indexer's) or loadBatch (the same writes, no commit)
 	IndexWorkers  int      // Weaviate's vector indexing goroutines
 	WeaviateEnv   []string // extra KEY=VALUE settings for Weaviate (experiments)
 	RealVectors   int
@@ -83,6 +84,7 @@ func parseConfig(args []string) (Config, error) {
 	fs.IntVar(&c.Projects, "projects", 1, "projects to spread the files over (the search tools search all of them)")
 	fs.IntVar(&c.LoadWorkers, "load-workers", 16, "goroutines writing files while loading (16: the indexer's -concurrency default)")
 	fs.IntVar(&c.MaxGroup, "max-group", index.DefaultMaxGroup, "file versions one commit may take when several wait (1: one commit per file, as before group commit)")
+	fs.StringVar(&c.LoadPath, "load-path", loadCommit, "how files are written: "+loadCommit+" (the indexer's commit path) or "+loadBatch+" (the same objects in the same batches without the commit protocol, to measure the commit path's cost; scale mode only, loading only: nothing is published for the tools to read)")
 	fs.IntVar(&c.IndexWorkers, "index-workers", runtime.NumCPU(), "Weaviate's asynchronous vector indexing goroutines (its own default is one less than the CPUs)")
 	fs.IntVar(&c.RealVectors, "real-vectors", 1000, "chunks embedded with the real model; the rest get random unit vectors")
 	weaviateEnv := fs.String("weaviate-env", "", "extra Weaviate settings, comma-separated KEY=VALUE (e.g. GOGC=200), after the stack's own: to compare settings side by side")
@@ -143,6 +145,12 @@ func (c Config) validate() error {
 	}
 	if c.Projects < 1 || c.LoadWorkers < 1 || c.Rounds < 1 || c.RealVectors < 0 || c.IndexWorkers < 1 {
 		errs = append(errs, errors.New("-projects, -load-workers, -index-workers and -rounds must be at least 1, -real-vectors at least 0"))
+	}
+	if c.LoadPath != loadCommit && c.LoadPath != loadBatch {
+		errs = append(errs, fmt.Errorf("-load-path must be %s or %s", loadCommit, loadBatch))
+	}
+	if c.LoadPath == loadBatch && len(c.Sizes) == 0 {
+		errs = append(errs, fmt.Errorf("-load-path %s needs -sizes: it measures loading only", loadBatch))
 	}
 	if c.Similarity < 0 || c.Similarity > 1 {
 		errs = append(errs, errors.New("-similarity must be from 0 to 1"))

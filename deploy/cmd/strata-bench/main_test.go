@@ -27,3 +27,19 @@ func TestWeaviateEnvFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadPathFlag: -load-path is commit by default, batch only with -sizes
+// (it measures loading alone), and nothing else.
+func TestLoadPathFlag(t *testing.T) {
+	if c, err := parseConfig(nil); err != nil || c.LoadPath != loadCommit {
+		t.Errorf("default: LoadPath %q, err %v; want %q", c.LoadPath, err, loadCommit)
+	}
+	if c, err := parseConfig([]string{"-load-path", "batch", "-sizes", "1000,2000"}); err != nil || c.LoadPath != loadBatch {
+		t.Errorf("batch with -sizes: LoadPath %q, err %v", c.LoadPath, err)
+	}
+	for _, bad := range [][]string{{"-load-path", "batch"}, {"-load-path", "raw", "-sizes", "1000"}} {
+		if _, err := parseConfig(bad); err == nil || !strings.Contains(err.Error(), "-load-path") {
+			t.Errorf("%q: err %v, want a -load-path error", bad, err)
+		}
+	}
+}

@@ -28,7 +28,11 @@ import (
 // per stage every row side by side with its direct query and the ratio.
 func scaleMarkdown(w io.Writer, cfg Config, stages []stage, full *corpus, plot string) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "# Strata at scale: every tool from %s to %s chunks\n\n", count(cfg.Sizes[0]), count(cfg.Sizes[len(cfg.Sizes)-1]))
+	title := "Strata at scale: every tool"
+	if cfg.LoadPath == loadBatch {
+		title = "Loading without commits"
+	}
+	fmt.Fprintf(bw, "# %s from %s to %s chunks\n\n", title, count(cfg.Sizes[0]), count(cfg.Sizes[len(cfg.Sizes)-1]))
 	fmt.Fprintf(bw, "Written by `go run ./deploy/cmd/strata-bench %s` on %s.\n", strings.Join(cfg.args, " "), time.Now().UTC().Format("2006-01-02 15:04 MST"))
 	var bins []string
 	for _, b := range servers.All {
@@ -36,8 +40,12 @@ func scaleMarkdown(w io.Writer, cfg Config, stages []stage, full *corpus, plot s
 	}
 	fmt.Fprintf(bw, "Machine: %d CPUs, %s, %s; servers (%s), services and this client share it. JSON: %s.\n", runtime.NumCPU(), cpuModel(), runtime.Version(), strings.Join(bins, ", "), jsonImplementation)
 	fmt.Fprintf(bw, "Code measured: %s.\n", codeRevision())
-	fmt.Fprintf(bw, "One index grows through the sizes in one stack: %d chunks a file (%d sections, ~%d words a chunk), one commit per file, project(s) %s; ",
-		full.ChunksPerFile, sectionsPerFile, wordsPerChunk, strings.Join(full.Projects, ", "))
+	commits := "one commit per file"
+	if cfg.LoadPath == loadBatch {
+		commits = "no commits"
+	}
+	fmt.Fprintf(bw, "One index grows through the sizes in one stack: %d chunks a file (%d sections, ~%d words a chunk), %s, project(s) %s; ",
+		full.ChunksPerFile, sectionsPerFile, wordsPerChunk, commits, strings.Join(full.Projects, ", "))
 	fmt.Fprintf(bw, "vectors 512-d (use-lite-512: the first %d chunks embedded with the model, the rest random unit vectors), HNSW cosine, asynchronous indexing with %d indexing workers (-index-workers).\n\n", cfg.RealVectors, cfg.IndexWorkers)
 	fmt.Fprintln(bw, "## Loading")
 	fmt.Fprintln(bw)
@@ -47,6 +55,10 @@ func scaleMarkdown(w io.Writer, cfg Config, stages []stage, full *corpus, plot s
 		total := s.Load.Elapsed + s.Drain
 		fmt.Fprintf(bw, "| %s | %d | %s | %.0f | %s | %.0f | %.0f MiB |\n", count(s.Chunks), s.Load.Chunks, s.Load.Elapsed.Round(time.Second),
 			s.Load.chunksPerSecond(), s.Drain.Round(time.Second), float64(s.Load.Chunks)/total.Seconds(), float64(s.RSS)/(1<<20))
+	}
+	if cfg.LoadPath == loadBatch {
+		fmt.Fprintf(bw, "\nLoading wrote the objects of the indexer's commits (sections, chunks, Version, Document, then the ChunkVectors) in the same batches with %d goroutines, but without the commit protocol (index.Writer.WriteWithoutCommit: no lock, no watermark, no outcome decision, no object state): Weaviate's own cost of the same writes. Nothing was published, so no tool was measured.\n", cfg.LoadWorkers)
+		return bw.Flush()
 	}
 	fmt.Fprintf(bw, "\nLoading is the indexer's own commit path (index.Writer.ApplyFileVersion + ApplyVectors, %d goroutines, one project, commits serialised per project and shared by the versions waiting together, at most -max-group %d) straight into Weaviate, without S3 or extraction.\n\n", cfg.LoadWorkers, cfg.MaxGroup)
 	fmt.Fprintf(bw, "## Latency against index size\n\n![p50 latency of each tool at one client against index size](%s)\n\n", plot)
