@@ -105,8 +105,24 @@ func (w *Writer) commitGroup(ctx context.Context, group []*pendingVersion) {
 			newest[p.fv.FileID] = p
 		}
 	}
+	// Each file's decision is two reads; they run at once, as the commit
+	// lock is held meanwhile and every other writer of the project waits.
+	type decision struct {
+		out  Outcome
+		done bool
+		err  error
+	}
+	decisions := make([]decision, len(group))
+	inParallel(len(group), perFileParallel, func(i int) {
+		p := group[i]
+		if newest[p.fv.FileID] == p {
+			o := p.fv.Object
+			d := &decisions[i]
+			d.out, d.done, d.err = w.decide(ctx, project, p.fv.FileID, o.Sequencer, p.fv.FileVersionID, seq-1)
+		}
+	})
 	var apply, repair []*pendingVersion
-	for _, p := range group {
+	for i, p := range group {
 		if n := newest[p.fv.FileID]; n != p {
 			out := Stale
 			if n.fv.FileVersionID == p.fv.FileVersionID {
@@ -115,8 +131,7 @@ func (w *Writer) commitGroup(ctx context.Context, group []*pendingVersion) {
 			finish(p, out, nil)
 			continue
 		}
-		o := p.fv.Object
-		out, done, err := w.decide(ctx, project, p.fv.FileID, o.Sequencer, p.fv.FileVersionID, seq-1)
+		out, done, err := decisions[i].out, decisions[i].done, decisions[i].err
 		switch {
 		case err != nil:
 			finish(p, "", err)
@@ -165,7 +180,10 @@ func (w *Writer) commitGroup(ctx context.Context, group []*pendingVersion) {
 		fail(apply, fmt.Errorf("write %d documents of %s: %w", len(docs), project, err))
 		return
 	}
-	for _, p := range apply {
+	// Each file's state (and, with its vectors there, embedded) is a write
+	// and a read of its own: at once too.
+	inParallel(len(apply), perFileParallel, func(i int) {
+		p := apply[i]
 		fv := p.fv
 		state := pipeline.StateIndexed
 		if fv.Status != pipeline.StatusIndexed {
@@ -176,7 +194,31 @@ func (w *Writer) commitGroup(ctx context.Context, group []*pendingVersion) {
 			w.markEmbedded(ctx, fv, seq)
 		}
 		finish(p, Applied, nil)
+	})
+}
+
+// perFileParallel bounds the per-file reads and state writes of one
+// commit that run at once.
+const perFileParallel = 8
+
+// inParallel calls fn(0..n-1) on up to limit goroutines and waits for all.
+func inParallel(n, limit int, fn func(i int)) {
+	if n <= 1 || limit <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
 	}
+	slots := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for i := range n {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			fn(i)
+		})
+	}
+	wg.Wait()
 }
 
 // versionObjects are a file version's sections, chunks and Version, valid from seq.

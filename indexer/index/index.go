@@ -34,9 +34,6 @@ import (
 	"github.com/strata-kb/strata/shared/terms"
 )
 
-// batchSize bounds one batch request to Weaviate.
-const batchSize = 200
-
 // States records object freshness (freshness.Store); nil records nothing.
 type States interface {
 	Put(ctx context.Context, st pipeline.ObjectState) error
@@ -75,6 +72,8 @@ type Writer struct {
 	// published counts the commits this writer made visible.
 	published atomic.Int64
 	maxGroup  int // file versions per commit at most (group.go)
+	// batchParallel is how many batch requests one write sends at once (batch.go).
+	batchParallel int
 }
 
 // CommitLocks serialise a project's commits across indexer processes (Leases).
@@ -101,7 +100,7 @@ func (w *Writer) SetCommitLocks(l CommitLocks) { w.locks = l }
 
 // New returns a Writer.
 func New(wv *weaviate.Client, seqs Sequences, states States, log *slog.Logger) *Writer {
-	return &Writer{wv: wv, seqs: seqs, states: states, log: log, now: time.Now, maxGroup: DefaultMaxGroup}
+	return &Writer{wv: wv, seqs: seqs, states: states, log: log, now: time.Now, maxGroup: DefaultMaxGroup, batchParallel: DefaultBatchParallel}
 }
 
 // Outcome says what an apply did.
@@ -415,24 +414,6 @@ func (w *Writer) recordState(ctx context.Context, o pipeline.Object, state, errT
 		// The commit is done; freshness catches up with the next event of the key.
 		w.log.Warn("record freshness", "key", o.Key, "err", err)
 	}
-}
-
-func (w *Writer) batch(ctx context.Context, objs []*models.Object) error {
-	for start := 0; start < len(objs); start += batchSize {
-		end := min(start+batchSize, len(objs))
-		// ALL: every replica holds an object before its commit is published,
-		// so readers may ask any one replica (queryd reads with ONE).
-		resp, err := w.wv.Batch().ObjectsBatcher().WithConsistencyLevel("ALL").WithObjects(objs[start:end]...).Do(ctx)
-		if err != nil {
-			return fmt.Errorf("batch of %d objects: %w", end-start, err)
-		}
-		for _, r := range resp {
-			if r.Result != nil && r.Result.Errors != nil && len(r.Result.Errors.Error) > 0 {
-				return fmt.Errorf("batch object %s: %s", r.ID, r.Result.Errors.Error[0].Message)
-			}
-		}
-	}
-	return nil
 }
 
 func textFilter(path, v string) *filters.WhereBuilder {

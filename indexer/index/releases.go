@@ -185,6 +185,15 @@ func (w *Writer) CollectGarbage(ctx context.Context, project string, retention t
 		committed, _ := time.Parse(time.RFC3339Nano, str(m, "committed_at"))
 		byFile[str(m, "file_id")] = append(byFile[str(m, "file_id")], ver{str(m, "file_version_id"), int64(num(m, "valid_from")), committed})
 	}
+	classes := []string{schema.ChunkClass, schema.SectionClass, schema.VersionClass}
+	if _, ok := w.vectorTenants.Load(project); ok || w.vectorClassExists(ctx) {
+		// The collection may exist for other projects only: deleting from a
+		// tenant that is not there fails, so make sure of it first.
+		if err := w.ensureVectorTenant(ctx, project); err != nil {
+			return 0, fmt.Errorf("gc vectors of %s: %w", project, err)
+		}
+		classes = append([]string{schema.ChunkVectorClass}, classes...)
+	}
 	cutoff := w.now().Add(-retention)
 	deleted := 0
 	for _, vs := range byFile {
@@ -193,10 +202,6 @@ func (w *Writer) CollectGarbage(ctx context.Context, project string, retention t
 			next := vs[i+1]
 			if next.committed.After(cutoff) || pinned(pins, vs[i].from, next.from) {
 				continue
-			}
-			classes := []string{schema.ChunkClass, schema.SectionClass, schema.VersionClass}
-			if _, ok := w.vectorTenants.Load(project); ok || w.vectorClassExists(ctx) {
-				classes = append([]string{schema.ChunkVectorClass}, classes...)
 			}
 			for _, class := range classes {
 				if _, err := w.wv.Batch().ObjectsBatchDeleter().WithClassName(class).WithTenant(project).WithOutput("minimal").

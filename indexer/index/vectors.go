@@ -127,12 +127,19 @@ func (w *Writer) ensureVectorSpace(ctx context.Context, project, model string) e
 		}
 		w.vectorModels.Store(model, struct{}{})
 	}
-	if _, ok := w.vectorTenants.Load(project); !ok {
-		if err := schema.EnsureTenantIn(ctx, w.wv, project, schema.ChunkVectorClass); err != nil {
-			return err
-		}
-		w.vectorTenants.Store(project, struct{}{})
+	return w.ensureVectorTenant(ctx, project)
+}
+
+// ensureVectorTenant makes sure the ChunkVector collection, which must
+// exist, has project's tenant.
+func (w *Writer) ensureVectorTenant(ctx context.Context, project string) error {
+	if _, ok := w.vectorTenants.Load(project); ok {
+		return nil
 	}
+	if err := schema.EnsureTenantIn(ctx, w.wv, project, schema.ChunkVectorClass); err != nil {
+		return err
+	}
+	w.vectorTenants.Store(project, struct{}{})
 	return nil
 }
 

@@ -26,6 +26,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -56,6 +57,7 @@ type Config struct {
 	Projects      int
 	LoadWorkers   int
 	MaxGroup      int
+	BatchParallel int      // batch requests of one write in flight at once
 	LoadPath      string   // loadCommit (the indexer's) or loadBatch (the same writes, no commit)
 	IndexWorkers  int      // Weaviate's vector indexing goroutines
 	WeaviateEnv   []string // extra KEY=VALUE settings for Weaviate (experiments)
@@ -72,6 +74,7 @@ type Config struct {
 	Out           string
 	KeepState     bool
 	Pprof         bool
+	CPUProfile    string // this process's CPU profile (its loader is the indexer's writer)
 	Verbose       bool
 	args          []string
 }
@@ -84,6 +87,7 @@ func parseConfig(args []string) (Config, error) {
 	fs.IntVar(&c.Projects, "projects", 1, "projects to spread the files over (the search tools search all of them)")
 	fs.IntVar(&c.LoadWorkers, "load-workers", 16, "goroutines writing files while loading (16: the indexer's -concurrency default)")
 	fs.IntVar(&c.MaxGroup, "max-group", index.DefaultMaxGroup, "file versions one commit may take when several wait (1: one commit per file, as before group commit)")
+	fs.IntVar(&c.BatchParallel, "batch-parallel", index.DefaultBatchParallel, "batch requests one write (a commit's objects, its vectors) sends to Weaviate at once")
 	fs.StringVar(&c.LoadPath, "load-path", loadCommit, "how files are written: "+loadCommit+" (the indexer's commit path) or "+loadBatch+" (the same objects in the same batches without the commit protocol, to measure the commit path's cost; scale mode only, loading only: nothing is published for the tools to read)")
 	fs.IntVar(&c.IndexWorkers, "index-workers", runtime.NumCPU(), "Weaviate's asynchronous vector indexing goroutines (its own default is one less than the CPUs)")
 	fs.IntVar(&c.RealVectors, "real-vectors", 1000, "chunks embedded with the real model; the rest get random unit vectors")
@@ -99,6 +103,7 @@ func parseConfig(args []string) (Config, error) {
 	fs.IntVar(&c.RecallVectors, "recall-vectors", 0, "compression experiment first: recall@10 and indexing time of HNSW variants (uncompressed, 8-bit RQ, cheaper graph builds) over this many vectors, written to docs/bench/compression.md (0: skip)")
 	fs.StringVar(&c.Out, "out", "", "also write the report to this file")
 	fs.BoolVar(&c.Pprof, "pprof", false, "serve queryd's Go profiles at /debug/pprof/ on its address (logged), to profile a row from outside: e.g. -tools read_around -concurrency 1 -calls 5000 and go tool pprof on it meanwhile")
+	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write this process's CPU profile to the file: the whole run, whose loading runs the indexer's writer here (profile loading with -tools status)")
 	fs.BoolVar(&c.KeepState, "keep-state", false, "keep the stack's temporary state directory (data and logs)")
 	fs.BoolVar(&c.Verbose, "v", false, "show the stack's start-up output")
 	if err := fs.Parse(args); err != nil {
@@ -143,8 +148,8 @@ func (c Config) validate() error {
 	if len(c.Calls) != len(c.Concurrency) {
 		errs = append(errs, fmt.Errorf("-calls needs one number per -concurrency level (%d), got %d", len(c.Concurrency), len(c.Calls)))
 	}
-	if c.Projects < 1 || c.LoadWorkers < 1 || c.Rounds < 1 || c.RealVectors < 0 || c.IndexWorkers < 1 {
-		errs = append(errs, errors.New("-projects, -load-workers, -index-workers and -rounds must be at least 1, -real-vectors at least 0"))
+	if c.Projects < 1 || c.LoadWorkers < 1 || c.Rounds < 1 || c.RealVectors < 0 || c.IndexWorkers < 1 || c.BatchParallel < 1 {
+		errs = append(errs, errors.New("-projects, -load-workers, -index-workers, -batch-parallel and -rounds must be at least 1, -real-vectors at least 0"))
 	}
 	if c.LoadPath != loadCommit && c.LoadPath != loadBatch {
 		errs = append(errs, fmt.Errorf("-load-path must be %s or %s", loadCommit, loadBatch))
@@ -199,6 +204,17 @@ func run(ctx context.Context, args []string) error {
 	root, err := localstack.WorkspaceRoot()
 	if err != nil {
 		return err
+	}
+	if cfg.CPUProfile != "" {
+		f, err := os.Create(cfg.CPUProfile)
+		if err != nil {
+			return fmt.Errorf("-cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("-cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	rep := &report{cfg: cfg, started: time.Now()}
 	progress := os.Stderr
@@ -263,6 +279,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	defer closeWriter()
 	w.SetMaxGroup(cfg.MaxGroup)
+	w.SetBatchParallel(cfg.BatchParallel)
 	if len(cfg.Sizes) > 0 {
 		_, err := runScale(ctx, cfg, st, w, rep.corpus, model, sample, progress)
 		return err
