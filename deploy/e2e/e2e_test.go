@@ -116,6 +116,13 @@ func dumpLogsOnFailure(t *testing.T, st *localstack.Stack) {
 	if !t.Failed() { // the services' logs usually say why
 		return
 	}
+	// The whole logs outlive the test's (and CI's) temporary directories:
+	// a failure that is hard to reproduce can still be read afterwards.
+	if dir, err := keepLogs(filepath.Join(os.TempDir(), "strata-e2e-failures"), t.Name(), st); err == nil {
+		t.Logf("whole service logs kept in %s", dir)
+	} else {
+		t.Logf("keep service logs: %v", err)
+	}
 	for name, p := range st.Services { // replicas included
 		b, _ := os.ReadFile(p.LogFile)
 		var errs []string
@@ -129,6 +136,25 @@ func dumpLogsOnFailure(t *testing.T, st *localstack.Stack) {
 			t.Logf("--- %s errors (last 10):\n%s", name, strings.Join(errs[max(0, len(errs)-10):], "\n"))
 		}
 	}
+}
+
+// keepLogs copies every service's log into a new directory under root
+// named for the test and the time, and returns it.
+func keepLogs(root, test string, st *localstack.Stack) (string, error) {
+	dir := filepath.Join(root, strings.ReplaceAll(test, "/", "_")+"-"+time.Now().UTC().Format("20060102T150405.000"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	for name, p := range st.Services {
+		b, err := os.ReadFile(p.LogFile)
+		if err != nil {
+			return dir, err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".log"), b, 0o644); err != nil {
+			return dir, err
+		}
+	}
+	return dir, nil
 }
 
 func harnessFor(t *testing.T, st *localstack.Stack) *harness {
