@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/schema"
 )
 
 // Garbage collection of a project that has no vectors yet, while the
@@ -30,5 +31,33 @@ func TestGarbageCollectionOfAProjectWithoutVectors(t *testing.T) {
 	}
 	if n := chunkCount(t, wv, project, old.FileVersionID); n != 0 {
 		t.Fatalf("gc kept %d chunks of the superseded version", n)
+	}
+}
+
+// A committed version whose chunks a filtered read no longer finds (what a
+// weaviate-server killed inside a batch can leave: objects without their
+// index entries) is committed again when its event comes back, instead of
+// being taken for a duplicate.
+func TestTornVersionIsCommittedAgain(t *testing.T) {
+	w, wv := newWriter(t)
+	ctx := context.Background()
+	const project = "torn"
+	fv := version(project, "a.md", "e1", "10", "first", "second", "third")
+	if out, err := w.ApplyFileVersion(ctx, fv); err != nil || out != Applied {
+		t.Fatalf("apply: %s, %v", out, err)
+	}
+	if out, err := w.ApplyFileVersion(ctx, fv); err != nil || out != Duplicate {
+		t.Fatalf("replay of a whole version: %s, %v; want duplicate", out, err)
+	}
+	for _, c := range fv.Chunks[1:] { // what readers no longer find
+		if err := wv.Data().Deleter().WithClassName(schema.ChunkClass).WithID(c.ID).WithTenant(project).Do(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := w.ApplyFileVersion(ctx, fv); err != nil || out != Applied {
+		t.Fatalf("replay of a torn version: %s, %v; want applied again", out, err)
+	}
+	if got := visible(t, wv, project, fv.FileID, watermark(t, w, project)); got[fv.FileVersionID] != 3 {
+		t.Fatalf("visible after the repair: %v, want the version's 3 chunks", got)
 	}
 }

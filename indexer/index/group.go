@@ -137,6 +137,12 @@ func (w *Writer) commitGroup(ctx context.Context, group []*pendingVersion) {
 			finish(p, "", err)
 		case done && out == repairDocument:
 			repair = append(repair, p)
+		case done && out == tornVersion:
+			if err := w.deleteVersionObjects(ctx, p.fv); err != nil {
+				finish(p, "", err)
+				continue
+			}
+			apply = append(apply, p)
 		case done:
 			finish(p, out, nil)
 		default:

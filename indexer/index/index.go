@@ -381,6 +381,12 @@ func (w *Writer) decide(ctx context.Context, project, fileID, sequencer, version
 	case newer:
 		return Stale, true, nil
 	case v != nil && int64(num(v, "valid_from")) <= watermark:
+		// Committed, by its Version found by id; readers find chunks by
+		// filters, which a weaviate-server killed inside a batch may have
+		// left without some objects' index entries (crash_consistency.go).
+		if whole, err := w.chunksFound(ctx, project, versionID, int(num(v, "chunk_count"))); err != nil || !whole {
+			return tornVersion, err == nil, err
+		}
 		if !cur.exists || cur.fileVersionID != versionID {
 			return repairDocument, true, nil
 		}
@@ -392,6 +398,11 @@ func (w *Writer) decide(ctx context.Context, project, fileID, sequencer, version
 // repairDocument is decide's answer for a committed event whose document
 // write was lost: rewrite the document, commit nothing.
 const repairDocument Outcome = "repair-document"
+
+// tornVersion is decide's answer for a committed version whose chunks a
+// filtered read does not all find: delete its objects by id and commit it
+// again.
+const tornVersion Outcome = "torn-version"
 
 func (w *Writer) recordState(ctx context.Context, o pipeline.Object, state, errText string, seq int64, versionID string, extracted time.Time) {
 	now := w.now().UTC()
