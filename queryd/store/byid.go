@@ -57,7 +57,7 @@ func (s *Store) objectByREST(ctx context.Context, class, project, id string, wit
 	if len(objs) == 0 {
 		return nil, nil
 	}
-	return objs[0], nil
+	return readableObject(ctx, class, objs[0]), nil
 }
 
 // byIDFields are the properties objectByGraphQL reads, per class.
@@ -81,8 +81,8 @@ func (s *Store) objectByGraphQL(ctx context.Context, class, project, id string, 
 		additional = append(additional, graphql.Field{Name: "vectors", Fields: names})
 	}
 	fields = append(fields, graphql.Field{Name: "_additional", Fields: additional})
-	rows, err := s.get(ctx, class, project, fields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
-		return g.WithWhere(ChunkFilter(id)).WithLimit(1)
+	rows, err := s.get(ctx, class, project, fields, ChunkFilter(id), func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.WithLimit(1)
 	})
 	if err != nil || len(rows) == 0 {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
 
+	"github.com/strata-kb/strata/shared/access"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
 )
@@ -170,7 +171,7 @@ func (c *Catalog) apply(ctx context.Context, pending map[string]int64) error {
 			delete(pending, project)
 			continue
 		}
-		vs, err := c.load(ctx, project, from, to)
+		vs, err := c.load(access.System(ctx), project, from, to)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("load versions of %s in (%d, %d]: %w", project, from, to, err))
 			continue
@@ -249,8 +250,8 @@ func (st *Stats) count(v Version, sign int) {
 func (c *Catalog) Ready() bool { return c != nil && c.ready.Load() && c.marksReady.Load() }
 
 // Embedded returns how many chunks of project's visible indexed versions
-// have vectors of model.
-func (c *Catalog) Embedded(project, model string) (int, bool) {
+// that the caller in ctx may read have vectors of model.
+func (c *Catalog) Embedded(ctx context.Context, project, model string) (int, bool) {
 	if !c.marksReady.Load() {
 		return 0, false
 	}
@@ -260,7 +261,17 @@ func (c *Catalog) Embedded(project, model string) (int, bool) {
 	if pc == nil {
 		return 0, false
 	}
-	return pc.embedded[model], true
+	if access.GrantFrom(ctx).Admin {
+		return pc.embedded[model], true
+	}
+	n, marked := 0, c.marks[project][model]
+	for _, list := range pc.files {
+		v := list[len(list)-1]
+		if !v.Deleted && v.Status == pipeline.StatusIndexed && marked[v.FileVersionID] && Readable(ctx, v.Readers) {
+			n += v.ChunkCount
+		}
+	}
+	return n, true
 }
 
 // Projects lists the projects with a published commit.
@@ -287,15 +298,25 @@ func (c *Catalog) Watermark(project string) (seq int64, ok bool) {
 	return pc.seq, true
 }
 
-// Stats returns project's counts at its watermark.
-func (c *Catalog) Stats(project string) (Stats, bool) {
+// Stats returns project's counts at its watermark, of the documents the
+// caller in ctx may read: kept up to date for admins, counted for others.
+func (c *Catalog) Stats(ctx context.Context, project string) (Stats, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	pc := c.byKey[project]
 	if pc == nil {
 		return Stats{}, false
 	}
-	return pc.stats, true
+	if access.GrantFrom(ctx).Admin {
+		return pc.stats, true
+	}
+	var st Stats
+	for _, list := range pc.files {
+		if v := list[len(list)-1]; Readable(ctx, v.Readers) {
+			st.count(v, 1)
+		}
+	}
+	return st, true
 }
 
 // covers reports whether reads of project as of at can be answered here:
@@ -310,13 +331,15 @@ func (c *Catalog) covers(project string, at int64) bool {
 	return ok && at <= seq
 }
 
-// visibleAt returns fileID's visible version as of at, or nil.
-func (c *Catalog) visibleAt(project, fileID string, at int64) *Version {
+// visibleAt returns fileID's visible version as of at, or nil, also when
+// the caller in ctx may not read the file (its latest readers decide, for
+// every sequence).
+func (c *Catalog) visibleAt(ctx context.Context, project, fileID string, at int64) *Version {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	list := c.byKey[project].files[fileID]
 	i := sort.Search(len(list), func(i int) bool { return list[i].ValidFrom > at })
-	if i == 0 {
+	if i == 0 || !Readable(ctx, list[len(list)-1].Readers) {
 		return nil
 	}
 	v := list[i-1]
@@ -360,9 +383,9 @@ func (c *Catalog) CurrentVersions(project string, keep func(Version) bool) []Ver
 func (s *Store) committedAll(ctx context.Context, project string, from, to int64) ([]Version, error) {
 	var out []Version
 	for {
-		rows, err := s.get(ctx, schema.VersionClass, project, catalogVersionFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
-			return g.WithWhere(and(intLE("valid_from", to),
-				filters.Where().WithPath([]string{"valid_from"}).WithOperator(filters.GreaterThan).WithValueInt(from))).
+		rows, err := s.get(ctx, schema.VersionClass, project, catalogVersionFields, and(intLE("valid_from", to),
+			filters.Where().WithPath([]string{"valid_from"}).WithOperator(filters.GreaterThan).WithValueInt(from)), func(g *graphql.GetBuilder) *graphql.GetBuilder {
+			return g.
 				WithSort(graphql.Sort{Path: []string{"valid_from"}, Order: graphql.Asc}).WithLimit(versionPage)
 		})
 		if err != nil {

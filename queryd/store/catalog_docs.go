@@ -1,10 +1,13 @@
 package store
 
 import (
+	"context"
+
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/strata-kb/strata/shared/access"
 	"github.com/strata-kb/strata/shared/pipeline"
 )
 
@@ -107,7 +110,7 @@ func (pc *projectCatalog) current(fileID string) Version {
 // DocumentsNamed lists the live documents on main whose file name contains
 // needle (case-insensitive), sorted by path, at most limit; ok is false
 // when the catalog cannot answer (the caller reads Weaviate).
-func (s *Store) DocumentsNamed(project, needle string, limit int) (docs []Document, ok bool) {
+func (s *Store) DocumentsNamed(ctx context.Context, project, needle string, limit int) (docs []Document, ok bool) {
 	ok = s.catalog.readProject(project, func(pc *projectCatalog) {
 		low := strings.ToLower(needle)
 		var candidates []string
@@ -125,7 +128,7 @@ func (s *Store) DocumentsNamed(project, needle string, limit int) (docs []Docume
 		}
 		for _, id := range candidates {
 			v := pc.current(id)
-			if v.Branch == "" && strings.Contains(strings.ToLower(baseOf(v.FilePath)), low) {
+			if v.Branch == "" && strings.Contains(strings.ToLower(baseOf(v.FilePath)), low) && Readable(ctx, v.Readers) {
 				docs = append(docs, documentOfVersion(v))
 			}
 		}
@@ -140,11 +143,16 @@ type PathScope struct{ Branch, Path string }
 
 // DocumentsUnder lists the live documents within any of scopes (nil = the
 // whole project), sorted by path then branch, at most limit.
-func (s *Store) DocumentsUnder(project string, scopes []PathScope, limit int) (docs []Document, ok bool) {
+func (s *Store) DocumentsUnder(ctx context.Context, project string, scopes []PathScope, limit int) (docs []Document, ok bool) {
 	ok = s.catalog.readProject(project, func(pc *projectCatalog) {
 		if scopes == nil {
-			for _, k := range pc.docs.sorted[:min(limit, len(pc.docs.sorted))] {
-				docs = append(docs, documentOfVersion(pc.current(pc.docs.byKey[k])))
+			for _, k := range pc.docs.sorted {
+				if len(docs) == limit {
+					break
+				}
+				if v := pc.current(pc.docs.byKey[k]); Readable(ctx, v.Readers) {
+					docs = append(docs, documentOfVersion(v))
+				}
 			}
 			return
 		}
@@ -164,8 +172,10 @@ func (s *Store) DocumentsUnder(project string, scopes []PathScope, limit int) (d
 					continue
 				}
 				seen[k] = true
-				docs = append(docs, documentOfVersion(pc.current(pc.docs.byKey[k])))
-				n++
+				if v := pc.current(pc.docs.byKey[k]); Readable(ctx, v.Readers) {
+					docs = append(docs, documentOfVersion(v))
+					n++
+				}
 			}
 		}
 		slices.SortFunc(docs, func(a, b Document) int {
@@ -178,10 +188,12 @@ func (s *Store) DocumentsUnder(project string, scopes []PathScope, limit int) (d
 
 // FailedDocuments lists the live failed and unsupported documents, sorted
 // by path, at most limit.
-func (s *Store) FailedDocuments(project string, limit int) (docs []Document, ok bool) {
+func (s *Store) FailedDocuments(ctx context.Context, project string, limit int) (docs []Document, ok bool) {
 	ok = s.catalog.readProject(project, func(pc *projectCatalog) {
 		for id := range pc.docs.failed {
-			docs = append(docs, documentOfVersion(pc.current(id)))
+			if v := pc.current(id); Readable(ctx, v.Readers) {
+				docs = append(docs, documentOfVersion(v))
+			}
 		}
 		slices.SortFunc(docs, func(a, b Document) int { return strings.Compare(a.FilePath, b.FilePath) })
 		docs = docs[:min(limit, len(docs))]
@@ -189,9 +201,14 @@ func (s *Store) FailedDocuments(project string, limit int) (docs []Document, ok 
 	return docs, ok
 }
 
-// CatalogFolders lists the folders of main that hold live documents, sorted.
-func (s *Store) CatalogFolders(project string, limit int) (folders []string, ok bool) {
+// CatalogFolders lists the folders of main that hold live documents the
+// caller in ctx may read, sorted.
+func (s *Store) CatalogFolders(ctx context.Context, project string, limit int) (folders []string, ok bool) {
 	ok = s.catalog.readProject(project, func(pc *projectCatalog) {
+		if !access.GrantFrom(ctx).Admin {
+			folders = readableFolders(ctx, pc)
+			return
+		}
 		for f := range pc.docs.folders {
 			if f != "" {
 				folders = append(folders, f)
@@ -201,6 +218,21 @@ func (s *Store) CatalogFolders(project string, limit int) (folders []string, ok 
 		folders = folders[:min(limit, len(folders))]
 	})
 	return folders, ok
+}
+
+// readableFolders lists the folders of main's live documents that the
+// caller in ctx may read (unsorted); the caller holds the read lock.
+func readableFolders(ctx context.Context, pc *projectCatalog) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, id := range pc.docs.byKey {
+		v := pc.current(id)
+		if f := folderOfPath(v.FilePath); v.Branch == "" && f != "" && !seen[f] && Readable(ctx, v.Readers) {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // readProject runs read on project's catalog under the read lock; ok is
@@ -219,15 +251,19 @@ func (c *Catalog) readProject(project string, read func(pc *projectCatalog)) (ok
 }
 
 // neverCommitted reports whether the catalog knows that no version of
-// fileID was ever committed to project (false when it cannot tell). Files
-// are only ever added to the catalog, so what it says holds for every
-// sequence up to the watermarks readers were given.
-func (c *Catalog) neverCommitted(project, fileID string) bool {
+// fileID was ever committed to project (false when it cannot tell), or
+// that the caller in ctx may not read it: a hidden file is answered as
+// fast as a missing one. Files are only ever added to the catalog, so what
+// it says holds for every sequence up to the watermarks readers were given.
+func (c *Catalog) neverCommitted(ctx context.Context, project, fileID string) bool {
 	if c == nil {
 		return false
 	}
 	never := true // stays so for a project nothing was committed to
-	ok := c.readProject(project, func(pc *projectCatalog) { never = len(pc.files[fileID]) == 0 })
+	ok := c.readProject(project, func(pc *projectCatalog) {
+		list := pc.files[fileID]
+		never = len(list) == 0 || !Readable(ctx, list[len(list)-1].Readers)
+	})
 	return ok && never
 }
 
@@ -236,12 +272,12 @@ func (c *Catalog) neverCommitted(project, fileID string) bool {
 // deleted); ok is false when the catalog cannot answer (the caller reads
 // Weaviate). The catalog's versions carry what listings show, not a
 // document's statistics (sections, tokens, pages, language).
-func (s *Store) DocumentAt(project, fileID string, at int64) (doc Document, found, ok bool) {
+func (s *Store) DocumentAt(ctx context.Context, project, fileID string, at int64) (doc Document, found, ok bool) {
 	c := s.catalog
 	if !c.Ready() || !c.covers(project, at) {
 		return Document{}, false, false
 	}
-	v := c.visibleAt(project, fileID, at)
+	v := c.visibleAt(ctx, project, fileID, at)
 	if v == nil || v.Deleted {
 		return Document{}, false, true
 	}

@@ -1,10 +1,12 @@
 package store
 
 import (
+	"context"
 	"log/slog"
 	"slices"
 	"testing"
 
+	"github.com/strata-kb/strata/shared/access"
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/pipeline"
 )
@@ -12,6 +14,7 @@ import (
 // TestCatalogDocumentIndexes: listings, name search, folders and failures
 // follow replacements, deletes and branches exactly.
 func TestCatalogDocumentIndexes(t *testing.T) {
+	ctx := access.System(context.Background())
 	c := &Catalog{log: slog.New(slog.DiscardHandler), byKey: map[string]*projectCatalog{}, marks: map[string]map[string]map[string]bool{}}
 	c.ready.Store(true)
 	c.marksReady.Store(true)
@@ -44,31 +47,31 @@ func TestCatalogDocumentIndexes(t *testing.T) {
 		}
 		return out
 	}
-	if got := paths(s.DocumentsNamed("acme", "GUIDE", 10)); !slices.Equal(got, []string{":docs-old/guide.md", ":docs/guide.md"}) {
+	if got := paths(s.DocumentsNamed(ctx, "acme", "GUIDE", 10)); !slices.Equal(got, []string{":docs-old/guide.md", ":docs/guide.md"}) {
 		t.Fatalf("named guide: %v", got)
 	}
-	if got := paths(s.DocumentsNamed("acme", "ref", 10)); !slices.Equal(got, []string{":docs/api/Reference.MD"}) {
+	if got := paths(s.DocumentsNamed(ctx, "acme", "ref", 10)); !slices.Equal(got, []string{":docs/api/Reference.MD"}) {
 		t.Fatalf("named ref (short needle): %v", got)
 	}
-	if got := paths(s.DocumentsNamed("acme", "gone", 10)); len(got) != 0 {
+	if got := paths(s.DocumentsNamed(ctx, "acme", "gone", 10)); len(got) != 0 {
 		t.Fatalf("a deleted file is found: %v", got)
 	}
-	if got := paths(s.DocumentsUnder("acme", []PathScope{{Path: "docs"}}, 10)); !slices.Equal(got, []string{":docs/api/Reference.MD", ":docs/guide.md"}) {
+	if got := paths(s.DocumentsUnder(ctx, "acme", []PathScope{{Path: "docs"}}, 10)); !slices.Equal(got, []string{":docs/api/Reference.MD", ":docs/guide.md"}) {
 		t.Fatalf("under docs: %v", got)
 	}
-	if got := paths(s.DocumentsUnder("acme", []PathScope{{Branch: "preview", Path: ""}}, 10)); !slices.Equal(got, []string{"preview:docs/guide.md"}) {
+	if got := paths(s.DocumentsUnder(ctx, "acme", []PathScope{{Branch: "preview", Path: ""}}, 10)); !slices.Equal(got, []string{"preview:docs/guide.md"}) {
 		t.Fatalf("branch preview: %v", got)
 	}
-	if got := paths(s.DocumentsUnder("acme", nil, 3)); !slices.Equal(got, []string{":docs-old/guide.md", ":docs/api/Reference.MD", ":docs/guide.md"}) {
+	if got := paths(s.DocumentsUnder(ctx, "acme", nil, 3)); !slices.Equal(got, []string{":docs-old/guide.md", ":docs/api/Reference.MD", ":docs/guide.md"}) {
 		t.Fatalf("first three: %v", got)
 	}
-	if got := paths(s.FailedDocuments("acme", 10)); len(got) != 0 {
+	if got := paths(s.FailedDocuments(ctx, "acme", 10)); len(got) != 0 {
 		t.Fatalf("a fixed file is still failed: %v", got)
 	}
-	if got, ok := s.CatalogFolders("acme", 10); !ok || !slices.Equal(got, []string{"docs", "docs-old", "docs/api"}) {
+	if got, ok := s.CatalogFolders(ctx, "acme", 10); !ok || !slices.Equal(got, []string{"docs", "docs-old", "docs/api"}) {
 		t.Fatalf("folders: %v", got)
 	}
-	if st, _ := c.Stats("acme"); st != (Stats{Indexed: 5, Chunks: 5}) {
+	if st, _ := c.Stats(ctx, "acme"); st != (Stats{Indexed: 5, Chunks: 5}) {
 		t.Fatalf("stats %+v", st)
 	}
 }
@@ -77,6 +80,7 @@ func TestCatalogDocumentIndexes(t *testing.T) {
 // catalog is ready and holds no version of it (a deleted file still has
 // versions; another project's file is not this one's).
 func TestCatalogNeverCommitted(t *testing.T) {
+	ctx := access.System(context.Background())
 	c := &Catalog{log: slog.New(slog.DiscardHandler), byKey: map[string]*projectCatalog{}, marks: map[string]map[string]map[string]bool{}}
 	pc := newProjectCatalog()
 	c.byKey["acme"] = pc
@@ -85,21 +89,21 @@ func TestCatalogNeverCommitted(t *testing.T) {
 	pc.add([]Version{{FileID: gone, FilePath: "b.md", FileVersionID: "b1", Status: pipeline.StatusIndexed, ValidFrom: 2}}, 2, nil)
 	pc.add([]Version{{FileID: gone, FilePath: "b.md", Status: "deleted", Deleted: true, ValidFrom: 3}}, 3, nil)
 	other := ids.File("other", "", "a.md")
-	if c.neverCommitted("acme", other) {
+	if c.neverCommitted(ctx, "acme", other) {
 		t.Fatal("answered before the catalog is ready")
 	}
 	c.ready.Store(true)
 	c.marksReady.Store(true)
 	for id, want := range map[string]bool{kept: false, gone: false, other: true, ids.Chunk(ids.FileVersion(kept, "e", "s"), 0): true} {
-		if got := c.neverCommitted("acme", id); got != want {
+		if got := c.neverCommitted(ctx, "acme", id); got != want {
 			t.Errorf("neverCommitted(acme, %s) = %v, want %v", id, got, want)
 		}
 	}
-	if !c.neverCommitted("empty", kept) {
+	if !c.neverCommitted(ctx, "empty", kept) {
 		t.Error("a project with no commits has documents")
 	}
 	var none *Catalog
-	if none.neverCommitted("acme", other) {
+	if none.neverCommitted(ctx, "acme", other) {
 		t.Error("no catalog answered")
 	}
 }
@@ -108,6 +112,7 @@ func TestCatalogNeverCommitted(t *testing.T) {
 // catalog: the version visible then, nothing once deleted, and no answer
 // for a sequence the catalog does not cover.
 func TestCatalogDocumentAt(t *testing.T) {
+	ctx := access.System(context.Background())
 	c := &Catalog{log: slog.New(slog.DiscardHandler), byKey: map[string]*projectCatalog{}, marks: map[string]map[string]map[string]bool{}}
 	s := (&Store{}).SetCatalog(c)
 	pc := newProjectCatalog()
@@ -116,13 +121,13 @@ func TestCatalogDocumentAt(t *testing.T) {
 	pc.add([]Version{{FileID: id, FilePath: "docs/a.md", FileVersionID: "v1", Status: pipeline.StatusIndexed, Title: "One", ValidFrom: 1}}, 1, nil)
 	pc.add([]Version{{FileID: id, FilePath: "docs/a.md", FileVersionID: "v2", Status: pipeline.StatusIndexed, Title: "Two", ValidFrom: 2}}, 2, nil)
 	pc.add([]Version{{FileID: id, FilePath: "docs/a.md", Status: "deleted", Deleted: true, ValidFrom: 3}}, 3, nil)
-	if _, _, ok := s.DocumentAt("acme", id, 1); ok {
+	if _, _, ok := s.DocumentAt(ctx, "acme", id, 1); ok {
 		t.Fatal("answered before the catalog is ready")
 	}
 	c.ready.Store(true)
 	c.marksReady.Store(true)
 	for at, want := range map[int64]string{1: "v1", 2: "v2", 3: "", 0: ""} {
-		d, found, ok := s.DocumentAt("acme", id, at)
+		d, found, ok := s.DocumentAt(ctx, "acme", id, at)
 		if !ok || found != (want != "") || d.FileVersionID != want {
 			t.Errorf("at %d: %+v found=%v ok=%v, want version %q", at, d, found, ok, want)
 		}
@@ -130,10 +135,10 @@ func TestCatalogDocumentAt(t *testing.T) {
 			t.Errorf("at %d: name %q folder %q", at, d.Name, d.Folder)
 		}
 	}
-	if _, _, ok := s.DocumentAt("acme", id, 4); ok {
+	if _, _, ok := s.DocumentAt(ctx, "acme", id, 4); ok {
 		t.Error("answered for a sequence past the catalog's watermark")
 	}
-	if _, _, ok := s.DocumentAt("other", id, 1); ok {
+	if _, _, ok := s.DocumentAt(ctx, "other", id, 1); ok {
 		t.Error("answered for a project the catalog does not hold")
 	}
 }

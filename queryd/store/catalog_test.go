@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/strata-kb/strata/shared/access"
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/servers/serverstest"
@@ -150,17 +151,17 @@ func TestCatalogFollowsCommits(t *testing.T) {
 	if c.Ready() {
 		t.Fatal("ready before watching")
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(access.System(context.Background()))
 	defer cancel()
 	go func() { _ = c.Watch(ctx, js) }()
 	waitFor(t, "ready", c.Ready)
 	if wm, ok := c.Watermark("acme"); !ok || wm != 2 {
 		t.Fatalf("watermark %d %v", wm, ok)
 	}
-	if st, _ := c.Stats("acme"); st != (Stats{Indexed: 1, Failed: 1, Chunks: 3}) {
+	if st, _ := c.Stats(ctx, "acme"); st != (Stats{Indexed: 1, Failed: 1, Chunks: 3}) {
 		t.Fatalf("stats %+v", st)
 	}
-	if n, _ := c.Embedded("acme", "m1"); n != 3 {
+	if n, _ := c.Embedded(ctx, "acme", "m1"); n != 3 {
 		t.Fatalf("embedded with m1: %d", n)
 	}
 
@@ -170,10 +171,10 @@ func TestCatalogFollowsCommits(t *testing.T) {
 	log.commit("acme", "c.md", 5, pipeline.StatusIndexed, 7, false)
 	publishSeq(t, kv, "acme", 4)
 	waitFor(t, "watermark 4", func() bool { wm, _ := c.Watermark("acme"); return wm == 4 })
-	if st, _ := c.Stats("acme"); st != (Stats{Indexed: 1, Chunks: 5}) {
+	if st, _ := c.Stats(ctx, "acme"); st != (Stats{Indexed: 1, Chunks: 5}) {
 		t.Fatalf("stats after replace and delete %+v", st)
 	}
-	if n, _ := c.Embedded("acme", "m1"); n != 0 {
+	if n, _ := c.Embedded(ctx, "acme", "m1"); n != 0 {
 		t.Fatalf("the replaced version's vectors still counted: %d", n)
 	}
 	// Vectors of the new version land after its commit, twice (a replay),
@@ -182,18 +183,18 @@ func TestCatalogFollowsCommits(t *testing.T) {
 	markEmbedded(t, marks, "acme", a3.FileVersionID, "m1", 5)
 	markEmbedded(t, marks, "acme", "c.md-v5", "m1", 7)
 	markEmbedded(t, marks, "acme", a3.FileVersionID, "m2", 5)
-	waitFor(t, "embedded 5", func() bool { n, _ := c.Embedded("acme", "m1"); return n == 5 })
-	waitFor(t, "embedded m2 5", func() bool { n, _ := c.Embedded("acme", "m2"); return n == 5 })
+	waitFor(t, "embedded 5", func() bool { n, _ := c.Embedded(ctx, "acme", "m1"); return n == 5 })
+	waitFor(t, "embedded m2 5", func() bool { n, _ := c.Embedded(ctx, "acme", "m2"); return n == 5 })
 	publishSeq(t, kv, "acme", 5)
-	waitFor(t, "embedded 12 once c.md is committed", func() bool { n, _ := c.Embedded("acme", "m1"); return n == 12 })
+	waitFor(t, "embedded 12 once c.md is committed", func() bool { n, _ := c.Embedded(ctx, "acme", "m1"); return n == 12 })
 	fa := ids.File("acme", "", "a.md")
-	if v := c.visibleAt("acme", fa, 2); v == nil || v.FileVersionID != a1.FileVersionID {
+	if v := c.visibleAt(ctx, "acme", fa, 2); v == nil || v.FileVersionID != a1.FileVersionID {
 		t.Fatalf("a.md as of 2: %+v", v)
 	}
-	if v := c.visibleAt("acme", fa, 4); v == nil || v.FileVersionID != a3.FileVersionID {
+	if v := c.visibleAt(ctx, "acme", fa, 4); v == nil || v.FileVersionID != a3.FileVersionID {
 		t.Fatalf("a.md as of 4: %+v", v)
 	}
-	if v := c.visibleAt("acme", ids.File("acme", "", "c.md"), 4); v != nil {
+	if v := c.visibleAt(ctx, "acme", ids.File("acme", "", "c.md"), 4); v != nil {
 		t.Fatalf("unpublished c.md visible: %+v", v)
 	}
 	if c.covers("acme", 6) || !c.covers("acme", 5) || c.covers("beta", 1) {
@@ -208,6 +209,7 @@ func TestCatalogFollowsCommits(t *testing.T) {
 // loaded, readers keep the previous watermark, so they never see a sequence
 // whose versions are missing; a failed load is retried without a new commit.
 func TestCatalogAdvancesOnlyAfterLoading(t *testing.T) {
+	ctx := access.System(context.Background())
 	if testing.Short() {
 		t.Skip("needs a real nats-server")
 	}
@@ -227,7 +229,7 @@ func TestCatalogAdvancesOnlyAfterLoading(t *testing.T) {
 	if wm, _ := c.Watermark("acme"); wm != 1 {
 		t.Fatalf("watermark advanced to %d before its versions were loaded", wm)
 	}
-	if v := c.visibleAt("acme", ids.File("acme", "", "b.md"), 1); v != nil {
+	if v := c.visibleAt(ctx, "acme", ids.File("acme", "", "b.md"), 1); v != nil {
 		t.Fatal("b.md visible as of 1")
 	}
 	gate <- struct{}{}
@@ -239,7 +241,7 @@ func TestCatalogAdvancesOnlyAfterLoading(t *testing.T) {
 	log.commit("acme", "c.md", 3, pipeline.StatusUnsupported, 0, false)
 	publishSeq(t, kv, "acme", 3)
 	waitFor(t, "watermark 3 after failed loads", func() bool { wm, _ := c.Watermark("acme"); return wm == 3 })
-	if st, _ := c.Stats("acme"); st != (Stats{Indexed: 2, Unsupported: 1, Chunks: 6}) {
+	if st, _ := c.Stats(ctx, "acme"); st != (Stats{Indexed: 2, Unsupported: 1, Chunks: 6}) {
 		t.Fatalf("stats %+v", st)
 	}
 }

@@ -48,8 +48,8 @@ func (s *Store) AllDocuments(ctx context.Context, project string, where *Where, 
 	if where != nil {
 		w = and(w, where)
 	}
-	rows, err := s.get(ctx, schema.DocumentClass, project, listDocumentFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
-		return g.WithWhere(w).WithSort(graphql.Sort{Path: []string{"file_path"}, Order: graphql.Asc}).WithLimit(limit)
+	rows, err := s.get(ctx, schema.DocumentClass, project, listDocumentFields, w, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.WithSort(graphql.Sort{Path: []string{"file_path"}, Order: graphql.Asc}).WithLimit(limit)
 	})
 	if err != nil {
 		return nil, err
@@ -79,7 +79,7 @@ type Stats struct {
 // project is. A project without an index has zero counts.
 func (s *Store) Stats(ctx context.Context, project string) (Stats, error) {
 	if s.catalog != nil {
-		if st, ok := s.catalog.Stats(project); ok {
+		if st, ok := s.catalog.Stats(ctx, project); ok {
 			return st, nil // maintained commit by commit: no scan
 		}
 	}
@@ -111,7 +111,7 @@ func (s *Store) Stats(ctx context.Context, project string) (Stats, error) {
 // sumChunkCount adds up chunk_count over the current indexed documents.
 func (s *Store) sumChunkCount(ctx context.Context, project string) (int, error) {
 	resp, err := s.wv.GraphQL().Aggregate().WithClassName(schema.DocumentClass).WithTenant(project).
-		WithWhere(and(notDeleted(), eq("status", pipeline.StatusIndexed))).
+		WithWhere(withReaders(ctx, schema.DocumentClass, and(notDeleted(), eq("status", pipeline.StatusIndexed)))).
 		WithFields(graphql.Field{Name: "chunk_count", Fields: []graphql.Field{{Name: "sum"}}}).Do(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("count chunks of %s: %w", project, err)
@@ -137,7 +137,7 @@ func (s *Store) aggregate(ctx context.Context, class, project string, where *fil
 		fields = append(fields, graphql.Field{Name: "groupedBy", Fields: []graphql.Field{{Name: "value"}}})
 		a = a.WithGroupBy(groupBy)
 	}
-	if where != nil {
+	if where = withReaders(ctx, class, where); where != nil {
 		a = a.WithWhere(where)
 	}
 	resp, err := a.WithFields(fields...).Do(ctx)

@@ -106,6 +106,7 @@ func (s *Store) find(ctx context.Context, class, project string, fields []graphq
 	if q.limit <= 0 {
 		return nil, nil
 	}
+	q.where = withReaders(ctx, class, q.where)
 	if s.rpc != nil && time.Now().UnixNano() >= s.rpc.downUntil.Load() {
 		gq := grpcsearch.Query{Class: class, Tenant: project, Fields: fields, BM25: q.bm25, NearVector: q.near,
 			Where: q.where, Sort: q.sort, Offset: q.offset, Limit: q.limit, Consistency: s.consistency}
@@ -122,7 +123,7 @@ func (s *Store) find(ctx context.Context, class, project string, fields []graphq
 		}
 		s.rpc.failed(class, err)
 	}
-	return s.get(ctx, class, project, fields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+	return s.get(ctx, class, project, fields, q.where, func(g *graphql.GetBuilder) *graphql.GetBuilder {
 		if q.bm25 != nil {
 			g = g.WithBM25((&graphql.BM25ArgumentBuilder{}).WithQuery(q.bm25.Query).WithProperties(q.bm25.Properties...))
 		}
@@ -132,9 +133,6 @@ func (s *Store) find(ctx context.Context, class, project string, fields []graphq
 				near = near.WithDistance(float32(*n.Distance))
 			}
 			g = g.WithNearVector(near)
-		}
-		if q.where != nil {
-			g = g.WithWhere(q.where)
 		}
 		if len(q.sort) > 0 {
 			g = g.WithSort(q.sort...)

@@ -162,7 +162,7 @@ func mainLive() *filters.WhereBuilder { return and(notDeleted(), eq("branch", ""
 func (s *Store) DocumentByID(ctx context.Context, project, fileID string) (*DocumentDetail, error) {
 	// An id the catalog has no version of is no document of the project
 	// (read and get_info try an id as a document first): no round trip.
-	if s.catalog.neverCommitted(project, fileID) {
+	if s.catalog.neverCommitted(ctx, project, fileID) {
 		return nil, nil
 	}
 	// A document's object id is its file id: one REST GET.
@@ -191,7 +191,7 @@ func documentOf(r map[string]any) Document {
 // are not listed (callers derive them). The project root ("") is not listed.
 func (s *Store) Folders(ctx context.Context, project string, limit int) ([]string, error) {
 	resp, err := s.wv.GraphQL().Aggregate().WithClassName(schema.DocumentClass).WithTenant(project).
-		WithWhere(mainLive()).WithGroupBy("folder").WithLimit(limit).
+		WithWhere(withReaders(ctx, schema.DocumentClass, mainLive())).WithGroupBy("folder").WithLimit(limit).
 		WithFields(graphql.Field{Name: "groupedBy", Fields: []graphql.Field{{Name: "value"}}},
 			graphql.Field{Name: "meta", Fields: []graphql.Field{{Name: "count"}}}).Do(ctx)
 	if err != nil {
@@ -230,8 +230,8 @@ func (s *Store) FolderDocuments(ctx context.Context, project, folder string, off
 	if limit <= 0 || offset >= total {
 		return nil, total, nil
 	}
-	rows, err := s.get(ctx, schema.DocumentClass, project, listDocumentFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
-		return g.WithWhere(where).WithSort(graphql.Sort{Path: []string{"file_path"}, Order: graphql.Asc}).
+	rows, err := s.get(ctx, schema.DocumentClass, project, listDocumentFields, where, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.WithSort(graphql.Sort{Path: []string{"file_path"}, Order: graphql.Asc}).
 			WithOffset(offset).WithLimit(limit)
 	})
 	if err != nil {

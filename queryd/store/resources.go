@@ -29,8 +29,8 @@ func (s *Store) ResourceDocuments(ctx context.Context, project, after string, li
 	if after != "" {
 		where = and(where, filters.Where().WithPath([]string{"file_path"}).WithOperator(filters.GreaterThan).WithValueText(after))
 	}
-	rows, err := s.get(ctx, schema.DocumentClass, project, documentFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
-		return g.WithWhere(where).WithSort(graphql.Sort{Path: []string{"file_path"}, Order: graphql.Asc}).WithLimit(limit)
+	rows, err := s.get(ctx, schema.DocumentClass, project, documentFields, where, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.WithSort(graphql.Sort{Path: []string{"file_path"}, Order: graphql.Asc}).WithLimit(limit)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("resource documents of %s: %w", project, err)

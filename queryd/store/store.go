@@ -223,8 +223,8 @@ func (s *Store) Documents(ctx context.Context, project string, limit int) ([]Doc
 }
 
 func (s *Store) documents(ctx context.Context, project string, where *filters.WhereBuilder, limit int) ([]Document, error) {
-	rows, err := s.get(ctx, schema.DocumentClass, project, documentFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
-		return g.WithWhere(where).WithLimit(limit)
+	rows, err := s.get(ctx, schema.DocumentClass, project, documentFields, where, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.WithLimit(limit)
 	})
 	if err != nil {
 		return nil, err
@@ -378,8 +378,13 @@ func Sanitize(s string) string {
 	}, s)
 }
 
-func (s *Store) get(ctx context.Context, class, project string, fields []graphql.Field, build func(*graphql.GetBuilder) *graphql.GetBuilder) ([]map[string]any, error) {
+// get runs a GraphQL Get of class within where, restricted to what the
+// caller in ctx may read (withReaders); build adds the rest (not a where).
+func (s *Store) get(ctx context.Context, class, project string, fields []graphql.Field, where *filters.WhereBuilder, build func(*graphql.GetBuilder) *graphql.GetBuilder) ([]map[string]any, error) {
 	g := s.wv.GraphQL().Get().WithClassName(class).WithTenant(project).WithFields(fields...)
+	if where = withReaders(ctx, class, where); where != nil {
+		g = g.WithWhere(where)
+	}
 	if s.consistency != "" {
 		g = g.WithConsistencyLevel(s.consistency)
 	}
@@ -445,7 +450,7 @@ func isNotFound(err error) bool {
 // SectionExists reports whether any chunk belongs to section id.
 func (s *Store) SectionExists(ctx context.Context, project, id string) (bool, error) {
 	rows, err := s.get(ctx, schema.ChunkClass, project, []graphql.Field{{Name: "_additional", Fields: []graphql.Field{{Name: "id"}}}},
-		func(g *graphql.GetBuilder) *graphql.GetBuilder { return g.WithWhere(SectionFilter(id)).WithLimit(1) })
+		SectionFilter(id), func(g *graphql.GetBuilder) *graphql.GetBuilder { return g.WithLimit(1) })
 	return len(rows) > 0, err
 }
 

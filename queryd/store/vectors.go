@@ -198,8 +198,8 @@ func (s *Store) Embeddings(ctx context.Context, project, model string, chunkIDs 
 	}
 	rows, err := s.get(ctx, schema.ChunkVectorClass, project,
 		[]graphql.Field{{Name: "chunk_id"}, {Name: "model"}, {Name: "source_checksum"}, {Name: "_additional", Fields: extra}},
-		func(g *graphql.GetBuilder) *graphql.GetBuilder {
-			return g.WithWhere(filters.Where().WithPath([]string{"chunk_id"}).WithOperator(filters.ContainsAny).WithValueText(chunkIDs...)).
+		filters.Where().WithPath([]string{"chunk_id"}).WithOperator(filters.ContainsAny).WithValueText(chunkIDs...), func(g *graphql.GetBuilder) *graphql.GetBuilder {
+			return g.
 				WithLimit(10 * len(chunkIDs))
 		})
 	if err != nil {
@@ -233,7 +233,7 @@ func (s *Store) Embeddings(ctx context.Context, project, model string, chunkIDs 
 // that have a vector of model.
 func (s *Store) EmbeddedChunkCount(ctx context.Context, project, model string) (int, error) {
 	if s.catalog != nil {
-		if n, ok := s.catalog.Embedded(project, model); ok {
+		if n, ok := s.catalog.Embedded(ctx, project, model); ok {
 			return n, nil // maintained as commits and vectors land: no scan
 		}
 	}

@@ -27,6 +27,10 @@ type Version struct {
 	Deleted       bool
 	ValidFrom     int64
 	Title         string
+	// Readers are who may read the file (package access). A file's
+	// current readers are those of its latest Version: an access change
+	// commits a new Version, and releases are read with today's readers.
+	Readers []string
 	// Filled by the catalog's loads only.
 	ChunkCount                      int
 	Format, CommittedAt, IngestedAt string
@@ -41,7 +45,7 @@ type Release struct {
 }
 
 var versionFields = []graphql.Field{{Name: "file_id"}, {Name: "file_path"}, {Name: "branch"}, {Name: "file_version_id"},
-	{Name: "status"}, {Name: "error"}, {Name: "deleted"}, {Name: "valid_from"}, {Name: "title"}}
+	{Name: "status"}, {Name: "error"}, {Name: "deleted"}, {Name: "valid_from"}, {Name: "title"}, {Name: schema.ReadersProperty}}
 
 func intLE(path string, v int64) *filters.WhereBuilder {
 	return filters.Where().WithPath([]string{path}).WithOperator(filters.LessThanEqual).WithValueInt(v)
@@ -82,10 +86,10 @@ func (s *Store) Watermark(ctx context.Context, project string) (int64, error) {
 // sequence at, or nil when the file never existed there by then.
 func (s *Store) VersionAt(ctx context.Context, project, branch, path string, at int64) (*Version, error) {
 	if s.catalog.covers(project, at) {
-		return s.catalog.visibleAt(project, ids.File(project, branch, path), at), nil
+		return s.catalog.visibleAt(ctx, project, ids.File(project, branch, path), at), nil
 	}
-	rows, err := s.get(ctx, schema.VersionClass, project, versionFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
-		return g.WithWhere(and(eq("file_path", path), eq("branch", branch), intLE("valid_from", at))).
+	rows, err := s.get(ctx, schema.VersionClass, project, versionFields, and(eq("file_path", path), eq("branch", branch), intLE("valid_from", at)), func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.
 			WithSort(graphql.Sort{Path: []string{"valid_from"}, Order: graphql.Desc}).WithLimit(1)
 	})
 	if err != nil || len(rows) == 0 {
@@ -104,7 +108,7 @@ func (s *Store) LatestVersions(ctx context.Context, project string, fileIDs []st
 	}
 	if s.catalog.covers(project, at) {
 		for _, id := range fileIDs {
-			if v := s.catalog.visibleAt(project, id, at); v != nil {
+			if v := s.catalog.visibleAt(ctx, project, id, at); v != nil {
 				out[id] = v.FileVersionID
 				if v.Deleted {
 					out[id] = ""
@@ -113,9 +117,9 @@ func (s *Store) LatestVersions(ctx context.Context, project string, fileIDs []st
 		}
 		return out, nil
 	}
-	rows, err := s.get(ctx, schema.VersionClass, project, versionFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
-		return g.WithWhere(and(filters.Where().WithPath([]string{"file_id"}).WithOperator(filters.ContainsAny).WithValueText(fileIDs...),
-			intLE("valid_from", at))).WithLimit(10000)
+	rows, err := s.get(ctx, schema.VersionClass, project, versionFields, and(filters.Where().WithPath([]string{"file_id"}).WithOperator(filters.ContainsAny).WithValueText(fileIDs...),
+		intLE("valid_from", at)), func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.WithLimit(10000)
 	})
 	if err != nil {
 		return nil, err
@@ -137,8 +141,8 @@ func (s *Store) LatestVersions(ctx context.Context, project string, fileIDs []st
 
 // Branches lists the branches of a project that have files (main excluded).
 func (s *Store) Branches(ctx context.Context, project string) ([]string, error) {
-	rows, err := s.get(ctx, schema.VersionClass, project, []graphql.Field{{Name: "branch"}}, func(g *graphql.GetBuilder) *graphql.GetBuilder {
-		return g.WithWhere(filters.Where().WithPath([]string{"branch"}).WithOperator(filters.NotEqual).WithValueText("")).WithLimit(10000)
+	rows, err := s.get(ctx, schema.VersionClass, project, []graphql.Field{{Name: "branch"}}, filters.Where().WithPath([]string{"branch"}).WithOperator(filters.NotEqual).WithValueText(""), func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.WithLimit(10000)
 	})
 	if err != nil {
 		return nil, err
@@ -166,8 +170,8 @@ func (s *Store) ReleaseByVersion(ctx context.Context, project, branch, version s
 
 func (s *Store) release(ctx context.Context, project string, where *filters.WhereBuilder) (*Release, error) {
 	rows, err := s.get(ctx, schema.ReleaseClass, project, []graphql.Field{{Name: "version"}, {Name: "branch"}, {Name: "sequence"},
-		{Name: "_additional", Fields: []graphql.Field{{Name: "id"}}}}, func(g *graphql.GetBuilder) *graphql.GetBuilder {
-		return g.WithWhere(where).WithLimit(1)
+		{Name: "_additional", Fields: []graphql.Field{{Name: "id"}}}}, where, func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.WithLimit(1)
 	})
 	if err != nil || len(rows) == 0 {
 		return nil, err
@@ -179,7 +183,8 @@ func (s *Store) release(ctx context.Context, project string, where *filters.Wher
 func version(r map[string]any) Version {
 	return Version{FileID: str(r, "file_id"), FilePath: str(r, "file_path"), Branch: str(r, "branch"),
 		FileVersionID: str(r, "file_version_id"), Status: str(r, "status"), Error: str(r, "error"),
-		Deleted: r["deleted"] == true, ValidFrom: int64(numf(r, "valid_from")), Title: str(r, "title")}
+		Deleted: r["deleted"] == true, ValidFrom: int64(numf(r, "valid_from")), Title: str(r, "title"),
+		Readers: strs(r, schema.ReadersProperty)}
 }
 
 func numf(m map[string]any, k string) float64 {
@@ -196,9 +201,9 @@ func numf(m map[string]any, k string) float64 {
 // Committed lists the versions (and deletes) of branch ("" = main)
 // committed in (from, to], oldest first, at most limit.
 func (s *Store) Committed(ctx context.Context, project, branch string, from, to int64, limit int) ([]Version, error) {
-	rows, err := s.get(ctx, schema.VersionClass, project, versionFields, func(g *graphql.GetBuilder) *graphql.GetBuilder {
-		return g.WithWhere(and(eq("branch", branch), intLE("valid_from", to),
-			filters.Where().WithPath([]string{"valid_from"}).WithOperator(filters.GreaterThan).WithValueInt(from))).
+	rows, err := s.get(ctx, schema.VersionClass, project, versionFields, and(eq("branch", branch), intLE("valid_from", to),
+		filters.Where().WithPath([]string{"valid_from"}).WithOperator(filters.GreaterThan).WithValueInt(from)), func(g *graphql.GetBuilder) *graphql.GetBuilder {
+		return g.
 			WithSort(graphql.Sort{Path: []string{"valid_from"}, Order: graphql.Asc}).WithLimit(limit)
 	})
 	if err != nil {

@@ -40,7 +40,7 @@ func (r *placeReader) GetChunkDetail(ctx context.Context, p, id string, at int64
 }
 
 // DocumentAt is the store's: a file's current document, deleted ones not found.
-func (r *placeReader) DocumentAt(project, fileID string, _ int64) (store.Document, bool, bool) {
+func (r *placeReader) DocumentAt(_ context.Context, project, fileID string, _ int64) (store.Document, bool, bool) {
 	if r.uncovered.Load() {
 		return store.Document{}, false, false
 	}
@@ -51,12 +51,12 @@ func (r *placeReader) DocumentAt(project, fileID string, _ int64) (store.Documen
 	return d.Document, true, true
 }
 
-func (r *placeReader) DocumentsNamed(string, string, int) ([]store.Document, bool) { return nil, false }
-func (r *placeReader) DocumentsUnder(string, []store.PathScope, int) ([]store.Document, bool) {
+func (r *placeReader) DocumentsNamed(context.Context, string, string, int) ([]store.Document, bool) { return nil, false }
+func (r *placeReader) DocumentsUnder(context.Context, string, []store.PathScope, int) ([]store.Document, bool) {
 	return nil, false
 }
-func (r *placeReader) FailedDocuments(string, int) ([]store.Document, bool) { return nil, false }
-func (r *placeReader) CatalogFolders(string, int) ([]string, bool)          { return nil, false }
+func (r *placeReader) FailedDocuments(context.Context, string, int) ([]store.Document, bool) { return nil, false }
+func (r *placeReader) CatalogFolders(context.Context, string, int) ([]string, bool)          { return nil, false }
 
 // placeServers serves a fixture whose chunks record their sections twice:
 // want as before places, got with places and a catalog (r).

@@ -80,7 +80,7 @@ func (t *Tools) readAroundPlace(ctx context.Context, c *kbCall, id string, windo
 		return out, false, err
 	}
 	fv := pl.fileVersionID.String()
-	if !t.currentInCatalog(pl.project, pl.fileID.String(), fv, at) {
+	if !t.currentInCatalog(ctx, pl.project, pl.fileID.String(), fv, at) {
 		return out, false, nil
 	}
 	rows, err := t.read.ChunkDetails(ctx, pl.project, t.aroundQuery(fv, pl.index, window, pl.section(), at))

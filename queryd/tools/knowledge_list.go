@@ -139,7 +139,7 @@ func (t *Tools) find(ctx context.Context, p auth.Principal, a findArgs) (any, er
 		if kind == nil || *kind == typeDocument {
 			docs, ok := []store.Document(nil), false
 			if t.docs != nil {
-				docs, ok = t.docs.DocumentsNamed(project, name, maxFindScan+1)
+				docs, ok = t.docs.DocumentsNamed(ctx, project, name, maxFindScan+1)
 			}
 			if !ok {
 				if docs, err = t.read.AllDocuments(ctx, project, store.DocumentScope("", ""), maxFindScan+1); err != nil {

@@ -57,7 +57,7 @@ func (c *kbCall) prefetchSection(ctx context.Context, id string) *sectionPrefetc
 			return p // resolve reports it
 		}
 		if c.t.docs != nil {
-			_, found, ok := c.t.docs.DocumentAt(project, id, at)
+			_, found, ok := c.t.docs.DocumentAt(ctx, project, id, at)
 			if ok && found {
 				return p
 			}
@@ -143,7 +143,7 @@ func (p *sectionPrefetches) sectionNode(ctx context.Context, c *kbCall, id strin
 		if first.Section == nil || first.Branch != "" || first.SectionID != id {
 			continue
 		}
-		if !c.t.currentInCatalog(project, first.FileID, first.FileVersionID, f.at) {
+		if !c.t.currentInCatalog(ctx, project, first.FileID, first.FileVersionID, f.at) {
 			continue
 		}
 		sec := *first.Section

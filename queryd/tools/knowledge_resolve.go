@@ -55,7 +55,7 @@ func (c *kbCall) folderIDs(ctx context.Context, project string) (map[string]stri
 	}
 	list, ok := []string(nil), false
 	if c.t.docs != nil {
-		list, ok = c.t.docs.CatalogFolders(project, maxFolders)
+		list, ok = c.t.docs.CatalogFolders(ctx, project, maxFolders)
 	}
 	if !ok {
 		var err error
@@ -167,7 +167,7 @@ func (c *kbCall) resolve(ctx context.Context, id string, order ...string) (*node
 // Document object.
 func (c *kbCall) document(ctx context.Context, project, fileID string, at int64) (*store.DocumentDetail, error) {
 	if c.t.docs != nil && !c.statistics {
-		doc, found, ok := c.t.docs.DocumentAt(project, fileID, at)
+		doc, found, ok := c.t.docs.DocumentAt(ctx, project, fileID, at)
 		switch {
 		case ok && found:
 			return &store.DocumentDetail{Document: doc}, nil
@@ -183,11 +183,11 @@ func (c *kbCall) document(ctx context.Context, project, fileID string, at int64)
 // and GetSection check, and the document is not deleted (by flag or by
 // status, as resolve's document case reads it); false too when the catalog
 // cannot say.
-func (t *Tools) currentInCatalog(project, fileID, fileVersionID string, at int64) bool {
+func (t *Tools) currentInCatalog(ctx context.Context, project, fileID, fileVersionID string, at int64) bool {
 	if t.docs == nil {
 		return false
 	}
-	doc, found, covered := t.docs.DocumentAt(project, fileID, at)
+	doc, found, covered := t.docs.DocumentAt(ctx, project, fileID, at)
 	return covered && found && !doc.Deleted && doc.Status != "deleted" && doc.Branch == "" && doc.FileVersionID == fileVersionID
 }
 

@@ -223,7 +223,7 @@ func (t *Tools) documentsIn(ctx context.Context, project string, scope []scopePr
 				scopes = append(scopes, store.PathScope{Branch: branch, Path: rel})
 			}
 		}
-		if docs, ok := t.docs.DocumentsUnder(project, scopes, limit); ok {
+		if docs, ok := t.docs.DocumentsUnder(ctx, project, scopes, limit); ok {
 			return docs, nil
 		}
 	}

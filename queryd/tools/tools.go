@@ -67,11 +67,11 @@ type Reader interface {
 // of commits); each method's ok is false when it cannot, and the tools
 // read Weaviate instead.
 type DocumentIndex interface {
-	DocumentsNamed(project, needle string, limit int) ([]store.Document, bool)
-	DocumentsUnder(project string, scopes []store.PathScope, limit int) ([]store.Document, bool)
-	FailedDocuments(project string, limit int) ([]store.Document, bool)
-	CatalogFolders(project string, limit int) ([]string, bool)
-	DocumentAt(project, fileID string, at int64) (doc store.Document, found, ok bool)
+	DocumentsNamed(ctx context.Context, project, needle string, limit int) ([]store.Document, bool)
+	DocumentsUnder(ctx context.Context, project string, scopes []store.PathScope, limit int) ([]store.Document, bool)
+	FailedDocuments(ctx context.Context, project string, limit int) ([]store.Document, bool)
+	CatalogFolders(ctx context.Context, project string, limit int) ([]string, bool)
+	DocumentAt(ctx context.Context, project, fileID string, at int64) (doc store.Document, found, ok bool)
 }
 
 // Tools holds what the handlers need.
@@ -121,7 +121,7 @@ func New(read Reader, signer *cursor.Signer, log *slog.Logger) *Tools {
 // failedDocuments lists project's failed and unsupported documents.
 func (t *Tools) failedDocuments(ctx context.Context, project string, limit int) ([]store.Document, error) {
 	if t.docs != nil {
-		if docs, ok := t.docs.FailedDocuments(project, limit); ok {
+		if docs, ok := t.docs.FailedDocuments(ctx, project, limit); ok {
 			return docs, nil
 		}
 	}

@@ -1,19 +1,25 @@
 package pipeline
 
 import (
+	"github.com/strata-kb/strata/shared/access"
+
 	"strings"
 	"time"
 )
 
 // Header names carried on Strata's messages.
 const (
-	HeaderKind = "Strata-Kind" // KindFileVersion or KindFileDeleted on the chunks stream
+	HeaderKind = "Strata-Kind" // KindFileVersion, KindFileDeleted or KindAccessChanged on the chunks stream
 )
 
 // Message kinds on the chunks stream.
 const (
 	KindFileVersion = "file-version"
 	KindFileDeleted = "file-deleted"
+	// KindAccessChanged carries an object's new groups (a tag change):
+	// the indexer applies it to every version of the file without
+	// re-extracting or re-embedding anything.
+	KindAccessChanged = "access-changed"
 )
 
 // Document status values recorded on the index's Document objects.
@@ -68,6 +74,29 @@ type FileVersion struct {
 	Chunks        []Chunk   `json:"chunks"`
 	IngestedAt    time.Time `json:"ingested_at"`
 	ExtractedAt   time.Time `json:"extracted_at,omitzero"` // when the ingestor finished extracting
+	// Access is who may read the file, as the object said when it was fetched.
+	Access Access `json:"access"`
+}
+
+// Access is who may read a file, read from its object (package access): the
+// strata-groups tag, else the strata-groups user metadata.
+type Access struct {
+	Groups []string `json:"groups,omitempty"` // sorted, valid names; empty: every key of the project
+	// Error says why the groups could not be read; the file is then
+	// readable by admins only (fail closed).
+	Error  string `json:"error,omitempty"`
+	Source string `json:"source,omitempty"` // "tag", "metadata" or "" (neither)
+	// ReadAt is when the ingestor read the object's tags: of two Access
+	// records of one file, the later read wins.
+	ReadAt time.Time `json:"read_at,omitzero"`
+}
+
+// AccessChanged tells the indexer that an object's groups changed (a tag
+// or metadata change without new content).
+type AccessChanged struct {
+	Object Object `json:"object"`
+	FileID string `json:"file_id"`
+	Access Access `json:"access"`
 }
 
 // Section is a heading-delimited part of a file version.
@@ -146,3 +175,6 @@ func CompareSequencers(a, b string) int {
 		return strings.Compare(a, b)
 	}
 }
+
+// Readers is what the index stores as the file's readers (access.Readers).
+func (a Access) Readers() []string { return access.Readers(a.Groups, a.Error) }

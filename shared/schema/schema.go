@@ -46,6 +46,19 @@ func text(name, tokenization string) *models.Property {
 // field is an exact-match text property (identifiers, paths, statuses).
 func field(name string) *models.Property { return text(name, "field") }
 
+// ReadersProperty holds who may read the object's document (package
+// access): exact group names, Everyone or Nobody. Every class of a
+// document's objects carries it, so every read filters by it inside
+// Weaviate and a hidden document never takes a place in a result.
+const ReadersProperty = "readers"
+
+// readers is exact-match text[]: field tokenization keeps each group one
+// token (word tokenization would split "eng-team" and drop stopwords).
+func readers() *models.Property {
+	return &models.Property{Name: ReadersProperty, DataType: []string{"text[]"}, Tokenization: "field",
+		IndexFilterable: boolp(true), IndexSearchable: boolp(false)}
+}
+
 func textArray(name string) *models.Property {
 	return &models.Property{Name: name, DataType: []string{"text[]"}, Tokenization: "word"}
 }
@@ -109,6 +122,7 @@ func Definitions() []*models.Class {
 				field("status"), text("error", "word"), boolean("deleted"), integer("size"),
 				integer("text_length"), integer("token_count"), integer("chunk_count"), integer("section_count"),
 				field("content_type"), date("updated_at"), date("ingested_at"), integer("commit_seq"),
+				readers(), text("access_error", "word"), date("access_read_at"),
 			},
 		},
 		{
@@ -121,7 +135,7 @@ func Definitions() []*models.Class {
 				stored("ordinal", "int"), stored("title", "text"), stored("heading_path", "text[]"), stored("level", "int"),
 				stored("start_offset", "int"), stored("end_offset", "int"), stored("token_count", "int"), stored("chunk_count", "int"),
 				stored("page_start", "int"), stored("page_end", "int"),
-				sequence("valid_from"),
+				sequence("valid_from"), readers(),
 			},
 		},
 		{
@@ -147,7 +161,7 @@ func Definitions() []*models.Class {
 				// name and statistics; 0 chunks means "not recorded" (older chunks).
 				stored("section_title", "text"), stored("section_heading_path", "text[]"), stored("section_ordinal", "int"),
 				stored("section_token_count", "int"), stored("section_chunk_count", "int"),
-				sequence("valid_from"),
+				sequence("valid_from"), readers(),
 			},
 		},
 		{
@@ -159,6 +173,7 @@ func Definitions() []*models.Class {
 				field("file_id"), field("file_path"), field("branch"), field("file_version_id"), field("sequencer"),
 				field("etag"), field("status"), text("error", "word"), boolean("deleted"), text("title", "word"),
 				field("format"), integer("chunk_count"), sequence("valid_from"), date("committed_at"), date("ingested_at"),
+				readers(), text("access_error", "word"),
 			},
 		},
 		{

@@ -1,0 +1,57 @@
+package store
+
+import (
+	"context"
+
+	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
+	"github.com/weaviate/weaviate/entities/models"
+
+	"github.com/strata-kb/strata/shared/access"
+	"github.com/strata-kb/strata/shared/schema"
+)
+
+// documentClasses are the collections whose objects belong to a document
+// and carry its readers. Every read of them goes through withReaders (get,
+// find, aggregate) or readableObject (reads by id): the one place access
+// is enforced, inside Weaviate's filter, so a hidden document never takes
+// a place in a result, a count or a page.
+var documentClasses = map[string]bool{
+	schema.DocumentClass: true, schema.SectionClass: true, schema.ChunkClass: true,
+	schema.VersionClass: true, schema.ChunkVectorClass: true,
+}
+
+// withReaders is where restricted to the documents the caller in ctx may
+// read (access.GrantFrom; admins and Strata's own reads are not filtered).
+func withReaders(ctx context.Context, class string, where *filters.WhereBuilder) *filters.WhereBuilder {
+	if !documentClasses[class] {
+		return where
+	}
+	values := access.GrantFrom(ctx).FilterValues()
+	if values == nil {
+		return where
+	}
+	readers := filters.Where().WithPath([]string{schema.ReadersProperty}).WithOperator(filters.ContainsAny).WithValueText(values...)
+	if where == nil {
+		return readers
+	}
+	return and(where, readers)
+}
+
+// readableObject is o when the caller in ctx may read it, else nil: an
+// object read by id that the caller may not read is answered exactly as
+// one that does not exist.
+func readableObject(ctx context.Context, class string, o *models.Object) *models.Object {
+	if o == nil || !documentClasses[class] {
+		return o
+	}
+	props, _ := o.Properties.(map[string]any)
+	if !access.GrantFrom(ctx).Matches(strs(props, schema.ReadersProperty)) {
+		return nil
+	}
+	return o
+}
+
+// Readable reports whether the caller in ctx may read a document with readers.
+func Readable(ctx context.Context, readers []string) bool {
+	return access.GrantFrom(ctx).Matches(readers)
+}
