@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
+	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
 	"github.com/weaviate/weaviate/entities/models"
 
 	"github.com/strata-kb/strata/shared/access"
@@ -54,4 +55,21 @@ func readableObject(ctx context.Context, class string, o *models.Object) *models
 // Readable reports whether the caller in ctx may read a document with readers.
 func Readable(ctx context.Context, readers []string) bool {
 	return access.GrantFrom(ctx).Matches(readers)
+}
+
+// MayRead reports whether the caller in ctx may read fileID's document
+// (deleted ones too: a tombstone keeps its last readers); false for a file
+// never committed. Admins read every file that exists.
+func (s *Store) MayRead(ctx context.Context, project, fileID string) (bool, error) {
+	if c := s.catalog; c.Ready() {
+		readable := false
+		c.readProject(project, func(pc *projectCatalog) {
+			list := pc.files[fileID]
+			readable = len(list) > 0 && Readable(ctx, list[len(list)-1].Readers)
+		})
+		return readable, nil
+	}
+	rows, err := s.get(ctx, schema.DocumentClass, project, []graphql.Field{{Name: "file_id"}}, FileFilter(fileID),
+		func(g *graphql.GetBuilder) *graphql.GetBuilder { return g.WithLimit(1) })
+	return len(rows) > 0, err
 }

@@ -38,7 +38,7 @@ func (d *docIndex) add(v Version) {
 		d.sorted = slices.Insert(d.sorted, i, k)
 	}
 	d.byKey[k] = v.FileID
-	if v.Status == pipeline.StatusFailed || v.Status == pipeline.StatusUnsupported {
+	if v.Status == pipeline.StatusFailed || v.Status == pipeline.StatusUnsupported || v.AccessError != "" {
 		d.failed[v.FileID] = true
 	}
 	if v.Branch == "" {
@@ -97,7 +97,7 @@ func folderOfPath(p string) string {
 // documentOfVersion is a live document as the catalog knows it.
 func documentOfVersion(v Version) Document {
 	return Document{FileID: v.FileID, FilePath: v.FilePath, Name: baseOf(v.FilePath), Folder: folderOfPath(v.FilePath),
-		Branch: v.Branch, FileVersionID: v.FileVersionID, Title: v.Title, Status: v.Status, Error: v.Error,
+		Branch: v.Branch, FileVersionID: v.FileVersionID, Title: v.Title, Status: v.Status, Error: v.Error, AccessError: v.AccessError,
 		ChunkCount: v.ChunkCount, DocumentInfo: DocumentInfo{Format: v.Format, UpdatedAt: v.CommittedAt, IngestedAt: v.IngestedAt}}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
 
+	"github.com/strata-kb/strata/shared/access"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
 )
@@ -60,6 +61,7 @@ func (s *Store) AllDocuments(ctx context.Context, project string, where *Where, 
 			FileID: str(r, "file_id"), FilePath: str(r, "file_path"), Name: str(r, "name"), Folder: str(r, "folder"),
 			Branch: str(r, "branch"), FileVersionID: str(r, "file_version_id"), Title: str(r, "title"),
 			Status: str(r, "status"), Error: str(r, "error"), Deleted: r["deleted"] == true, ChunkCount: num(r, "chunk_count"),
+			AccessError:  str(r, "access_error"),
 			DocumentInfo: DocumentInfo{Format: str(r, "format"), UpdatedAt: str(r, "updated_at"), IngestedAt: str(r, "ingested_at")},
 		})
 	}
@@ -164,6 +166,13 @@ func (s *Store) aggregate(ctx context.Context, class, project string, where *fil
 		out[key] += num(meta, "count")
 	}
 	return out, nil
+}
+
+// FailureFilter matches the documents list_failures and status show:
+// failed or unsupported ones, and those whose groups could not be read.
+func FailureFilter() *Where {
+	return Or(StatusFilter(pipeline.StatusFailed, pipeline.StatusUnsupported),
+		filters.Where().WithPath([]string{schema.ReadersProperty}).WithOperator(filters.ContainsAny).WithValueText(access.Nobody))
 }
 
 // StatusFilter matches documents with one of the statuses.

@@ -66,7 +66,10 @@ type Document struct {
 	Error         string
 	Deleted       bool
 	ChunkCount    int
-	DocumentInfo  // format and times, filled by AllDocuments (documents.go)
+	// AccessError says why the document's groups could not be read: it is
+	// then readable by admins only (package access).
+	AccessError  string
+	DocumentInfo // format and times, filled by AllDocuments (documents.go)
 }
 
 // Store reads the index.
@@ -115,7 +118,7 @@ var chunkFields = []graphql.Field{
 
 var documentFields = []graphql.Field{
 	{Name: "file_id"}, {Name: "file_path"}, {Name: "name"}, {Name: "folder"}, {Name: "branch"}, {Name: "file_version_id"},
-	{Name: "title"}, {Name: "status"}, {Name: "error"}, {Name: "deleted"}, {Name: "chunk_count"},
+	{Name: "title"}, {Name: "status"}, {Name: "error"}, {Name: "deleted"}, {Name: "chunk_count"}, {Name: "access_error"},
 }
 
 // Projects lists the projects (tenants) that have an index. Listing

@@ -30,7 +30,8 @@ type Version struct {
 	// Readers are who may read the file (package access). A file's
 	// current readers are those of its latest Version: an access change
 	// commits a new Version, and releases are read with today's readers.
-	Readers []string
+	Readers     []string
+	AccessError string
 	// Filled by the catalog's loads only.
 	ChunkCount                      int
 	Format, CommittedAt, IngestedAt string
@@ -45,7 +46,7 @@ type Release struct {
 }
 
 var versionFields = []graphql.Field{{Name: "file_id"}, {Name: "file_path"}, {Name: "branch"}, {Name: "file_version_id"},
-	{Name: "status"}, {Name: "error"}, {Name: "deleted"}, {Name: "valid_from"}, {Name: "title"}, {Name: schema.ReadersProperty}}
+	{Name: "status"}, {Name: "error"}, {Name: "deleted"}, {Name: "valid_from"}, {Name: "title"}, {Name: schema.ReadersProperty}, {Name: "access_error"}}
 
 func intLE(path string, v int64) *filters.WhereBuilder {
 	return filters.Where().WithPath([]string{path}).WithOperator(filters.LessThanEqual).WithValueInt(v)
@@ -102,17 +103,31 @@ func (s *Store) VersionAt(ctx context.Context, project, branch, path string, at 
 // LatestVersions maps each of fileIDs to its visible file_version_id as of
 // at ("" for files deleted by then).
 func (s *Store) LatestVersions(ctx context.Context, project string, fileIDs []string, at int64) (map[string]string, error) {
-	out := map[string]string{}
+	vs, err := s.VersionsAt(ctx, project, fileIDs, at)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(vs))
+	for id, v := range vs {
+		out[id] = v.FileVersionID
+		if v.Deleted {
+			out[id] = ""
+		}
+	}
+	return out, nil
+}
+
+// VersionsAt maps each of fileIDs to its Version visible as of at (deletes
+// included), with the readers it was committed with.
+func (s *Store) VersionsAt(ctx context.Context, project string, fileIDs []string, at int64) (map[string]Version, error) {
+	out := map[string]Version{}
 	if len(fileIDs) == 0 {
 		return out, nil
 	}
 	if s.catalog.covers(project, at) {
 		for _, id := range fileIDs {
 			if v := s.catalog.visibleAt(ctx, project, id, at); v != nil {
-				out[id] = v.FileVersionID
-				if v.Deleted {
-					out[id] = ""
-				}
+				out[id] = *v
 			}
 		}
 		return out, nil
@@ -131,10 +146,7 @@ func (s *Store) LatestVersions(ctx context.Context, project string, fileIDs []st
 			continue
 		}
 		best[v.FileID] = v.ValidFrom
-		out[v.FileID] = v.FileVersionID
-		if v.Deleted {
-			out[v.FileID] = ""
-		}
+		out[v.FileID] = v
 	}
 	return out, nil
 }
@@ -184,7 +196,7 @@ func version(r map[string]any) Version {
 	return Version{FileID: str(r, "file_id"), FilePath: str(r, "file_path"), Branch: str(r, "branch"),
 		FileVersionID: str(r, "file_version_id"), Status: str(r, "status"), Error: str(r, "error"),
 		Deleted: r["deleted"] == true, ValidFrom: int64(numf(r, "valid_from")), Title: str(r, "title"),
-		Readers: strs(r, schema.ReadersProperty)}
+		Readers: strs(r, schema.ReadersProperty), AccessError: str(r, "access_error")}
 }
 
 func numf(m map[string]any, k string) float64 {

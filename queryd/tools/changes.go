@@ -15,6 +15,8 @@ import (
 	"github.com/strata-kb/strata/queryd/cursor"
 	"github.com/strata-kb/strata/queryd/deadletters"
 	"github.com/strata-kb/strata/queryd/store"
+	"github.com/strata-kb/strata/shared/access"
+	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/objkey"
 	"github.com/strata-kb/strata/shared/pipeline"
 )
@@ -32,7 +34,7 @@ type DeadLetters interface {
 // ChangeReader lists committed versions.
 type ChangeReader interface {
 	Committed(ctx context.Context, project, branch string, from, to int64, limit int) ([]store.Version, error)
-	LatestVersions(ctx context.Context, project string, fileIDs []string, at int64) (map[string]string, error)
+	VersionsAt(ctx context.Context, project string, fileIDs []string, at int64) (map[string]store.Version, error)
 }
 
 // SetStrata enables Strata's own tools that need the index's extra reads
@@ -168,6 +170,15 @@ func (t *Tools) objectState(ctx context.Context, k objkey.Key, key, etag string)
 	if err != nil {
 		return out, err
 	}
+	if st != nil && !access.GrantFrom(ctx).Admin {
+		// Groups are known once a version is committed: until then, and for
+		// a document the caller may not read, the answer is a missing key's.
+		if ok, err := t.read.MayRead(ctx, k.Project, ids.File(k.Project, k.Branch, k.Path)); err != nil {
+			return out, err
+		} else if !ok {
+			st = nil
+		}
+	}
 	if st == nil {
 		out.Note = "no upload of this key has been seen yet"
 		return out, nil
@@ -300,7 +311,12 @@ func (t *Tools) listChanges(ctx context.Context, p auth.Principal, a listChanges
 			return nil, userErrorf("until_release (sequence %d) is before the start (sequence %d)", to, from)
 		}
 	}
-	versions, err := t.changes.Committed(ctx, project, branch, from, to, maxChangeVersions)
+	// Every version is read, whoever asks, and judged by the readers it was
+	// committed with: a file the caller could read at from and cannot at to
+	// is deleted for them, one they could not and now can is added.
+	sys := access.System(ctx)
+	grant := p.Grant()
+	versions, err := t.changes.Committed(sys, project, branch, from, to, maxChangeVersions)
 	if err != nil {
 		return nil, err
 	}
@@ -313,7 +329,7 @@ func (t *Tools) listChanges(ctx context.Context, p auth.Principal, a listChanges
 		}
 		last[v.FileID] = v
 	}
-	before, err := t.changes.LatestVersions(ctx, project, order, from)
+	before, err := t.changes.VersionsAt(sys, project, order, from)
 	if err != nil {
 		return nil, err
 	}
@@ -321,14 +337,15 @@ func (t *Tools) listChanges(ctx context.Context, p auth.Principal, a listChanges
 	for _, id := range order {
 		v := last[id]
 		prev, existed := before[id]
-		existed = existed && prev != ""
+		existed = existed && !prev.Deleted && grant.Matches(prev.Readers)
+		gone := v.Deleted || !grant.Matches(v.Readers)
 		c := change{Path: v.FilePath, FileID: id, FileVersionID: v.FileVersionID, Sequence: v.ValidFrom, Status: v.Status}
 		switch {
-		case v.Deleted && !existed:
-			continue // added and deleted within the range
-		case v.Deleted:
+		case gone && !existed:
+			continue // added and deleted within the range, or never readable
+		case gone:
 			c.Change, c.FileVersionID, c.Status = "deleted", "", ""
-		case existed && prev == v.FileVersionID:
+		case existed && prev.FileVersionID == v.FileVersionID:
 			continue // replaced and restored: no net change
 		case existed:
 			c.Change = "updated"
@@ -377,6 +394,12 @@ type failureOut struct {
 	Time     string `json:"time"`
 }
 
+// accessFailure is the reason shown for a document whose groups could not
+// be read.
+func accessFailure(reason string) string {
+	return "groups not applied, readable by admins only: " + reason
+}
+
 // MaxDeadLetterScan bounds the dead letters list_failures reads.
 const MaxDeadLetterScan = 2000
 
@@ -413,11 +436,19 @@ func (t *Tools) listFailures(ctx context.Context, p auth.Principal, a listFailur
 			if d.Branch != "" {
 				key = project + "@" + d.Branch + "/" + d.FilePath
 			}
-			out = append(out, failureOut{Project: project, Key: key, Path: d.FilePath, Branch: d.Branch, Stage: "extract", Status: d.Status,
-				Reason: d.Error, Time: d.UpdatedAt})
+			if d.AccessError != "" {
+				out = append(out, failureOut{Project: project, Key: key, Path: d.FilePath, Branch: d.Branch, Stage: "access", Status: d.Status,
+					Reason: accessFailure(d.AccessError), Time: d.UpdatedAt})
+			}
+			if d.Status == pipeline.StatusFailed || d.Status == pipeline.StatusUnsupported {
+				out = append(out, failureOut{Project: project, Key: key, Path: d.FilePath, Branch: d.Branch, Stage: "extract", Status: d.Status,
+					Reason: d.Error, Time: d.UpdatedAt})
+			}
 		}
 	}
-	if t.dead != nil {
+	// Dead letters name objects whose groups were never read: only admins
+	// of a project see its dead letters.
+	if t.dead != nil && p.Admin() {
 		letters, err := t.dead.Recent(ctx, MaxDeadLetterScan)
 		if err != nil {
 			return nil, err

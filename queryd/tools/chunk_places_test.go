@@ -51,12 +51,18 @@ func (r *placeReader) DocumentAt(_ context.Context, project, fileID string, _ in
 	return d.Document, true, true
 }
 
-func (r *placeReader) DocumentsNamed(context.Context, string, string, int) ([]store.Document, bool) { return nil, false }
+func (r *placeReader) DocumentsNamed(context.Context, string, string, int) ([]store.Document, bool) {
+	return nil, false
+}
 func (r *placeReader) DocumentsUnder(context.Context, string, []store.PathScope, int) ([]store.Document, bool) {
 	return nil, false
 }
-func (r *placeReader) FailedDocuments(context.Context, string, int) ([]store.Document, bool) { return nil, false }
-func (r *placeReader) CatalogFolders(context.Context, string, int) ([]string, bool)          { return nil, false }
+func (r *placeReader) FailedDocuments(context.Context, string, int) ([]store.Document, bool) {
+	return nil, false
+}
+func (r *placeReader) CatalogFolders(context.Context, string, int) ([]string, bool) {
+	return nil, false
+}
 
 // placeServers serves a fixture whose chunks record their sections twice:
 // want as before places, got with places and a catalog (r).

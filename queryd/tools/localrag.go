@@ -449,6 +449,9 @@ func (t *Tools) status(ctx context.Context, p auth.Principal, _ struct{}) (any, 
 		}
 		failures := []failure{}
 		for _, d := range failed {
+			if d.AccessError != "" {
+				failures = append(failures, failure{Path: d.FilePath, Branch: d.Branch, Status: d.Status, Error: accessFailure(d.AccessError), UpdatedAt: d.UpdatedAt})
+			}
 			if d.Status != pipeline.StatusFailed && d.Status != pipeline.StatusUnsupported {
 				continue
 			}

@@ -20,7 +20,6 @@ import (
 	"github.com/strata-kb/strata/queryd/cursor"
 	"github.com/strata-kb/strata/queryd/store"
 	"github.com/strata-kb/strata/shared/ids"
-	"github.com/strata-kb/strata/shared/pipeline"
 )
 
 //go:embed schemas/*.json
@@ -39,6 +38,8 @@ func Schema(name string) json.RawMessage {
 type Reader interface {
 	Projects(ctx context.Context) ([]string, error)
 	HasProject(ctx context.Context, project string) (bool, error)
+	// MayRead reports whether the caller in ctx may read a file (package access).
+	MayRead(ctx context.Context, project, fileID string) (bool, error)
 	FindDocument(ctx context.Context, project, branch, path string) (*store.Document, error)
 	Documents(ctx context.Context, project string, limit int) ([]store.Document, error)
 	ListChunks(ctx context.Context, project, fileVersionID string, offset, limit int) ([]store.Chunk, error)
@@ -125,7 +126,7 @@ func (t *Tools) failedDocuments(ctx context.Context, project string, limit int) 
 			return docs, nil
 		}
 	}
-	return t.read.AllDocuments(ctx, project, store.StatusFilter(pipeline.StatusFailed, pipeline.StatusUnsupported), limit)
+	return t.read.AllDocuments(ctx, project, store.FailureFilter(), limit)
 }
 
 // userError is a problem with the call itself; its text goes back to the agent.

@@ -27,6 +27,16 @@ type fakeReader struct {
 	chunks map[string][]store.Chunk    // project -> chunks
 }
 
+// MayRead: the fake holds no groups; a file may be read when it is known.
+func (f *fakeReader) MayRead(_ context.Context, project, fileID string) (bool, error) {
+	for _, d := range f.docs[project] {
+		if d.FileID == fileID {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 func (f *fakeReader) Projects(context.Context) ([]string, error) {
 	var ps []string
 	for p := range f.docs {
