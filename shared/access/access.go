@@ -66,16 +66,17 @@ func parse(value, separators string) ([]string, error) {
 	if len(fields) == 0 {
 		return nil, errors.New(Name + " is present but names no group (remove it to make the document readable by the whole project)")
 	}
-	if len(fields) > MaxGroups {
-		return nil, fmt.Errorf("%s names %d groups, more than %d", Name, len(fields), MaxGroups)
-	}
 	for _, g := range fields {
 		if !ValidGroup(g) {
 			return nil, fmt.Errorf("%s: invalid group %q: want 1-%d characters of a-z 0-9 . _ : @ / + = -", Name, clip(g), MaxGroupLength)
 		}
 	}
 	slices.Sort(fields)
-	return slices.Compact(fields), nil
+	fields = slices.Compact(fields)
+	if len(fields) > MaxGroups {
+		return nil, fmt.Errorf("%s names %d groups, more than %d", Name, len(fields), MaxGroups)
+	}
+	return fields, nil
 }
 
 func clip(s string) string {
