@@ -36,6 +36,15 @@ const (
 	AssetsBucket = "strata-assets"
 )
 
+// APIKeyGrant is what the local stack's API key reads, as queryd's
+// -api-keys spells it: every project (*) and every document whatever its
+// groups (|*, an admin). It is the operator's own key on their machine; a
+// key without |GROUPS would not see documents that name groups.
+const APIKeyGrant = "*|*"
+
+// APIKeyMeaning says APIKeyGrant in words, where the key is printed.
+const APIKeyMeaning = "admin key: every project, every document whatever its groups (grant " + APIKeyGrant + ")"
+
 // Services are Strata's own programs, in start order.
 var Services = []string{"indexer", "embedder", "ingestor", "queryd"}
 
@@ -278,7 +287,7 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 		"queryd": {"STRATA_ADDR=" + addr(o.Ports.Queryd), "STRATA_LOG_FORMAT=json", "STRATA_NATS_URL=" + s.Env.NATSURL,
 			"STRATA_S3_ENDPOINT=" + s.Env.S3Endpoint, "STRATA_S3_ACCESS_KEY=" + s.Env.S3AccessKey, "STRATA_S3_SECRET_KEY=" + s.Env.S3SecretKey, "STRATA_WEAVIATE_HOST=" + s.Servers.WeaviateHosts(),
 			"STRATA_WEAVIATE_GRPC=" + s.Servers.WeaviateGRPCHost, "STRATA_WEAVIATE_API_KEY=" + servers.LocalWeaviateReader,
-			"STRATA_API_KEYS=" + secrets["STRATA_API_KEY"] + "=*", "STRATA_CURSOR_SECRET=" + secrets["STRATA_CURSOR_SECRET"],
+			"STRATA_API_KEYS=" + secrets["STRATA_API_KEY"] + "=" + APIKeyGrant, "STRATA_CURSOR_SECRET=" + secrets["STRATA_CURSOR_SECRET"],
 			"STRATA_EMBEDDING_MODEL_DIR=" + modelDir, kvReplicas},
 	}
 	if o.WeaviateCluster {
@@ -452,8 +461,11 @@ func loadSecrets(path string) (map[string]string, error) {
 	return m, nil
 }
 
+// writeEnvFile writes e's lines under a comment that says what the key
+// reads (readers skip # lines: the strata command, strata-local, a shell).
 func writeEnvFile(path string, e Env) error {
-	return os.WriteFile(path, []byte(strings.Join(e.Lines(), "\n")+"\n"), 0o600)
+	head := "# STRATA_API_KEY is an " + APIKeyMeaning + "\n"
+	return os.WriteFile(path, []byte(head+strings.Join(e.Lines(), "\n")+"\n"), 0o600)
 }
 
 func (s *Stack) writePIDs() error {

@@ -2,7 +2,8 @@
 // configured issuer, besides queryd's API keys: the token is checked
 // against the issuer's published keys (JWKS), its audience must be this
 // server (RFC 8707 resource indicators, as the MCP authorization spec asks),
-// and a claim lists the projects it may read.
+// a claim lists the projects it may read and another the groups it reads
+// them with (package access).
 //
 // Verification uses the standard library only (RS256/384/512, PS256,
 // ES256/384, EdDSA); "none" and HMAC algorithms are refused, so a token
@@ -29,6 +30,7 @@ import (
 	"time"
 
 	"github.com/strata-kb/strata/queryd/auth"
+	"github.com/strata-kb/strata/shared/access"
 	"github.com/strata-kb/strata/shared/objkey"
 )
 
@@ -41,8 +43,13 @@ type Config struct {
 	// project names or one space- or comma-separated string; "*" is every
 	// project.
 	ProjectsClaim string
-	Leeway        time.Duration // clock skew allowed on exp and nbf
-	Client        *http.Client  // nil: a client with a 10 s timeout
+	// GroupsClaim lists the groups a token reads its projects with: an
+	// array of group names or one space- or comma-separated string; "*"
+	// alone reads every document. A token without it has no groups: it reads
+	// only documents without groups.
+	GroupsClaim string
+	Leeway      time.Duration // clock skew allowed on exp and nbf
+	Client      *http.Client  // nil: a client with a 10 s timeout
 }
 
 // Verifier checks tokens.
@@ -59,6 +66,9 @@ func New(ctx context.Context, cfg Config) (*Verifier, error) {
 	}
 	if cfg.ProjectsClaim == "" {
 		cfg.ProjectsClaim = "strata_projects"
+	}
+	if cfg.GroupsClaim == "" {
+		cfg.GroupsClaim = "strata_groups"
 	}
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{Timeout: 10 * time.Second}
@@ -128,22 +138,20 @@ func (v *Verifier) Verify(ctx context.Context, token string) (auth.Principal, er
 	if err != nil {
 		return auth.Principal{}, fmt.Errorf("claim %s: %w", v.cfg.ProjectsClaim, err)
 	}
-	return principal(c.Iss, c.Sub, projects)
+	groups, err := groupsOf(all[v.cfg.GroupsClaim])
+	if err != nil {
+		return auth.Principal{}, fmt.Errorf("claim %s: %w", v.cfg.GroupsClaim, err)
+	}
+	return principal(c.Iss, c.Sub, projects, groups), nil
 }
 
-// principal makes the auth.Principal of a token's subject. auth builds
-// principals only from key specs, so the subject gets a key of its own: the
-// hash of issuer and subject, which no one can present as an API key (it is
-// never configured) and which names the subject's tool budget run.
-func principal(iss, sub string, projects []string) (auth.Principal, error) {
+// principal makes the auth.Principal of a token's subject, named by a
+// prefix of the hash of issuer and subject: stable across tokens, so it
+// names the subject's tool budget run, short in logs and free of personal
+// data. 64 bits: subjects do not collide by chance.
+func principal(iss, sub string, projects, groups []string) auth.Principal {
 	sum := sha256.Sum256([]byte(iss + "\x00" + sub))
-	key := "jwt-" + hex.EncodeToString(sum[:])
-	keys, err := auth.ParseKeys(key + "=" + strings.Join(projects, ","))
-	if err != nil {
-		return auth.Principal{}, err
-	}
-	p, _ := keys.Lookup(key)
-	return p, nil
+	return auth.NewPrincipal("jwt-"+hex.EncodeToString(sum[:8]), projects, groups)
 }
 
 func projectsOf(v any) ([]string, error) {
@@ -171,6 +179,43 @@ func projectsOf(v any) ([]string, error) {
 	}
 	if len(list) == 0 {
 		return nil, errors.New("the token grants no project")
+	}
+	return list, nil
+}
+
+// groupsOf reads the groups claim. Missing or empty, the token has no
+// groups (documents without groups only): the issuer grants groups, so
+// their absence grants nothing beyond the projects. A name that is not a
+// valid group refuses the whole token rather than dropping the name, so a
+// misconfigured issuer shows up at once instead of as missing documents.
+func groupsOf(v any) ([]string, error) {
+	var list []string
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		list = strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == ',' })
+	case []any:
+		for _, g := range v {
+			s, ok := g.(string)
+			if !ok {
+				return nil, errors.New("want group names")
+			}
+			list = append(list, s)
+		}
+	default:
+		return nil, errors.New("want an array of group names or a string")
+	}
+	for _, g := range list {
+		if g != auth.AllGroups && !access.ValidGroup(g) {
+			if len(g) > 80 { // the error is sent back in the 401: no echo of a huge claim
+				g = g[:80] + "..."
+			}
+			return nil, fmt.Errorf("invalid group %q: want 1-%d characters of a-z 0-9 . _ : @ / + = -, or * (all) alone", g, access.MaxGroupLength)
+		}
+	}
+	if slices.Contains(list, auth.AllGroups) && len(list) > 1 {
+		return nil, errors.New("* (all groups) stands alone")
 	}
 	return list, nil
 }

@@ -13,6 +13,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -161,5 +162,83 @@ func TestWithdrawnKey(t *testing.T) {
 	v.keys.fetched = time.Now().Add(-maxKeyAge - time.Minute)
 	if _, err := v.Verify(context.Background(), token); err == nil {
 		t.Fatal("a token of a withdrawn key verified after the keys were refreshed")
+	}
+}
+
+// TestGroupsClaim: the groups claim is an array or a space- or
+// comma-separated string, a token without it has no groups, "*" alone is
+// an admin, and an invalid group name refuses the token saying why.
+func TestGroupsClaim(t *testing.T) {
+	is := newIssuer(t)
+	token := func(claim string, groups any) string {
+		c := map[string]any{"iss": is.srv.URL, "sub": "agent-7", "aud": audience, "exp": time.Now().Unix() + 60, "strata_projects": "acme"}
+		if groups != nil {
+			c[claim] = groups
+		}
+		return is.sign(t, "RS256", "r1", c)
+	}
+	v, err := New(context.Background(), Config{Issuer: is.srv.URL, Audience: audience})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		groups any
+		want   []string
+		admin  bool
+	}{
+		"array":           {[]string{"hr", "finance"}, []string{"finance", "hr"}, false},
+		"space-separated": {"hr finance", []string{"finance", "hr"}, false},
+		"comma-separated": {"hr,finance, legal", []string{"finance", "hr", "legal"}, false},
+		"missing":         {nil, nil, false},
+		"empty array":     {[]string{}, nil, false},
+		"all":             {"*", nil, true},
+	} {
+		p, err := v.Verify(context.Background(), token("strata_groups", tc.groups))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if got := p.Groups(); !slices.Equal(got, tc.want) || p.Admin() != tc.admin || !p.CanRead("acme") {
+			t.Errorf("%s: groups %q admin %v, want %q admin %v", name, got, p.Admin(), tc.want, tc.admin)
+		}
+	}
+	for name, tc := range map[string]struct {
+		groups any
+		want   string
+	}{
+		"upper case":     {[]string{"HR"}, `claim strata_groups: invalid group "HR"`},
+		"bad character":  {"hr fin*ance", `claim strata_groups: invalid group "fin*ance"`},
+		"too long":       {strings.Repeat("g", 65), "claim strata_groups: invalid group"},
+		"not strings":    {[]any{"hr", 7}, "claim strata_groups: want group names"},
+		"not a list":     {42, "claim strata_groups: want an array of group names or a string"},
+		"star and group": {[]string{"*", "hr"}, "claim strata_groups: * (all groups) stands alone"},
+		"empty name":     {[]string{"hr", ""}, `claim strata_groups: invalid group ""`},
+	} {
+		_, err := v.Verify(context.Background(), token("strata_groups", tc.groups))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", name, err, tc.want)
+		}
+	}
+	// Another claim name: strata_groups is then an ordinary claim, ignored.
+	v, err = New(context.Background(), Config{Issuer: is.srv.URL, Audience: audience, GroupsClaim: "roles"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := v.Verify(context.Background(), token("roles", []string{"hr"}))
+	if err != nil || !slices.Equal(p.Groups(), []string{"hr"}) {
+		t.Fatalf("claim roles: %v %q", err, p.Groups())
+	}
+	if p, err := v.Verify(context.Background(), token("strata_groups", []string{"hr"})); err != nil || len(p.Groups()) != 0 {
+		t.Fatalf("strata_groups with -oauth-groups-claim roles: %v %q", err, p.Groups())
+	}
+}
+
+// TestPrincipalName: a subject keeps one principal name across tokens (it
+// names the tool budget run) and two subjects get two.
+func TestPrincipalName(t *testing.T) {
+	a, b := principal("https://iss", "alice", []string{"acme"}, nil), principal("https://iss", "alice", []string{"beta"}, []string{"hr"})
+	c := principal("https://iss", "bob", []string{"acme"}, nil)
+	if a.KeyName != b.KeyName || a.KeyName == c.KeyName || !strings.HasPrefix(a.KeyName, "jwt-") || len(a.KeyName) != 20 || strings.Contains(a.KeyName, "alice") {
+		t.Fatalf("names %q %q %q", a.KeyName, b.KeyName, c.KeyName)
 	}
 }

@@ -213,6 +213,7 @@ func printEnv(ctx context.Context, state string) error {
 	fmt.Printf(`
   MCP endpoint:  %s
   API key:       %s   (send as Authorization: Bearer <key>)
+                 an %s; strata keys create makes narrower ones
   S3 endpoint:   http://%s   bucket %q
   S3 access key: %s
   S3 secret key: %s
@@ -223,7 +224,7 @@ Upload a folder: %s ingest ./docs --project acme   (waits until it is searchable
 Search, status:  %s search "how to deploy" --project acme;  %s status   (%s --help for the rest)
 Upload a file:   mc cp guide.md local/%s/acme/docs/guide.md   (project "acme")
 Stop:            go tool task down   (data is kept)
-`, env["STRATA_MCP_URL"], env["STRATA_API_KEY"], env["STRATA_S3_ENDPOINT"], env["STRATA_BUCKET"], env["STRATA_S3_ACCESS_KEY"],
+`, env["STRATA_MCP_URL"], env["STRATA_API_KEY"], localstack.APIKeyMeaning, env["STRATA_S3_ENDPOINT"], env["STRATA_BUCKET"], env["STRATA_S3_ACCESS_KEY"],
 		env["STRATA_S3_SECRET_KEY"], env["NATS_URL"], localstack.NATSContext, filepath.Join(state, "local.env"),
 		cli, cli, cli, cli, env["STRATA_BUCKET"])
 	return nil

@@ -7,6 +7,7 @@
 //	strata release create|list                     pin and list releases (NATS requests)
 //	strata reindex --project P                     re-list the bucket and re-emit work
 //	strata deadletters list|show|redrive           inspect and re-drive dead letters
+//	strata keys create|list|revoke                 API keys for queryd, shared through NATS KV
 //
 // Connection settings come from .strata/local.env (written by `go tool task
 // up`), overridden by STRATA_* environment variables and by flags.
@@ -73,6 +74,11 @@ func commands() map[string]*command {
 			"list":    {summary: "list dead letters with their sequence, stage and error", run: runDeadLettersList},
 			"show":    {summary: "show one dead letter: headers and body", run: runDeadLettersShow},
 			"redrive": {summary: "publish dead letters again to their original subject", run: runDeadLettersRedrive},
+		}},
+		"keys": {summary: "create, list and revoke queryd's API keys (kept hashed in NATS KV)", subs: map[string]*command{
+			"create": {summary: "make a key for projects and groups; prints it once", run: runKeysCreate},
+			"list":   {summary: "list keys: names, projects, groups, creation times (never a key)", run: runKeysList},
+			"revoke": {summary: "withdraw a key by name: refused within a second", run: runKeysRevoke},
 		}},
 	}
 }

@@ -82,7 +82,7 @@ func TestUsageErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{nil, exitUsage, "strata: missing command: want deadletters, ingest, reindex, release, search, status"},
+		{nil, exitUsage, "strata: missing command: want deadletters, ingest, keys, reindex, release, search, status"},
 		{[]string{"frobnicate"}, exitUsage, `strata: unknown command "frobnicate"`},
 		{[]string{"release"}, exitUsage, "strata release: missing command: want create, list"},
 		{[]string{"release", "delete"}, exitUsage, `strata release: unknown command "delete"`},

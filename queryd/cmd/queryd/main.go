@@ -1,5 +1,7 @@
 // Command queryd serves Strata's read-only MCP tools over streamable HTTP,
-// with bearer API keys mapped to the projects they may read.
+// with bearer API keys mapped to the projects they may read and the groups
+// they read them with: the keys of -api-keys, and with -nats-url those made
+// with `strata keys create` (the key store, queryd/auth).
 package main
 
 import (
@@ -7,6 +9,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -20,6 +24,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/strata-kb/strata/queryd/auth"
 	"github.com/strata-kb/strata/queryd/budget"
@@ -81,13 +86,13 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.WeaviateHost, "weaviate-host", "127.0.0.1:8080", config.WeaviateHostUsage)
 	fs.StringVar(&c.WeaviateGRPC, "weaviate-grpc", "", "Weaviate gRPC host:port (optional): filtered reads (read, read_around, list_file_chunks) go over it, about twice as fast as GraphQL, and fall back to GraphQL when it fails")
 	fs.StringVar(&c.WeaviateAPIKey, "weaviate-api-key", "", "Weaviate API key of a read-only user")
-	fs.StringVar(&c.APIKeys, "api-keys", "", "API keys and their projects: key1=acme,beta;key2=*")
+	fs.StringVar(&c.APIKeys, "api-keys", "", "API keys, their projects and groups: key1=acme,beta|hr,finance;key2=*|* (projects * = all; groups * = every document; a key without |GROUPS reads only documents without groups); may be empty with -nats-url, whose key store holds the keys made with strata keys create")
 	fs.StringVar(&c.CursorSecret, "cursor-secret", "", "secret that signs pagination cursors (shared by all replicas)")
 	fs.StringVar(&c.Transport, "transport", "http", "http (streamable HTTP at -addr) or stdio (one client on stdin/stdout, for desktop agents)")
-	fs.StringVar(&c.StdioAPIKey, "stdio-api-key", "", "with -transport stdio: the API key (one of -api-keys) whose projects the client reads")
-	fs.StringVar(&c.NATSURL, "nats-url", "", "NATS URL for state shared by replicas (tool budgets); empty: counted per process")
+	fs.StringVar(&c.StdioAPIKey, "stdio-api-key", "", "with -transport stdio: the API key whose projects and groups the client reads: one of -api-keys, or with -nats-url one made with strata keys create (looked up at every call: revoking it stops the client)")
+	fs.StringVar(&c.NATSURL, "nats-url", "", "NATS URL for state shared by replicas: tool budgets, and the API keys made with strata keys create (watched; a revoked key is refused at once); empty: budgets counted per process, -api-keys only")
 	fs.StringVar(&c.ReadLevel, "weaviate-read-consistency", "", "read consistency on a replicated Weaviate: ONE (reads go on with a node down), QUORUM or ALL; empty on a single node")
-	fs.IntVar(&c.KVReplicas, "kv-replicas", 1, "replicas of the tool-budget KV bucket (1 on a single NATS server, 3 on a cluster)")
+	fs.IntVar(&c.KVReplicas, "kv-replicas", 1, "replicas of the tool-budget and API-key KV buckets (1 on a single NATS server, 3 on a cluster)")
 	fs.IntVar(&c.ToolBudget, "tool-budget", 20, "tool calls per agent run: an MCP session, or without one the API key and client name (0 = unlimited)")
 	fs.IntVar(&c.ToolBudgetWarn, "tool-budget-warn", 4, "answers tell the agent to wrap up when this many calls remain")
 	fs.DurationVar(&c.BudgetIdle, "tool-budget-idle", budget.DefaultIdle, "a run (one agent task) ends after this long without a tool call; the next call starts a new budget")
@@ -110,8 +115,9 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 // Validate reports every problem at once.
 func (c *Config) Validate() error {
 	var p config.Problems
-	if _, err := auth.ParseKeys(c.APIKeys); err != nil {
-		p.Addf("api-keys", "%v", err)
+	keys, keysErr := flagKeys(c.APIKeys, c.NATSURL)
+	if keysErr != nil {
+		p.Addf("api-keys", "%v", keysErr)
 	}
 	if _, err := cursor.NewSigner(c.CursorSecret); err != nil {
 		p.Addf("cursor-secret", "%v", err)
@@ -157,15 +163,65 @@ func (c *Config) Validate() error {
 	switch c.Transport {
 	case "http":
 	case "stdio":
-		if keys, err := auth.ParseKeys(c.APIKeys); err == nil {
-			if _, ok := keys.Lookup(c.StdioAPIKey); !ok {
-				p.Addf("stdio-api-key", "must be one of the keys in -api-keys")
-			}
+		// With NATS the key may be in the key store: run checks it once the store is loaded.
+		if _, ok := keys.Lookup(c.StdioAPIKey); !ok && keysErr == nil && c.NATSURL == "" {
+			p.Addf("stdio-api-key", "must be one of the keys in -api-keys (or, with -nats-url, a key made with strata keys create)")
 		}
 	default:
 		p.Addf("transport", "must be http or stdio, got %q", c.Transport)
 	}
 	return p.Err()
+}
+
+// flagKeys parses -api-keys. With -nats-url it may be empty (nil Keys, which
+// know no key): every key is then one of the key store.
+func flagKeys(spec, natsURL string) (*auth.Keys, error) {
+	if strings.TrimSpace(spec) == "" && natsURL != "" {
+		return nil, nil
+	}
+	return auth.ParseKeys(spec)
+}
+
+// keysLoadTimeout bounds the first read of the key store at startup.
+const keysLoadTimeout = 15 * time.Second
+
+// watchKeys follows the key store of NATS KV and returns it once its keys
+// are loaded, so the first requests already see them.
+func watchKeys(ctx context.Context, js jetstream.JetStream, replicas int, log *slog.Logger) (*auth.KeyStore, error) {
+	if _, err := auth.OpenKeysBucket(ctx, js, replicas); err != nil {
+		return nil, err // at startup, say so now rather than in a retry loop
+	}
+	ks := auth.NewKeyStore(log)
+	go func() {
+		if err := ks.Watch(ctx, js, replicas); err != nil && ctx.Err() == nil {
+			log.Error("api key watch stopped", "err", err)
+		}
+	}()
+	select {
+	case <-ks.Loaded():
+		return ks, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(keysLoadTimeout):
+		return nil, fmt.Errorf("api keys of kv %s not loaded within %s", auth.KeysBucket, keysLoadTimeout)
+	}
+}
+
+// serveStdio serves one client on in/out as the holder of key. The key is
+// looked up at every call (auth.WithLiveKey), not once at startup: a key
+// revoked while the client runs is refused from its next call.
+func serveStdio(ctx context.Context, mcpServer *server.MCPServer, keys auth.KeyLookup, key string, in io.Reader, out io.Writer, log *slog.Logger) error {
+	p, ok := keys.Lookup(key)
+	if !ok {
+		return errors.New("-stdio-api-key is neither one of -api-keys nor a key of the key store (strata keys list)")
+	}
+	log.Info("queryd serving MCP on stdio", "key", p.KeyName)
+	stdio := server.NewStdioServer(mcpServer)
+	stdio.SetContextFunc(func(ctx context.Context) context.Context { return auth.WithLiveKey(ctx, keys, key) })
+	if err := stdio.Listen(ctx, in, out); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("stdio: %w", err)
+	}
+	return nil
 }
 
 func main() {
@@ -194,7 +250,8 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	keys, _ := auth.ParseKeys(cfg.APIKeys)
+	fromFlag, _ := flagKeys(cfg.APIKeys, cfg.NATSURL) // validated
+	var keys auth.KeyLookup = fromFlag
 	signer, _ := cursor.NewSigner(cfg.CursorSecret)
 	wv, err := schema.NewClient(cfg.WeaviateHost, cfg.WeaviateGRPC, cfg.WeaviateAPIKey)
 	if err != nil {
@@ -226,6 +283,11 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 		dead = deadletters.Reader{JS: js}
+		stored, err := watchKeys(ctx, js, cfg.KVReplicas, log)
+		if err != nil {
+			return err
+		}
+		keys = auth.Lookups{fromFlag, stored} // -api-keys first: the store cannot shadow them
 		// The catalog follows the indexer's commits: watermarks, version
 		// visibility and counts are then read from memory, not Weaviate.
 		catalog := store.NewCatalog(st, log)
@@ -289,14 +351,7 @@ func run(ctx context.Context, args []string) error {
 	tl.Register(mcpServer, sets...)
 	if cfg.Transport == "stdio" {
 		// stdout carries the protocol; logs go to stderr.
-		p, _ := keys.Lookup(cfg.StdioAPIKey)
-		log.Info("queryd serving MCP on stdio", "key", p.KeyName, "weaviate", cfg.WeaviateHost)
-		stdio := server.NewStdioServer(mcpServer)
-		stdio.SetContextFunc(func(ctx context.Context) context.Context { return auth.WithPrincipal(ctx, p) })
-		if err := stdio.Listen(ctx, os.Stdin, os.Stdout); err != nil && ctx.Err() == nil {
-			return fmt.Errorf("stdio: %w", err)
-		}
-		return nil
+		return serveStdio(ctx, mcpServer, keys, cfg.StdioAPIKey, os.Stdin, os.Stdout, log.With("weaviate", cfg.WeaviateHost))
 	}
 	// Session ids are issued but not tracked in memory (mcp-go's default
 	// generating manager), so any replica answers any request of a session;
@@ -311,7 +366,7 @@ func run(ctx context.Context, args []string) error {
 		}),
 	)
 	mux := http.NewServeMux()
-	authenticate, err := cfg.Web.authenticator(ctx, keys.Middleware)
+	authenticate, err := cfg.Web.authenticator(ctx, auth.Middleware(keys))
 	if err != nil {
 		return err
 	}

@@ -26,6 +26,7 @@ type webConfig struct {
 	OAuthIssuer     string
 	OAuthJWKS       string
 	OAuthClaim      string
+	OAuthGroups     string
 	ResourcePage    int
 }
 
@@ -36,6 +37,7 @@ func (c *webConfig) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.OAuthIssuer, "oauth-issuer", "", "OAuth issuer whose JWT access tokens are accepted besides API keys, named in /.well-known/oauth-protected-resource (empty: API keys only); needs -public-url, the tokens' audience")
 	fs.StringVar(&c.OAuthJWKS, "oauth-jwks-url", "", "the issuer's JWKS (empty: its jwks_uri from /.well-known/oauth-authorization-server or openid-configuration)")
 	fs.StringVar(&c.OAuthClaim, "oauth-projects-claim", "strata_projects", "token claim listing the projects it may read (array, or space- or comma-separated; \"*\" = all)")
+	fs.StringVar(&c.OAuthGroups, "oauth-groups-claim", "strata_groups", "token claim listing the groups it reads its projects with (array, or space- or comma-separated; \"*\" = every document); a token without it reads only documents without groups, one with an invalid group name is refused")
 	fs.IntVar(&c.ResourcePage, "resources-page-size", 100, "MCP resources per resources/list answer")
 }
 
@@ -68,7 +70,7 @@ func (c *webConfig) authenticator(ctx context.Context, keys func(http.Handler) h
 		return keys, nil
 	}
 	v, err := oauthjwt.New(ctx, oauthjwt.Config{Issuer: c.OAuthIssuer, JWKSURL: c.OAuthJWKS, Audience: c.PublicURL,
-		ProjectsClaim: c.OAuthClaim, Leeway: time.Minute})
+		ProjectsClaim: c.OAuthClaim, GroupsClaim: c.OAuthGroups, Leeway: time.Minute})
 	if err != nil {
 		return nil, fmt.Errorf("oauth issuer %s (-oauth-issuer): %w", c.OAuthIssuer, err)
 	}
