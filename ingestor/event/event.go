@@ -17,6 +17,9 @@ type Op int
 const (
 	Put Op = iota + 1
 	Delete
+	// Tagging is a change of an object's tags: no new version, no new
+	// content. MinIO announces it inside s3:ObjectCreated:*.
+	Tagging
 )
 
 func (o Op) String() string {
@@ -25,6 +28,8 @@ func (o Op) String() string {
 		return "put"
 	case Delete:
 		return "delete"
+	case Tagging:
+		return "tagging"
 	}
 	return "unknown"
 }
@@ -41,6 +46,10 @@ type Record struct {
 	Sequencer   string
 	ContentType string
 	Time        time.Time
+	// RequestID is the S3 request that caused the event ("" if not sent):
+	// both copies of one event carry it, two tag changes of one version
+	// (same sequencer, MinIO's is the object's modification time) do not.
+	RequestID string
 }
 
 // ErrMalformed is wrapped by every decoding failure: such messages can never succeed.
@@ -49,9 +58,12 @@ var ErrMalformed = errors.New("malformed bucket event")
 type notification struct {
 	EventName string `json:"EventName"`
 	Records   []struct {
-		EventName string `json:"eventName"`
-		EventTime string `json:"eventTime"`
-		S3        struct {
+		EventName        string `json:"eventName"`
+		EventTime        string `json:"eventTime"`
+		ResponseElements struct {
+			RequestID string `json:"x-amz-request-id"`
+		} `json:"responseElements"`
+		S3 struct {
 			Bucket struct {
 				Name string `json:"name"`
 			} `json:"bucket"`
@@ -67,6 +79,13 @@ type notification struct {
 	} `json:"Records"`
 }
 
+// Tag change events: MinIO sends them inside s3:ObjectCreated:*, though
+// they make no new object version.
+const (
+	PutTagging    = "s3:ObjectCreated:PutTagging"
+	DeleteTagging = "s3:ObjectCreated:DeleteTagging"
+)
+
 // Parse decodes a notification. Events other than object create/remove
 // (e.g. s3:ObjectAccessed) return no records and no error.
 func Parse(data []byte) ([]Record, error) {
@@ -81,6 +100,8 @@ func Parse(data []byte) ([]Record, error) {
 	for i, r := range n.Records {
 		var op Op
 		switch {
+		case r.EventName == PutTagging, r.EventName == DeleteTagging:
+			op = Tagging
 		case strings.HasPrefix(r.EventName, "s3:ObjectCreated:"):
 			op = Put
 		case strings.HasPrefix(r.EventName, "s3:ObjectRemoved:"):
@@ -104,6 +125,7 @@ func Parse(data []byte) ([]Record, error) {
 			Op: op, Name: r.EventName, Bucket: r.S3.Bucket.Name, Key: key,
 			Size: r.S3.Object.Size, ETag: strings.Trim(r.S3.Object.ETag, `"`), VersionID: r.S3.Object.VersionID,
 			Sequencer: r.S3.Object.Sequencer, ContentType: r.S3.Object.ContentType, Time: t,
+			RequestID: r.ResponseElements.RequestID,
 		})
 	}
 	return out, nil

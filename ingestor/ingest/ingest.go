@@ -33,9 +33,24 @@ var ErrTooLarge = errors.New("object too large")
 
 // ObjectStore reads object versions.
 type ObjectStore interface {
-	// Get returns the object's bytes if its ETag is still etag, ErrGone if it
-	// changed or disappeared, ErrTooLarge past maxBytes.
-	Get(ctx context.Context, bucket, key, etag string, maxBytes int64) ([]byte, error)
+	// Get returns the object's bytes and user metadata if its ETag is still
+	// etag, ErrGone if it changed or disappeared, ErrTooLarge past maxBytes.
+	Get(ctx context.Context, bucket, key, etag string, maxBytes int64) (Fetched, error)
+	// Metadata returns the user metadata of a version (the latest if
+	// versionID is ""), ErrGone if it is gone or its ETag is no longer
+	// etag ("": any).
+	Metadata(ctx context.Context, bucket, key, versionID, etag string) (map[string]string, error)
+	// Tags returns the tags of a version (the latest if versionID is ""),
+	// ErrGone if it is gone.
+	Tags(ctx context.Context, bucket, key, versionID string) (map[string]string, error)
+}
+
+// Fetched is an object version's bytes and user metadata.
+type Fetched struct {
+	Data []byte
+	// Metadata is the user metadata without its x-amz-meta- prefix, keys
+	// in whatever case the store returns (MinIO: "Strata-Groups").
+	Metadata map[string]string
 }
 
 // States records object freshness (freshness.Store).
@@ -116,6 +131,14 @@ func (in *Ingestor) handleRecord(ctx context.Context, r event.Record) error {
 	}
 	fileID := ids.File(key.Project, key.Branch, key.Path)
 	log := in.log.With("project", key.Project, "branch", key.Branch, "path", key.Path, "file_id", fileID, "sequencer", r.Sequencer)
+	if r.Op == event.Tagging {
+		// Before the copy check: a tag change keeps the object's
+		// modification time, of which MinIO makes the sequencer, so the
+		// event carries the sequencer and ETag of the upload it retags and
+		// would pass for a second copy of it. It records no state either:
+		// the content, whose freshness states track, did not change.
+		return in.retag(ctx, r, obj, fileID, log)
+	}
 	// MinIO announces each event twice, at once and again from its durable
 	// queue up to 3 s later: the second copy of a committed event is skipped
 	// here. One still in flight is processed again, and its identical
@@ -148,8 +171,8 @@ func (in *Ingestor) handleRecord(ctx context.Context, r event.Record) error {
 		return nil
 	}
 
-	data, err := in.store.Get(ctx, r.Bucket, r.Key, r.ETag, in.cfg.MaxObjectBytes)
-	fv := pipeline.FileVersion{Object: obj, FileID: fileID, Title: key.Name(), IngestedAt: in.now().UTC()}
+	data, acc, err := in.fetch(ctx, r)
+	fv := pipeline.FileVersion{Object: obj, FileID: fileID, Title: key.Name(), IngestedAt: in.now().UTC(), Access: acc}
 	switch {
 	case errors.Is(err, ErrGone):
 		log.Info("skipping superseded event", "etag", r.ETag)
@@ -158,7 +181,7 @@ func (in *Ingestor) handleRecord(ctx context.Context, r event.Record) error {
 		fv.FileVersionID = ids.FileVersion(fileID, versionOf(obj), "")
 		fv.Status, fv.Error = pipeline.StatusFailed, fmt.Sprintf("file is %d bytes, over the %d byte limit", r.Size, in.cfg.MaxObjectBytes)
 	case err != nil:
-		return fmt.Errorf("fetch %s: %w", r.Key, err)
+		return err
 	default:
 		sum := sha256.Sum256(data)
 		fv.Checksum = hex.EncodeToString(sum[:])
@@ -188,6 +211,35 @@ func (in *Ingestor) handleRecord(ctx context.Context, r event.Record) error {
 	log.Info("file version published", "file_version_id", fv.FileVersionID, "status", fv.Status, "format", fv.Format,
 		"chunks", len(fv.Chunks), "error", fv.Error)
 	return nil
+}
+
+// fetch reads the event's object version: its bytes (none past the size
+// limit, with ErrTooLarge) and who may read it. An error reading the groups
+// is returned, to be retried: a version is never published without them.
+func (in *Ingestor) fetch(ctx context.Context, r event.Record) ([]byte, pipeline.Access, error) {
+	// The tags are read before the bytes: the object then held this version
+	// or a later one, and the fetch's ETag check turns a later one with
+	// other bytes away (its own event follows), so these tags are never an
+	// earlier version's. ReadAt is when the reads began: a tag change after
+	// it is read again by its own event, later, and that read wins.
+	readAt := in.now().UTC()
+	tags, err := in.store.Tags(ctx, r.Bucket, r.Key, r.VersionID)
+	if err != nil {
+		return nil, pipeline.Access{}, fmt.Errorf("read tags of %s: %w", r.Key, err)
+	}
+	f, err := in.store.Get(ctx, r.Bucket, r.Key, r.ETag, in.cfg.MaxObjectBytes)
+	switch {
+	case errors.Is(err, ErrTooLarge):
+		// A file too large to read is still a document, with its groups.
+		meta, merr := in.store.Metadata(ctx, r.Bucket, r.Key, r.VersionID, r.ETag)
+		if merr != nil {
+			return nil, pipeline.Access{}, fmt.Errorf("read metadata of %s: %w", r.Key, merr)
+		}
+		return nil, accessFrom(tags, meta, readAt), err
+	case err != nil:
+		return nil, pipeline.Access{}, fmt.Errorf("fetch %s: %w", r.Key, err)
+	}
+	return f.Data, accessFrom(tags, f.Metadata, readAt), nil
 }
 
 // CopyWindow is how long after an event was first seen a second copy of it

@@ -22,22 +22,48 @@ import (
 )
 
 type fakeStore struct {
-	objects map[string][]byte
-	err     error
+	objects  map[string][]byte
+	err      error
+	tags     map[string]map[string]string // by key
+	metadata map[string]map[string]string // by key
+	tagsErr  error
 }
 
-func (f fakeStore) Get(_ context.Context, _, key, _ string, maxBytes int64) ([]byte, error) {
+func (f fakeStore) Get(_ context.Context, _, key, _ string, maxBytes int64) (Fetched, error) {
 	if f.err != nil {
-		return nil, f.err
+		return Fetched{}, f.err
 	}
 	b, ok := f.objects[key]
 	if !ok {
-		return nil, ErrGone
+		return Fetched{}, ErrGone
 	}
 	if int64(len(b)) > maxBytes {
-		return nil, ErrTooLarge
+		return Fetched{}, ErrTooLarge
 	}
-	return b, nil
+	return Fetched{Data: b, Metadata: f.metadata[key]}, nil
+}
+
+func (f fakeStore) Metadata(_ context.Context, _, key, _, _ string) (map[string]string, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	if _, ok := f.objects[key]; !ok {
+		return nil, ErrGone
+	}
+	return f.metadata[key], nil
+}
+
+func (f fakeStore) Tags(_ context.Context, _, key, _ string) (map[string]string, error) {
+	if f.tagsErr != nil {
+		return nil, f.tagsErr
+	}
+	if f.err != nil {
+		return nil, f.err
+	}
+	if _, ok := f.objects[key]; !ok {
+		return nil, ErrGone
+	}
+	return f.tags[key], nil
 }
 
 type published struct {

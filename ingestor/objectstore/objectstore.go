@@ -18,46 +18,77 @@ import (
 // Store reads objects through minio-go.
 type Store struct{ Client *minio.Client }
 
-// Get returns the object's bytes while its ETag is still etag.
-func (s Store) Get(ctx context.Context, bucket, key, etag string, maxBytes int64) ([]byte, error) {
+// Get returns the object's bytes and user metadata while its ETag is still etag.
+func (s Store) Get(ctx context.Context, bucket, key, etag string, maxBytes int64) (ingest.Fetched, error) {
 	opts := minio.GetObjectOptions{}
 	if etag != "" {
 		if err := opts.SetMatchETag(etag); err != nil {
-			return nil, fmt.Errorf("get %s: %w", key, err)
+			return ingest.Fetched{}, fmt.Errorf("get %s: %w", key, err)
 		}
 	}
 	obj, err := s.Client.GetObject(ctx, bucket, key, opts)
 	if err != nil {
-		return nil, classify(key, err)
+		return ingest.Fetched{}, classify("get", key, err)
 	}
 	defer obj.Close()
 	st, err := obj.Stat()
 	if err != nil {
-		return nil, classify(key, err)
+		return ingest.Fetched{}, classify("get", key, err)
 	}
 	if maxBytes > 0 && st.Size > maxBytes {
-		return nil, fmt.Errorf("get %s: %d bytes: %w", key, st.Size, ingest.ErrTooLarge)
+		return ingest.Fetched{}, fmt.Errorf("get %s: %d bytes: %w", key, st.Size, ingest.ErrTooLarge)
 	}
 	// Read one byte past the limit so a size that grew in flight is caught too.
 	data, err := io.ReadAll(io.LimitReader(obj, max(maxBytes, st.Size)+1))
 	if err != nil {
-		return nil, classify(key, err)
+		return ingest.Fetched{}, classify("get", key, err)
 	}
 	if maxBytes > 0 && int64(len(data)) > maxBytes {
-		return nil, fmt.Errorf("get %s: %w", key, ingest.ErrTooLarge)
+		return ingest.Fetched{}, fmt.Errorf("get %s: %w", key, ingest.ErrTooLarge)
 	}
-	return data, nil
+	return ingest.Fetched{Data: data, Metadata: st.UserMetadata}, nil
 }
 
-func classify(key string, err error) error {
-	var resp minio.ErrorResponse
-	if errors.As(err, &resp) {
-		switch {
-		case resp.StatusCode == http.StatusPreconditionFailed, resp.Code == "NoSuchKey", resp.Code == "PreconditionFailed":
-			return fmt.Errorf("get %s: %s: %w", key, resp.Code, ingest.ErrGone)
+// Metadata returns the user metadata of a version (the latest if versionID
+// is "") while its ETag is still etag ("": any).
+func (s Store) Metadata(ctx context.Context, bucket, key, versionID, etag string) (map[string]string, error) {
+	opts := minio.StatObjectOptions{VersionID: versionID}
+	if etag != "" {
+		if err := opts.SetMatchETag(etag); err != nil {
+			return nil, fmt.Errorf("stat %s: %w", key, err)
 		}
 	}
-	return fmt.Errorf("get %s: %w", key, err)
+	st, err := s.Client.StatObject(ctx, bucket, key, opts)
+	if err != nil {
+		return nil, classify("stat", key, err)
+	}
+	return st.UserMetadata, nil
+}
+
+// Tags returns the tags of a version (the latest if versionID is "").
+func (s Store) Tags(ctx context.Context, bucket, key, versionID string) (map[string]string, error) {
+	t, err := s.Client.GetObjectTagging(ctx, bucket, key, minio.GetObjectTaggingOptions{VersionID: versionID})
+	if err != nil {
+		return nil, classify("get tags of", key, err)
+	}
+	return t.ToMap(), nil
+}
+
+// classify marks the errors that say the version is gone (removed,
+// overwritten, or a delete marker now) with ingest.ErrGone.
+func classify(op, key string, err error) error {
+	var resp minio.ErrorResponse
+	if errors.As(err, &resp) {
+		switch resp.Code {
+		case "NoSuchKey", "NoSuchVersion", "PreconditionFailed",
+			"MethodNotAllowed": // MinIO's answer for a version that is a delete marker
+			return fmt.Errorf("%s %s: %s: %w", op, key, resp.Code, ingest.ErrGone)
+		}
+		if resp.StatusCode == http.StatusPreconditionFailed {
+			return fmt.Errorf("%s %s: %s: %w", op, key, resp.Code, ingest.ErrGone)
+		}
+	}
+	return fmt.Errorf("%s %s: %w", op, key, err)
 }
 
 // Assets stores extracted images in their own bucket (no notifications on

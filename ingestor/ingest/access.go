@@ -1,0 +1,124 @@
+package ingest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/strata-kb/strata/ingestor/event"
+	"github.com/strata-kb/strata/shared/access"
+	"github.com/strata-kb/strata/shared/pipeline"
+)
+
+// Where a document's groups came from (pipeline.Access.Source).
+const (
+	SourceTag      = "tag"
+	SourceMetadata = "metadata"
+)
+
+// accessFrom is who may read a document, from its object's tags and user
+// metadata read at readAt: the strata-groups tag, else the strata-groups
+// metadata, else no groups (every key of the project). A value that does not
+// parse is kept as the error, which makes the document readable by admins
+// only: it is still indexed, so the mistake shows on it rather than hiding it.
+func accessFrom(tags, metadata map[string]string, readAt time.Time) pipeline.Access {
+	acc := pipeline.Access{ReadAt: readAt}
+	var err error
+	switch {
+	case present(tags):
+		acc.Source = SourceTag
+		acc.Groups, err = groups(tags, access.ParseTag)
+	case present(metadata):
+		acc.Source = SourceMetadata
+		acc.Groups, err = groups(metadata, access.ParseMetadata)
+	}
+	if err != nil {
+		acc.Groups, acc.Error = nil, acc.Source+" "+err.Error()
+	}
+	return acc
+}
+
+// present reports whether m names strata-groups, even with an empty value:
+// a blanked value is an error, not a document open to everyone.
+func present(m map[string]string) bool {
+	for k := range m {
+		if strings.EqualFold(k, access.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+// groups parses the strata-groups value of m. Keys match whatever their
+// case: metadata keys are HTTP headers (MinIO returns "Strata-Groups"), and a
+// tag spelled in another case was surely meant as the groups, so ignoring it
+// would open the document to everyone. Two spellings with different values
+// are an error rather than a guess.
+func groups(m map[string]string, parse func(string) ([]string, error)) ([]string, error) {
+	var value string
+	n := 0
+	for k, v := range m {
+		if !strings.EqualFold(k, access.Name) {
+			continue
+		}
+		if n > 0 && v != value {
+			return nil, fmt.Errorf("%s is given twice, in different cases, with different values", access.Name)
+		}
+		value, n = v, n+1
+	}
+	return parse(value)
+}
+
+// retag publishes an object's groups after its tags changed, without
+// extracting or embedding anything again.
+func (in *Ingestor) retag(ctx context.Context, r event.Record, obj pipeline.Object, fileID string, log *slog.Logger) error {
+	acc, err := in.currentAccess(ctx, r)
+	switch {
+	case errors.Is(err, ErrGone):
+		log.Info("skipping a tag change of an object removed or overwritten since", "err", err)
+		return nil
+	case err != nil:
+		return err
+	}
+	body, err := json.Marshal(pipeline.AccessChanged{Object: obj, FileID: fileID, Access: acc})
+	if err != nil {
+		return fmt.Errorf("encode groups of %s: %w", r.Key, err)
+	}
+	if err := in.pub.Publish(ctx, pipeline.ChunksSubjectFor(obj.Project), accessMsgID(fileID, r),
+		map[string]string{pipeline.HeaderKind: pipeline.KindAccessChanged}, body); err != nil {
+		return fmt.Errorf("publish groups of %s: %w", r.Key, err)
+	}
+	log.Info("access change published", "groups", acc.Groups, "source", acc.Source, "error", acc.Error)
+	return nil
+}
+
+// currentAccess reads who may read the version a tag change names (the
+// latest if none) as it is now, not as the event says: of two tag changes
+// handled out of order, the later read, which the indexer keeps, then holds
+// the newer tags.
+func (in *Ingestor) currentAccess(ctx context.Context, r event.Record) (pipeline.Access, error) {
+	readAt := in.now().UTC()
+	tags, err := in.store.Tags(ctx, r.Bucket, r.Key, r.VersionID)
+	if err != nil {
+		return pipeline.Access{}, fmt.Errorf("read tags of %s: %w", r.Key, err)
+	}
+	// The ETag check turns an overwrite since away: its own event reads its
+	// groups, and these tags may be the overwrite's, not this metadata's.
+	meta, err := in.store.Metadata(ctx, r.Bucket, r.Key, r.VersionID, r.ETag)
+	if err != nil {
+		return pipeline.Access{}, fmt.Errorf("read metadata of %s: %w", r.Key, err)
+	}
+	return accessFrom(tags, meta, readAt), nil
+}
+
+// accessMsgID dedupes the copies of one tag change event (MinIO's live and
+// durable targets send the same event), not two tag changes of one version:
+// those share the sequencer (MinIO's is the object's modification time,
+// which tagging keeps) but not the request or the time.
+func accessMsgID(fileID string, r event.Record) string {
+	return fmt.Sprintf("access-%s-%s-%s-%d", fileID, r.Sequencer, r.RequestID, r.Time.UnixMilli())
+}
