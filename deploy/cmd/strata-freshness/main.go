@@ -35,6 +35,8 @@ type Config struct {
 	// DurableIdleOnly measures the durable path one upload at a time only:
 	// it differs from the live one by MinIO's replay ticker, not under load.
 	DurableIdleOnly bool
+	// AccessSamples, when positive, measures tag changes instead (access.go).
+	AccessSamples int
 }
 
 func parseConfig(args []string, root string, stderr io.Writer) (Config, error) {
@@ -47,6 +49,7 @@ func parseConfig(args []string, root string, stderr io.Writer) (Config, error) {
 	fs.IntVar(&c.Load, "load", 50, "background uploads per second (1 KB files) in the loaded scenario; 0: no loaded scenario")
 	fs.DurationVar(&c.Timeout, "timeout", 30*time.Second, "longest wait for one upload to become searchable (a sample that waits longer is reported as failed)")
 	fs.BoolVar(&c.DurableIdleOnly, "durable-idle-only", true, "measure the durable-only path one upload at a time, not under the background load")
+	fs.IntVar(&c.AccessSamples, "access-samples", 0, "measure this many tag changes (how soon a strata-groups change decides who reads a document) instead of uploads")
 	fs.StringVar(&c.Out, "out", "docs/bench/freshness.md", "Markdown report, relative to the repository root; empty: stdout only")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -64,7 +67,7 @@ func parseConfig(args []string, root string, stderr io.Writer) (Config, error) {
 		}
 		c.Modes = append(c.Modes, strings.TrimSpace(m))
 	}
-	if c.Samples < 1 || c.Load < 0 {
+	if c.Samples < 1 || c.Load < 0 || c.AccessSamples < 0 {
 		return c, fmt.Errorf("-samples must be at least 1 and -load at least 0")
 	}
 	if c.Out != "" && !filepath.IsAbs(c.Out) {
@@ -107,6 +110,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	started := time.Now()
+	if cfg.AccessSamples > 0 {
+		r, err := measureAccessChanges(ctx, cfg, stderr)
+		if err != nil {
+			return fmt.Errorf("access changes: %w", err)
+		}
+		return write(cfg, stdout, renderAccess(cfg, r, time.Since(started)))
+	}
 	var results []modeResult
 	for _, mode := range cfg.Modes {
 		r, err := measureMode(ctx, cfg, mode, stderr)
@@ -115,13 +125,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		results = append(results, r)
 	}
-	report := render(cfg, results, time.Since(started))
+	return write(cfg, stdout, render(cfg, results, time.Since(started)))
+}
+
+// write prints report and saves it to cfg.Out when set.
+func write(cfg Config, stdout io.Writer, report string) error {
 	fmt.Fprint(stdout, report)
-	if cfg.Out != "" {
-		if err := os.MkdirAll(filepath.Dir(cfg.Out), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(cfg.Out, []byte(report), 0o644)
+	if cfg.Out == "" {
+		return nil
 	}
-	return nil
+	if err := os.MkdirAll(filepath.Dir(cfg.Out), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(cfg.Out, []byte(report), 0o644)
 }

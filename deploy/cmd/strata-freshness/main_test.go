@@ -15,10 +15,13 @@ func TestParseConfig(t *testing.T) {
 	if want := []int{1000, 100000, 2000000, 512}; len(c.Sizes) != 4 || c.Sizes[0] != want[0] || c.Sizes[1] != want[1] || c.Sizes[2] != want[2] || c.Sizes[3] != want[3] {
 		t.Fatalf("sizes %v", c.Sizes)
 	}
+	if c, err := parseConfig([]string{"-access-samples", "30"}, "/repo", io.Discard); err != nil || c.AccessSamples != 30 {
+		t.Fatalf("-access-samples 30: %+v %v", c.AccessSamples, err)
+	}
 	if len(c.Modes) != 1 || c.Modes[0] != "durable" {
 		t.Fatalf("modes %v", c.Modes)
 	}
-	for _, bad := range [][]string{{"-sizes", "1GB"}, {"-sizes", "0"}, {"-modes", "fast"}, {"-samples", "0"}} {
+	for _, bad := range [][]string{{"-sizes", "1GB"}, {"-sizes", "0"}, {"-modes", "fast"}, {"-samples", "0"}, {"-access-samples", "-1"}} {
 		if _, err := parseConfig(bad, "/repo", io.Discard); err == nil {
 			t.Errorf("%v accepted", bad)
 		}
