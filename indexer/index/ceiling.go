@@ -23,14 +23,15 @@ func (w *Writer) WriteWithoutCommit(ctx context.Context, fv pipeline.FileVersion
 		return err
 	}
 	now := w.now().UTC().Format(time.RFC3339Nano)
-	objs := append(versionObjects(fv, 1, now), fileDocument(fv, 1, now))
+	a := aclOf(fv.Access)
+	objs := append(versionObjects(fv, a, 1, now), fileDocument(fv, a, 1, now))
 	if err := w.batch(ctx, objs); err != nil {
 		return fmt.Errorf("write %s without a commit: %w", fv.FileVersionID, err)
 	}
 	if err := w.ensureVectorSpace(ctx, v.Project, v.Model); err != nil {
 		return err
 	}
-	if err := w.batch(ctx, vectorObjects(v)); err != nil {
+	if err := w.batch(ctx, vectorObjects(v, a.readers)); err != nil {
 		return fmt.Errorf("write vectors of %s without a commit: %w", v.FileVersionID, err)
 	}
 	return nil

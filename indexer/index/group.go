@@ -44,6 +44,8 @@ type pendingVersion struct {
 	finished bool
 	out      Outcome
 	err      error
+	// acl is who may read the version as its commit records it (set by decide).
+	acl acl
 }
 
 // ApplyFileVersion commits fv as the file's current version, together with
@@ -108,9 +110,8 @@ func (w *Writer) commitGroup(ctx context.Context, group []*pendingVersion) {
 	// Each file's decision is two reads; they run at once, as the commit
 	// lock is held meanwhile and every other writer of the project waits.
 	type decision struct {
-		out  Outcome
-		done bool
-		err  error
+		verdict
+		err error
 	}
 	decisions := make([]decision, len(group))
 	inParallel(len(group), perFileParallel, func(i int) {
@@ -118,7 +119,9 @@ func (w *Writer) commitGroup(ctx context.Context, group []*pendingVersion) {
 		if newest[p.fv.FileID] == p {
 			o := p.fv.Object
 			d := &decisions[i]
-			d.out, d.done, d.err = w.decide(ctx, project, p.fv.FileID, o.Sequencer, p.fv.FileVersionID, seq-1)
+			d.verdict, d.err = w.decide(ctx, project, p.fv.FileID, o.Sequencer, p.fv.FileVersionID, seq-1)
+			// An access change applied while fv was on its way wins over fv's older read.
+			p.acl = d.doc.aclFor(p.fv.Access)
 		}
 	})
 	var apply, repair []*pendingVersion
@@ -143,6 +146,9 @@ func (w *Writer) commitGroup(ctx context.Context, group []*pendingVersion) {
 				continue
 			}
 			apply = append(apply, p)
+		case done && out == Duplicate:
+			// A redelivery, maybe of a commit whose vectors' readers could not be set (markEmbedded).
+			finish(p, out, w.syncVectorReaders(ctx, project, textFilter("file_version_id", p.fv.FileVersionID), decisions[i].doc.acl))
 		case done:
 			finish(p, out, nil)
 		default:
@@ -158,11 +164,16 @@ func (w *Writer) commitGroup(ctx context.Context, group []*pendingVersion) {
 	if len(repair) > 0 { // committed before, but the document write was lost
 		var docs []*models.Object
 		for _, p := range repair {
-			docs = append(docs, fileDocument(p.fv, seq-1, now))
+			docs = append(docs, fileDocument(p.fv, p.acl, seq-1, now))
 		}
 		err := w.batch(ctx, docs)
 		for _, p := range repair {
-			finish(p, Duplicate, err)
+			if err != nil {
+				finish(p, Duplicate, err)
+				continue
+			}
+			// Vectors written while the document was missing have no readers.
+			finish(p, Duplicate, w.syncVectorReaders(ctx, project, textFilter("file_version_id", p.fv.FileVersionID), p.acl))
 		}
 	}
 	if len(apply) == 0 {
@@ -170,8 +181,8 @@ func (w *Writer) commitGroup(ctx context.Context, group []*pendingVersion) {
 	}
 	var objs, docs []*models.Object
 	for _, p := range apply {
-		objs = append(objs, versionObjects(p.fv, seq, now)...)
-		docs = append(docs, fileDocument(p.fv, seq, now))
+		objs = append(objs, versionObjects(p.fv, p.acl, seq, now)...)
+		docs = append(docs, fileDocument(p.fv, p.acl, seq, now))
 	}
 	if err := w.batch(ctx, objs); err != nil {
 		fail(apply, fmt.Errorf("write %d file versions of %s: %w", len(apply), project, err))
@@ -197,7 +208,10 @@ func (w *Writer) commitGroup(ctx context.Context, group []*pendingVersion) {
 		}
 		w.recordState(ctx, fv.Object, state, fv.Error, seq, fv.FileVersionID, fv.ExtractedAt)
 		if state == pipeline.StateIndexed {
-			w.markEmbedded(ctx, fv, seq)
+			if err := w.markEmbedded(ctx, fv, p.acl, seq); err != nil {
+				finish(p, "", err)
+				return
+			}
 		}
 		finish(p, Applied, nil)
 	})
@@ -227,12 +241,13 @@ func inParallel(n, limit int, fn func(i int)) {
 	wg.Wait()
 }
 
-// versionObjects are a file version's sections, chunks and Version, valid from seq.
-func versionObjects(fv pipeline.FileVersion, seq int64, now string) []*models.Object {
+// versionObjects are a file version's sections, chunks and Version, valid
+// from seq and readable by a.
+func versionObjects(fv pipeline.FileVersion, a acl, seq int64, now string) []*models.Object {
 	o := fv.Object
 	validity := func(m map[string]any) map[string]any {
 		m["valid_from"] = seq
-		return m
+		return a.objectProps(m)
 	}
 	var objs []*models.Object
 	for _, s := range fv.Sections {
@@ -263,9 +278,9 @@ func versionObjects(fv pipeline.FileVersion, seq int64, now string) []*models.Ob
 		}
 		objs = append(objs, &models.Object{Class: schema.ChunkClass, ID: strfmt.UUID(c.ID), Tenant: o.Project, Properties: props})
 	}
-	return append(objs, &models.Object{Class: schema.VersionClass, ID: strfmt.UUID(fv.FileVersionID), Tenant: o.Project, Properties: validity(map[string]any{
+	return append(objs, &models.Object{Class: schema.VersionClass, ID: strfmt.UUID(fv.FileVersionID), Tenant: o.Project, Properties: a.newVersionProps(validity(map[string]any{
 		"file_id": fv.FileID, "file_path": o.Path, "branch": o.Branch, "file_version_id": fv.FileVersionID, "sequencer": o.Sequencer,
 		"etag": o.ETag, "status": fv.Status, "error": fv.Error, "deleted": false, "title": fv.Title, "format": fv.Format,
 		"chunk_count": len(fv.Chunks), "committed_at": now, "ingested_at": fv.IngestedAt.UTC().Format(time.RFC3339Nano),
-	})})
+	}))})
 }

@@ -35,6 +35,20 @@ func (w *Writer) HandleChunks(ctx context.Context, msg jetstream.Msg) error {
 			return err
 		}
 		w.log.Info("delete "+string(out), "project", d.Object.Project, "path", d.Object.Path, "file_id", d.FileID)
+	case pipeline.KindAccessChanged:
+		var ac pipeline.AccessChanged
+		if err := json.Unmarshal(msg.Data(), &ac); err != nil {
+			return worker.Permanent(fmt.Errorf("decode access change: %w", err))
+		}
+		if err := validateAccessChange(ac); err != nil {
+			return worker.Permanent(err)
+		}
+		out, err := w.ApplyAccessChange(ctx, ac)
+		if err != nil {
+			return err
+		}
+		w.log.Info("access change "+string(out), "project", ac.Object.Project, "path", ac.Object.Path, "file_id", ac.FileID,
+			"readers", ac.Access.Readers(), "read_at", ac.Access.ReadAt)
 	default:
 		return worker.Permanent(fmt.Errorf("unknown message kind %q on %s", kind, msg.Subject()))
 	}

@@ -66,6 +66,8 @@ type Writer struct {
 	checked sync.Map
 	// vectorClass is set once the ChunkVector collection is known to exist.
 	vectorClass atomic.Bool
+	// vectorProps is set once ChunkVector is known to have every property (readers).
+	vectorProps atomic.Bool
 	fresh       FreshnessObserver
 	// queues hold each project's file versions waiting to commit (group.go).
 	queues sync.Map // project -> *commitQueue
@@ -148,9 +150,12 @@ func (w *Writer) ensureTenant(ctx context.Context, project string) error {
 // current is the stored state of a document.
 type current struct {
 	exists        bool
+	deleted       bool
 	sequencer     string
 	fileVersionID string
 	commitSeq     int64
+	// acl is who may read the file as the document records it (access.go).
+	acl acl
 }
 
 func (w *Writer) document(ctx context.Context, project, fileID string) (current, error) {
@@ -158,7 +163,8 @@ func (w *Writer) document(ctx context.Context, project, fileID string) (current,
 	if err != nil || props == nil {
 		return current{}, err
 	}
-	return current{exists: true, sequencer: str(props, "sequencer"), fileVersionID: str(props, "file_version_id"), commitSeq: int64(num(props, "commit_seq"))}, nil
+	return current{exists: true, deleted: props["deleted"] == true, sequencer: str(props, "sequencer"),
+		fileVersionID: str(props, "file_version_id"), commitSeq: int64(num(props, "commit_seq")), acl: aclOfProps(props)}, nil
 }
 
 func (w *Writer) object(ctx context.Context, class, project, id string) (map[string]any, error) {
@@ -228,20 +234,35 @@ func (w *Writer) begin(ctx context.Context, project string) (next int64, unlock 
 	if err != nil {
 		return 0, nil, err
 	}
-	wm, err := w.Watermark(ctx, project)
+	wm, err := w.settle(ctx, project)
 	if err == nil {
-		err = w.recover(ctx, project, wm)
-	}
-	if err == nil {
-		// Before any object of wm+1 is written: a crash from here on
-		// leaves an intent above the watermark for the next commit to see.
-		err = w.seqs.Intend(ctx, project, wm+1)
+		err = w.intend(ctx, project, wm+1)
 	}
 	if err != nil {
 		unlock()
 		return 0, nil, err
 	}
 	return wm + 1, unlock, nil
+}
+
+// settle returns the watermark of project, whose commit lock the caller
+// holds, after undoing what an interrupted commit left behind.
+func (w *Writer) settle(ctx context.Context, project string) (watermark int64, err error) {
+	wm, err := w.Watermark(ctx, project)
+	if err != nil {
+		return 0, err
+	}
+	if err := w.recover(ctx, project, wm); err != nil {
+		return 0, err
+	}
+	return wm, nil
+}
+
+// intend records that objects of commit seq are about to be written. It
+// comes before any of them is: a crash from here on leaves an intent above
+// the watermark for the next commit to see.
+func (w *Writer) intend(ctx context.Context, project string, seq int64) error {
+	return w.seqs.Intend(ctx, project, seq)
 }
 
 // recover undoes what an interrupted commit left: objects above the
@@ -282,9 +303,10 @@ func (w *Writer) rollback(ctx context.Context, project string, watermark int64) 
 	return nil
 }
 
-func fileDocument(fv pipeline.FileVersion, seq int64, now string) *models.Object {
+// fileDocument is fv's Document, readable by a.
+func fileDocument(fv pipeline.FileVersion, a acl, seq int64, now string) *models.Object {
 	o := fv.Object
-	return &models.Object{Class: schema.DocumentClass, ID: strfmt.UUID(fv.FileID), Tenant: o.Project, Properties: map[string]any{
+	return &models.Object{Class: schema.DocumentClass, ID: strfmt.UUID(fv.FileID), Tenant: o.Project, Properties: a.documentProps(map[string]any{
 		"file_id": fv.FileID, "file_path": o.Path, "name": baseName(o.Path), "folder": folderOf(o.Path), "branch": o.Branch,
 		"object_key": o.Key, "etag": o.ETag, "version_id": o.VersionID, "sequencer": o.Sequencer,
 		"file_version_id": fv.FileVersionID, "checksum": fv.Checksum, "format": fv.Format, "title": fv.Title,
@@ -292,7 +314,7 @@ func fileDocument(fv pipeline.FileVersion, seq int64, now string) *models.Object
 		"status": fv.Status, "error": fv.Error, "deleted": false, "size": o.Size, "text_length": fv.TextLength,
 		"token_count": fv.TokenCount, "chunk_count": len(fv.Chunks), "section_count": len(fv.Sections),
 		"content_type": o.ContentType, "updated_at": now, "ingested_at": fv.IngestedAt.Format(time.RFC3339Nano), "commit_seq": seq,
-	}}
+	})}
 }
 
 // headingTerms are the terms a chunk is found by besides its content: its
@@ -323,6 +345,7 @@ func headingTerms(fv pipeline.FileVersion, c pipeline.Chunk) string {
 // ApplyDelete commits a file's removal. The document stays as a tombstone
 // carrying the delete's sequencer, so a late, older upload event cannot
 // resurrect it; a delete Version hides the file from W on (on a branch: main's copy too).
+// Both keep the file's last readers (deletedACL).
 func (w *Writer) ApplyDelete(ctx context.Context, d pipeline.FileDeleted) (Outcome, error) {
 	o := d.Object
 	seq, unlock, err := w.begin(ctx, o.Project)
@@ -331,21 +354,22 @@ func (w *Writer) ApplyDelete(ctx context.Context, d pipeline.FileDeleted) (Outco
 	}
 	defer unlock()
 	deleteID := ids.FileVersion(d.FileID, "delete@"+o.Sequencer, "")
-	out, done, err := w.decide(ctx, o.Project, d.FileID, o.Sequencer, deleteID, seq-1)
-	if err != nil || (done && out != repairDocument) {
-		return out, err
+	v, err := w.decide(ctx, o.Project, d.FileID, o.Sequencer, deleteID, seq-1)
+	if err != nil || (v.done && v.out != repairDocument) {
+		return v.out, err
 	}
+	a := deletedACL(v.doc)
 	now := w.now().UTC().Format(time.RFC3339Nano)
-	objs := []*models.Object{{Class: schema.VersionClass, ID: strfmt.UUID(deleteID), Tenant: o.Project, Properties: map[string]any{
+	objs := []*models.Object{{Class: schema.VersionClass, ID: strfmt.UUID(deleteID), Tenant: o.Project, Properties: a.newVersionProps(map[string]any{
 		"file_id": d.FileID, "file_path": o.Path, "branch": o.Branch, "file_version_id": deleteID, "sequencer": o.Sequencer,
 		"status": "deleted", "error": "", "deleted": true, "chunk_count": 0, "committed_at": now,
 		"valid_from": seq,
-	}}, {Class: schema.DocumentClass, ID: strfmt.UUID(d.FileID), Tenant: o.Project, Properties: map[string]any{
+	})}, {Class: schema.DocumentClass, ID: strfmt.UUID(d.FileID), Tenant: o.Project, Properties: a.documentProps(map[string]any{
 		"file_id": d.FileID, "file_path": o.Path, "name": baseName(o.Path), "folder": folderOf(o.Path), "branch": o.Branch,
 		"object_key": o.Key, "sequencer": o.Sequencer, "file_version_id": deleteID, "status": "deleted", "error": "",
 		"deleted": true, "chunk_count": 0, "section_count": 0, "updated_at": now, "commit_seq": seq,
-	}}}
-	if done {
+	})}}
+	if v.done {
 		return Duplicate, w.batch(ctx, objs[1:])
 	}
 	if err := w.batch(ctx, objs[:1]); err != nil {
@@ -361,38 +385,50 @@ func (w *Writer) ApplyDelete(ctx context.Context, d pipeline.FileDeleted) (Outco
 	return Applied, nil
 }
 
+// verdict is decide's answer about an event.
+type verdict struct {
+	out  Outcome
+	done bool    // false: apply the event
+	doc  current // the file's document as decide read it
+}
+
 // decide says whether an event was committed already (its Version exists at
 // or below the watermark: Duplicate) or is older than the file's current
 // event (Stale). done=false means apply it.
 //
 // A Duplicate whose document is behind (a crash after publishing, before the
-// document was written) is reported as Duplicate with repair=true.
-func (w *Writer) decide(ctx context.Context, project, fileID, sequencer, versionID string, watermark int64) (Outcome, bool, error) {
+// document was written) is reported as repairDocument.
+//
+// The Version is looked up by its object id, which is the file_version_id
+// of the commit that wrote it; an access change's Version repeats the
+// file_version_id under an id of its own (access.go), so it is never taken
+// for the file version's commit.
+func (w *Writer) decide(ctx context.Context, project, fileID, sequencer, versionID string, watermark int64) (verdict, error) {
 	cur, err := w.document(ctx, project, fileID)
 	if err != nil {
-		return "", false, err
+		return verdict{}, err
 	}
 	newer := cur.exists && pipeline.CompareSequencers(cur.sequencer, sequencer) > 0
 	v, err := w.object(ctx, schema.VersionClass, project, versionID)
 	if err != nil {
-		return "", false, err
+		return verdict{}, err
 	}
 	switch {
 	case newer:
-		return Stale, true, nil
+		return verdict{Stale, true, cur}, nil
 	case v != nil && int64(num(v, "valid_from")) <= watermark:
 		// Committed, by its Version found by id; readers find chunks by
 		// filters, which a weaviate-server killed inside a batch may have
 		// left without some objects' index entries (crash_consistency.go).
 		if whole, err := w.chunksFound(ctx, project, versionID, int(num(v, "chunk_count"))); err != nil || !whole {
-			return tornVersion, err == nil, err
+			return verdict{tornVersion, err == nil, cur}, err
 		}
 		if !cur.exists || cur.fileVersionID != versionID {
-			return repairDocument, true, nil
+			return verdict{repairDocument, true, cur}, nil
 		}
-		return Duplicate, true, nil
+		return verdict{Duplicate, true, cur}, nil
 	}
-	return "", false, nil
+	return verdict{doc: cur}, nil
 }
 
 // repairDocument is decide's answer for a committed event whose document

@@ -173,17 +173,12 @@ func (w *Writer) CollectGarbage(ctx context.Context, project string, retention t
 	if len(resp.Errors) > 0 {
 		return 0, fmt.Errorf("gc versions of %s: %s", project, resp.Errors[0].Message)
 	}
-	type ver struct {
-		id        string
-		from      int64
-		committed time.Time
-	}
-	byFile := map[string][]ver{}
+	byFile := map[string][]gcVersion{}
 	rows, _ := resp.Data["Get"].(map[string]any)[schema.VersionClass].([]any)
 	for _, r := range rows {
 		m := r.(map[string]any)
 		committed, _ := time.Parse(time.RFC3339Nano, str(m, "committed_at"))
-		byFile[str(m, "file_id")] = append(byFile[str(m, "file_id")], ver{str(m, "file_version_id"), int64(num(m, "valid_from")), committed})
+		byFile[str(m, "file_id")] = append(byFile[str(m, "file_id")], gcVersion{str(m, "file_version_id"), int64(num(m, "valid_from")), committed})
 	}
 	classes := []string{schema.ChunkClass, schema.SectionClass, schema.VersionClass}
 	if _, ok := w.vectorTenants.Load(project); ok || w.vectorClassExists(ctx) {
@@ -198,21 +193,57 @@ func (w *Writer) CollectGarbage(ctx context.Context, project string, retention t
 	deleted := 0
 	for _, vs := range byFile {
 		sort.Slice(vs, func(i, j int) bool { return vs[i].from < vs[j].from })
-		for i := 0; i+1 < len(vs); i++ {
-			next := vs[i+1]
-			if next.committed.After(cutoff) || pinned(pins, vs[i].from, next.from) {
+		runs := versionRuns(vs)
+		for i := 0; i+1 < len(runs); i++ {
+			run, next := vs[runs[i]], vs[runs[i+1]]
+			if next.committed.After(cutoff) || pinned(pins, run.from, next.from) || laterRun(vs, runs, i) {
 				continue
 			}
 			for _, class := range classes {
 				if _, err := w.wv.Batch().ObjectsBatchDeleter().WithClassName(class).WithTenant(project).WithOutput("minimal").
-					WithWhere(textFilter("file_version_id", vs[i].id)).Do(ctx); err != nil {
-					return deleted, fmt.Errorf("gc %s of version %s: %w", class, vs[i].id, err)
+					WithWhere(textFilter("file_version_id", run.id)).Do(ctx); err != nil {
+					return deleted, fmt.Errorf("gc %s of version %s: %w", class, run.id, err)
 				}
 			}
 			deleted++
 		}
 	}
 	return deleted, nil
+}
+
+// versionRuns returns where each run of a file's Versions (sorted by
+// valid_from) begins: consecutive Versions of one file version (an access
+// change repeats the visible one, access.go) are one version, visible from
+// its first Version's sequence until the next run's. Garbage collection
+// deletes by file_version_id, so a run goes whole or not at all.
+func versionRuns(vs []gcVersion) []int {
+	var starts []int
+	for i := range vs {
+		if i == 0 || vs[i].id != vs[i-1].id {
+			starts = append(starts, i)
+		}
+	}
+	return starts
+}
+
+// laterRun reports whether the file version of the i-th run is visible
+// again in a later run: its objects are then still in use. Not expected
+// (a file version's id names its event), but deleting them would empty a
+// visible version.
+func laterRun(vs []gcVersion, runs []int, i int) bool {
+	for _, r := range runs[i+1:] {
+		if vs[r].id == vs[runs[i]].id {
+			return true
+		}
+	}
+	return false
+}
+
+// gcVersion is a Version as garbage collection reads it.
+type gcVersion struct {
+	id        string // file_version_id
+	from      int64
+	committed time.Time
 }
 
 // pinned reports whether some release sequence r has from <= r < to.

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/go-openapi/strfmt"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
 	"github.com/weaviate/weaviate/entities/models"
 
@@ -34,6 +36,12 @@ func (w *Writer) HandleVectors(ctx context.Context, msg jetstream.Msg) error {
 // (upserts by chunk and model, so a replay writes the same objects). The
 // object is marked embedded once both its chunks are committed and its
 // vectors written, whichever comes last (see markEmbedded).
+//
+// Vectors carry the file's current readers, which the message does not
+// know: they are read from the Document before the write and again after
+// it. A commit or an access change writes the Document before it looks for
+// the file's vectors to set their readers, so either it finds these
+// vectors or the read after the write finds its Document and sets them here.
 func (w *Writer) ApplyVectors(ctx context.Context, v pipeline.Vectors) error {
 	if err := validateVectors(v); err != nil {
 		return worker.Permanent(err)
@@ -45,7 +53,11 @@ func (w *Writer) ApplyVectors(ctx context.Context, v pipeline.Vectors) error {
 	if err := w.ensureVectorSpace(ctx, v.Project, v.Model); err != nil {
 		return err
 	}
-	if err := w.batch(ctx, vectorObjects(v)); err != nil {
+	before, err := w.document(ctx, v.Project, v.FileID)
+	if err != nil {
+		return err
+	}
+	if err := w.batch(ctx, vectorObjects(v, before.acl.readers)); err != nil {
 		return fmt.Errorf("write vectors of %s (%s): %w", v.FileVersionID, v.Model, err)
 	}
 	if w.marks != nil {
@@ -59,6 +71,11 @@ func (w *Writer) ApplyVectors(ctx context.Context, v pipeline.Vectors) error {
 	if err != nil {
 		return err
 	}
+	if doc.exists && !slices.Equal(doc.acl.readers, before.acl.readers) {
+		if err := w.merge(ctx, schema.ChunkVectorClass, v.Project, vectorIDs(v), doc.acl.objectProps(map[string]any{})); err != nil {
+			return fmt.Errorf("set readers of vectors of %s (%s): %w", v.FileVersionID, v.Model, err)
+		}
+	}
 	if doc.fileVersionID == v.FileVersionID {
 		w.recordState(ctx, v.Object, pipeline.StateEmbedded, "", doc.commitSeq, v.FileVersionID, time.Time{})
 	}
@@ -66,38 +83,91 @@ func (w *Writer) ApplyVectors(ctx context.Context, v pipeline.Vectors) error {
 	return nil
 }
 
-// vectorObjects are v's ChunkVector objects, one per chunk.
-func vectorObjects(v pipeline.Vectors) []*models.Object {
+// vectorObjects are v's ChunkVector objects, one per chunk, readable by
+// readers (nil: not known yet, which only admins match until a commit sets them).
+func vectorObjects(v pipeline.Vectors, readers []string) []*models.Object {
 	objs := make([]*models.Object, 0, len(v.Chunks))
 	name := schema.VectorName(v.Model)
 	for _, c := range v.Chunks {
+		props := map[string]any{
+			"chunk_id": c.ChunkID, "file_id": v.FileID, "file_version_id": v.FileVersionID, "file_path": v.Object.Path,
+			"branch": v.Object.Branch, "model": v.Model, "source_checksum": c.SourceChecksum, "dimensions": v.Dimensions,
+		}
+		if readers != nil {
+			props[schema.ReadersProperty] = readers
+		}
 		objs = append(objs, &models.Object{
 			Class: schema.ChunkVectorClass, ID: strfmt.UUID(ids.ChunkVector(c.ChunkID, v.Model)), Tenant: v.Project,
-			Properties: map[string]any{
-				"chunk_id": c.ChunkID, "file_id": v.FileID, "file_version_id": v.FileVersionID, "file_path": v.Object.Path,
-				"branch": v.Object.Branch, "model": v.Model, "source_checksum": c.SourceChecksum, "dimensions": v.Dimensions,
-			},
-			Vectors: models.Vectors{name: models.Vector(c.Vector)},
+			Properties: props, Vectors: models.Vectors{name: models.Vector(c.Vector)},
 		})
 	}
 	return objs
 }
 
+// vectorIDs are the ids of v's ChunkVector objects.
+func vectorIDs(v pipeline.Vectors) []string {
+	out := make([]string, 0, len(v.Chunks))
+	for _, c := range v.Chunks {
+		out = append(out, ids.ChunkVector(c.ChunkID, v.Model))
+	}
+	return out
+}
+
 // markEmbedded records a just-committed file version as embedded when its
-// vectors were written before the commit. Between this and ApplyVectors one
-// of the two always sees the other's write.
-func (w *Writer) markEmbedded(ctx context.Context, fv pipeline.FileVersion, seq int64) {
+// vectors were written before the commit, and gives those vectors the
+// readers the commit recorded (they were written with the readers the file
+// had then, or none). Between this and ApplyVectors one of the two always
+// sees the other's write. An error leaves vectors that may be readable by
+// the wrong keys: the caller fails the commit's message, and its
+// redelivery, a duplicate, sets them (syncVectorReaders).
+func (w *Writer) markEmbedded(ctx context.Context, fv pipeline.FileVersion, a acl, seq int64) error {
 	if len(fv.Chunks) == 0 {
-		return
+		return nil
 	}
 	found, err := w.hasVectors(ctx, fv.Object.Project, fv.FileVersionID)
 	if err != nil {
-		w.log.Warn("look up vectors", "file_version_id", fv.FileVersionID, "err", err)
-		return
+		return fmt.Errorf("look up vectors of %s: %w", fv.FileVersionID, err)
 	}
-	if found {
-		w.recordState(ctx, fv.Object, pipeline.StateEmbedded, "", seq, fv.FileVersionID, fv.ExtractedAt)
+	if !found {
+		return nil
 	}
+	if err := w.syncVectorReaders(ctx, fv.Object.Project, textFilter("file_version_id", fv.FileVersionID), a); err != nil {
+		return fmt.Errorf("set readers of vectors of %s: %w", fv.FileVersionID, err)
+	}
+	w.recordState(ctx, fv.Object, pipeline.StateEmbedded, "", seq, fv.FileVersionID, fv.ExtractedAt)
+	return nil
+}
+
+// syncVectorReaders merges a's readers into the ChunkVectors where matches
+// whose readers differ. While no vectors were ever written there is nothing to do.
+func (w *Writer) syncVectorReaders(ctx context.Context, project string, where *filters.WhereBuilder, a acl) error {
+	ready, err := w.vectorsReady(ctx, project)
+	if err != nil || !ready {
+		return err
+	}
+	_, err = w.syncObjects(ctx, schema.ChunkVectorClass, project, where, a.objectProps(map[string]any{}))
+	return err
+}
+
+// vectorsReady reports whether the ChunkVector collection exists and, if
+// so, makes sure it has the readers property (one added by auto-schema on
+// a merge would be word-tokenized: "eng-team" would match "eng") and the
+// project's tenant.
+func (w *Writer) vectorsReady(ctx context.Context, project string) (bool, error) {
+	if !w.vectorClass.Load() { // a collection, once there, stays: ask until it is
+		exists, err := w.wv.Schema().ClassExistenceChecker().WithClassName(schema.ChunkVectorClass).Do(ctx)
+		if err != nil || !exists {
+			return false, err
+		}
+		w.vectorClass.Store(true)
+	}
+	if !w.vectorProps.Load() {
+		if err := schema.EnsureVectorProperties(ctx, w.wv); err != nil {
+			return false, err
+		}
+		w.vectorProps.Store(true)
+	}
+	return true, w.ensureVectorTenant(ctx, project)
 }
 
 func (w *Writer) hasVectors(ctx context.Context, project, fileVersionID string) (bool, error) {

@@ -15,6 +15,7 @@ import (
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/fault"
 	"github.com/weaviate/weaviate/entities/models"
 
+	"github.com/strata-kb/strata/shared/access"
 	"github.com/strata-kb/strata/shared/schema"
 )
 
@@ -29,6 +30,12 @@ const restByIDTimeout = 400 * time.Millisecond
 // GraphQL Get by id. nil when it does not exist.
 // vectors names the named vectors to read with it (none: no vectors).
 func (s *Store) objectByID(ctx context.Context, class, project, id string, vectors ...string) (*models.Object, error) {
+	if documentClasses[class] && !access.GrantFrom(ctx).Admin {
+		// REST takes no filter: it would return a hidden object, to be
+		// dropped here, later than a missing id's 404 would come back. A
+		// filtered query answers both alike, as Weaviate's empty result.
+		return s.objectByGraphQL(ctx, class, project, id, vectors)
+	}
 	restCtx, cancel := context.WithTimeout(ctx, restByIDTimeout)
 	o, err := s.objectByREST(restCtx, class, project, id, len(vectors) > 0)
 	cancel()
@@ -81,9 +88,15 @@ func (s *Store) objectByGraphQL(ctx context.Context, class, project, id string, 
 		additional = append(additional, graphql.Field{Name: "vectors", Fields: names})
 	}
 	fields = append(fields, graphql.Field{Name: "_additional", Fields: additional})
-	rows, err := s.get(ctx, class, project, fields, ChunkFilter(id), func(g *graphql.GetBuilder) *graphql.GetBuilder {
-		return g.WithLimit(1)
-	})
+	var rows []map[string]any
+	var err error
+	if len(vectors) == 0 {
+		rows, err = s.find(ctx, class, project, fields, getQuery{where: ChunkFilter(id), limit: 1}) // gRPC when set
+	} else {
+		rows, err = s.get(ctx, class, project, fields, ChunkFilter(id), func(g *graphql.GetBuilder) *graphql.GetBuilder {
+			return g.WithLimit(1)
+		})
+	}
 	if err != nil || len(rows) == 0 {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"os"
 	"reflect"
 	"testing"
@@ -35,10 +34,10 @@ func weaviateWithTenant(t testing.TB, project string) *weaviate.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := schema.Ensure(context.Background(), wv); err != nil {
+	if err := schema.Ensure(asSystem(), wv); err != nil {
 		t.Fatal(err)
 	}
-	if err := schema.EnsureTenant(context.Background(), wv, project); err != nil {
+	if err := schema.EnsureTenant(asSystem(), wv, project); err != nil {
 		t.Fatal(err)
 	}
 	return wv
@@ -47,7 +46,7 @@ func weaviateWithTenant(t testing.TB, project string) *weaviate.Client {
 // putObjects stores objects in one batch, failing the test on any object's error.
 func putObjects(t testing.TB, wv *weaviate.Client, objs ...*models.Object) {
 	t.Helper()
-	res, err := wv.Batch().ObjectsBatcher().WithObjects(objs...).Do(context.Background())
+	res, err := wv.Batch().ObjectsBatcher().WithObjects(objs...).Do(asSystem())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +60,7 @@ func putObjects(t testing.TB, wv *weaviate.Client, objs ...*models.Object) {
 // TestObjectByIDBothWays: the GraphQL read that stands in for a REST read
 // that does not answer gives the same object: properties, id and vector.
 func TestObjectByIDBothWays(t *testing.T) {
-	ctx := context.Background()
+	ctx := asSystem()
 	const project, model = "byid", "probe-model"
 	wv := weaviateWithTenant(t, project)
 	if err := schema.EnsureVectorSpace(ctx, wv, model, 1); err != nil {

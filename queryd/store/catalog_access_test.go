@@ -130,3 +130,7 @@ func docPaths(docs []Document) []string {
 	slices.Sort(out)
 	return out
 }
+
+// asSystem is the context of tests about other things than access: they
+// read as Strata itself, every document whatever its readers.
+func asSystem() context.Context { return access.System(context.Background()) }

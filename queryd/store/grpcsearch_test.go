@@ -48,7 +48,7 @@ func noFallbacks(t *testing.T, s *Store) {
 // text lists (empty too), missing fields, id lists, ranges, OR, sorting,
 // offsets, a view that hides a later commit, and an unknown project.
 func TestGRPCMatchesGraphQL(t *testing.T) {
-	ctx := context.Background()
+	ctx := asSystem()
 	const project = "grpcparity"
 	wv := weaviateWithTenant(t, project)
 	fileID := ids.File(project, "", "g.md")
@@ -147,7 +147,7 @@ func TestGRPCMatchesGraphQL(t *testing.T) {
 // TestGRPCFallsBackToGraphQL: with the gRPC port unreachable, reads are
 // answered over GraphQL, and gRPC is not tried again at once.
 func TestGRPCFallsBackToGraphQL(t *testing.T) {
-	ctx := context.Background()
+	ctx := asSystem()
 	const project = "grpcfallback"
 	wv, fv := oneChunkIndex(t, project)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -183,7 +183,7 @@ func TestGRPCFallsBackToGraphQL(t *testing.T) {
 // version's sections and chunk pages, and chunks by id read the same over
 // gRPC as over GraphQL, scores included.
 func TestGRPCMatchesGraphQLSearches(t *testing.T) {
-	ctx := context.Background()
+	ctx := asSystem()
 	const project = "grpcsearches"
 	wv := weaviateWithTenant(t, project)
 	var objs []*models.Object
@@ -263,7 +263,7 @@ func TestGRPCMatchesGraphQLSearches(t *testing.T) {
 // never answers (a node cut off, not refused) costs one read
 // grpcAttemptTimeout, then GraphQL answers it.
 func TestGRPCHangingNodeFallsBack(t *testing.T) {
-	ctx := context.Background()
+	ctx := asSystem()
 	const project = "grpchanging"
 	wv, fv := oneChunkIndex(t, project)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -301,7 +301,7 @@ func TestGRPCHangingNodeFallsBack(t *testing.T) {
 // model's named vector, with and without a distance bound) finds the same
 // chunks with the same scores over gRPC as over GraphQL.
 func TestGRPCMatchesGraphQLVectorSearch(t *testing.T) {
-	ctx := context.Background()
+	ctx := asSystem()
 	const project, model = "grpcvectors", "grpc-parity-model"
 	wv := weaviateWithTenant(t, project)
 	if err := schema.EnsureVectorSpace(ctx, wv, model, 1); err != nil {
@@ -371,7 +371,7 @@ func oneChunkIndex(t *testing.T, project string) (*weaviate.Client, string) {
 // TestGRPCLargeReply: a page of large chunks (over gRPC's 4 MB default) is
 // read over gRPC, not refused and asked again over GraphQL.
 func TestGRPCLargeReply(t *testing.T) {
-	ctx := context.Background()
+	ctx := asSystem()
 	const project = "grpclarge"
 	wv := weaviateWithTenant(t, project)
 	fv := ids.FileVersion(ids.File(project, "", "big.md"), "e", "s")
@@ -395,7 +395,7 @@ func TestGRPCLargeReply(t *testing.T) {
 // TestGRPCUnsupportedQueryKeepsGRPC: a query gRPC cannot express is asked
 // over GraphQL without turning gRPC off for the reads after it.
 func TestGRPCUnsupportedQueryKeepsGRPC(t *testing.T) {
-	ctx := context.Background()
+	ctx := asSystem()
 	const project = "grpcunsupported"
 	wv, fv := oneChunkIndex(t, project)
 	s := grpcStore(t, wv)

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"testing"
 
 	"github.com/go-openapi/strfmt"
@@ -17,7 +16,7 @@ import (
 // compares words as written, and a stemmed search over chunks written before
 // the stemmed index existed falls back to exact matching.
 func TestKeywordMatching(t *testing.T) {
-	ctx := context.Background()
+	ctx := asSystem()
 	const project = "keywordmatch"
 	wv := weaviateWithTenant(t, project)
 	type doc struct {

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -21,7 +20,7 @@ import (
 //	go test ./store -run '^$' -bench SectionRead -count 6
 func BenchmarkSectionRead(b *testing.B) {
 	s, fv, secID := sectionBenchIndex(b)
-	ctx := context.Background()
+	ctx := asSystem()
 	const project = "sectionbench"
 	check := func(b *testing.B, rows []ChunkDetail, err error) {
 		if err != nil || len(rows) != 10 {
@@ -77,7 +76,7 @@ func BenchmarkChunkQueryProtocols(b *testing.B) {
 	}{{"graphql", plain}, {"grpc", fast}} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
-				rows, err := c.s.ChunkDetails(context.Background(), "sectionbench", q)
+				rows, err := c.s.ChunkDetails(asSystem(), "sectionbench", q)
 				if err != nil || len(rows) != 10 {
 					b.Fatalf("%d chunks, %v", len(rows), err)
 				}

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"reflect"
 	"testing"
 
@@ -16,7 +15,7 @@ import (
 // writes it) is read with that section; an older chunk without those
 // fields is read with none, so callers read the Section object.
 func TestChunkDetailSection(t *testing.T) {
-	ctx := context.Background()
+	ctx := asSystem()
 	const project = "chunksection"
 	wv := weaviateWithTenant(t, project)
 	fileID := ids.File(project, "", "a.md")
@@ -66,7 +65,7 @@ func TestChunkDetailSection(t *testing.T) {
 // another version's chunks of the same indexes and a chunk committed after
 // the view left out, and a section's chunks added when asked.
 func TestChunkWindowByIDs(t *testing.T) {
-	ctx := context.Background()
+	ctx := asSystem()
 	const project = "chunkwindow"
 	wv := weaviateWithTenant(t, project)
 	fileID := ids.File(project, "", "w.md")

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"testing"
 
 	"github.com/go-openapi/strfmt"
@@ -15,7 +14,7 @@ import (
 // (wider) give every chunk of the version once, in order, and nothing of
 // another version.
 func TestListChunksPages(t *testing.T) {
-	ctx := context.Background()
+	ctx := asSystem()
 	const project = "listpages"
 	wv := weaviateWithTenant(t, project)
 	fileID := ids.File(project, "", "l.md")

@@ -46,7 +46,7 @@ type Release struct {
 }
 
 var versionFields = []graphql.Field{{Name: "file_id"}, {Name: "file_path"}, {Name: "branch"}, {Name: "file_version_id"},
-	{Name: "status"}, {Name: "error"}, {Name: "deleted"}, {Name: "valid_from"}, {Name: "title"}, {Name: schema.ReadersProperty}, {Name: "access_error"}}
+	{Name: "status"}, {Name: "error"}, {Name: "deleted"}, {Name: "valid_from"}, {Name: "title"}, {Name: schema.ReadersProperty}, {Name: schema.CommittedReadersProperty}, {Name: "access_error"}}
 
 func intLE(path string, v int64) *filters.WhereBuilder {
 	return filters.Where().WithPath([]string{path}).WithOperator(filters.LessThanEqual).WithValueInt(v)
@@ -192,11 +192,20 @@ func (s *Store) release(ctx context.Context, project string, where *filters.Wher
 	return &Release{ID: str(add, "id"), Version: str(rows[0], "version"), Branch: str(rows[0], "branch"), Sequence: int64(numf(rows[0], "sequence"))}, nil
 }
 
+// committedReaders are the readers a Version was committed with; a Version
+// written before they were recorded has only its (current) readers.
+func committedReaders(r map[string]any) []string {
+	if rs := strs(r, schema.CommittedReadersProperty); len(rs) > 0 {
+		return rs
+	}
+	return strs(r, schema.ReadersProperty)
+}
+
 func version(r map[string]any) Version {
 	return Version{FileID: str(r, "file_id"), FilePath: str(r, "file_path"), Branch: str(r, "branch"),
 		FileVersionID: str(r, "file_version_id"), Status: str(r, "status"), Error: str(r, "error"),
 		Deleted: r["deleted"] == true, ValidFrom: int64(numf(r, "valid_from")), Title: str(r, "title"),
-		Readers: strs(r, schema.ReadersProperty), AccessError: str(r, "access_error")}
+		Readers: committedReaders(r), AccessError: str(r, "access_error")}
 }
 
 func numf(m map[string]any, k string) float64 {

@@ -54,6 +54,9 @@ const ReadersProperty = "readers"
 
 // readers is exact-match text[]: field tokenization keeps each group one
 // token (word tokenization would split "eng-team" and drop stopwords).
+// CommittedReadersProperty is a Version's readers as committed.
+const CommittedReadersProperty = "committed_readers"
+
 func readers() *models.Property {
 	return &models.Property{Name: ReadersProperty, DataType: []string{"text[]"}, Tokenization: "field",
 		IndexFilterable: boolp(true), IndexSearchable: boolp(false)}
@@ -174,6 +177,10 @@ func Definitions() []*models.Class {
 				field("etag"), field("status"), text("error", "word"), boolean("deleted"), text("title", "word"),
 				field("format"), integer("chunk_count"), sequence("valid_from"), date("committed_at"), date("ingested_at"),
 				readers(), text("access_error", "word"),
+				// The readers the version was committed with, never changed
+				// afterwards (readers follows the document's groups): the
+				// change feed judges each end of its range by them.
+				stored(CommittedReadersProperty, "text[]"),
 			},
 		},
 		{

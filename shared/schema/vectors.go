@@ -23,7 +23,7 @@ const ChunkVectorClass = "ChunkVector"
 func chunkVectorProperties() []*models.Property {
 	return []*models.Property{
 		field("chunk_id"), field("file_id"), field("file_version_id"), field("file_path"), field("branch"),
-		field("model"), field("source_checksum"), integer("dimensions"),
+		field("model"), field("source_checksum"), integer("dimensions"), readers(),
 	}
 }
 
@@ -65,7 +65,8 @@ func namedVector() models.VectorConfig {
 }
 
 // EnsureVectorSpace makes sure ChunkVector exists with a named vector for
-// model, adding the vector to an existing collection when a model is new.
+// model, adding the vector to an existing collection when a model is new,
+// and the properties added to the collection since it was created.
 func EnsureVectorSpace(ctx context.Context, c *weaviate.Client, model string, replicationFactor int) error {
 	name := VectorName(model)
 	exists, err := c.Schema().ClassExistenceChecker().WithClassName(ChunkVectorClass).Do(ctx)
@@ -82,12 +83,27 @@ func EnsureVectorSpace(ctx context.Context, c *weaviate.Client, model string, re
 			ReplicationConfig:  replication(replicationFactor),
 		}
 		err := c.Schema().ClassCreator().WithClass(class).Do(ctx)
-		if err == nil || strings.Contains(err.Error(), "already exists") {
-			return ensureNamedVector(ctx, c, name) // a concurrent creator may have used another model
+		if err == nil {
+			return nil
 		}
-		return fmt.Errorf("create collection %s for %s: %w", ChunkVectorClass, model, err)
+		if !strings.Contains(err.Error(), "already exists") {
+			return fmt.Errorf("create collection %s for %s: %w", ChunkVectorClass, model, err)
+		}
+		// A concurrent creator won, maybe with another model: as for an existing collection.
+	}
+	if err := EnsureVectorProperties(ctx, c); err != nil {
+		return err
 	}
 	return ensureNamedVector(ctx, c, name)
+}
+
+// EnsureVectorProperties adds to an existing ChunkVector collection the
+// properties it lacks, as Ensure does for the other collections. It must
+// run before the first write of a new property: auto-schema would create
+// it from the value, and a readers property made that way is
+// word-tokenized, so a filter on "eng-team" would match "eng".
+func EnsureVectorProperties(ctx context.Context, c *weaviate.Client) error {
+	return addMissingProperties(ctx, c, &models.Class{Class: ChunkVectorClass, Properties: chunkVectorProperties()})
 }
 
 func ensureNamedVector(ctx context.Context, c *weaviate.Client, name string) error {

@@ -1,0 +1,226 @@
+package index
+
+// An access change (pipeline.KindAccessChanged): a file's groups changed
+// without new content. Nothing is extracted or embedded again and no file
+// version is made: the readers of every object the file has, of every
+// version, are merged in place (releases are read with the groups a
+// document has now), and a Version repeating the visible file version with
+// the new readers is committed, so readers of the catalog (listings,
+// list_changes) see the change at a sequence like any other.
+//
+// Order, so that a crash anywhere is finished by the redelivery:
+//  1. every object but the visible Version and the Document;
+//  2. the new Version, and publishing its sequence;
+//  3. the Version that was visible before;
+//  4. the Document, whose access_read_at says the change is done (a
+//     redelivery that is not newer is then ignored);
+//  5. the file's vectors once more (see vectors.go: vectors written while
+//     the change ran either are found here or find the new Document).
+//
+// Until step 2 the visible Version still has the old readers, so a
+// redelivery commits the new Version; after it, the visible Version has
+// the new readers and no second one is made.
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/go-openapi/strfmt"
+	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
+	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
+	"github.com/weaviate/weaviate/entities/models"
+
+	"github.com/strata-kb/strata/shared/ids"
+	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/schema"
+)
+
+// Absent is the outcome of an access change of a file the index has no
+// document of: its first commit will carry the groups its own read found.
+const Absent Outcome = "absent"
+
+// ApplyAccessChange gives every object of ac's file the readers of
+// ac.Access, unless the document records a read of the groups that is as
+// new or newer.
+func (w *Writer) ApplyAccessChange(ctx context.Context, ac pipeline.AccessChanged) (Outcome, error) {
+	if err := validateAccessChange(ac); err != nil {
+		return "", err
+	}
+	project, want := ac.Object.Project, aclOf(ac.Access)
+	// A change may be a project's first message: reads need its tenants.
+	if err := w.ensureTenant(ctx, project); err != nil {
+		return "", err
+	}
+	// Without the lock first: a stale or early change costs one read.
+	doc, err := w.document(ctx, project, ac.FileID)
+	if err != nil {
+		return "", err
+	}
+	if out, skip := skipAccess(doc, want); skip {
+		return out, nil
+	}
+	unlock, err := w.lock(ctx, project)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	return w.changeAccess(ctx, project, ac.FileID, want)
+}
+
+func validateAccessChange(ac pipeline.AccessChanged) error {
+	if ac.Object.Project == "" || !ids.Valid(ac.FileID) {
+		return fmt.Errorf("access change: project and a file_id UUID are required (got %q, %q)", ac.Object.Project, ac.FileID)
+	}
+	return nil
+}
+
+// skipAccess says whether an access change has nothing to do: the file has
+// no document yet, or the document records a read at least as new.
+func skipAccess(doc current, want acl) (Outcome, bool) {
+	switch {
+	case !doc.exists:
+		return Absent, true
+	case want.readAt.Equal(doc.acl.readAt):
+		return Duplicate, true
+	case want.readAt.Before(doc.acl.readAt):
+		return Stale, true
+	}
+	return "", false
+}
+
+// changeAccess applies an access change under the project's commit lock.
+func (w *Writer) changeAccess(ctx context.Context, project, fileID string, want acl) (Outcome, error) {
+	doc, err := w.document(ctx, project, fileID) // again: a commit may have run while we waited
+	if err != nil {
+		return "", err
+	}
+	if out, skip := skipAccess(doc, want); skip {
+		return out, nil
+	}
+	wm, err := w.settle(ctx, project)
+	if err != nil {
+		return "", err
+	}
+	visible, err := w.visibleVersion(ctx, project, fileID, wm)
+	if err != nil {
+		return "", err
+	}
+	if err := w.setFileReaders(ctx, project, fileID, objectID(visible), want); err != nil {
+		return "", err
+	}
+	// A deleted file is not listed: its readers change (a release may
+	// still show it) but there is no new state of it to commit.
+	if visible != nil && visible["deleted"] != true && !aclOfProps(visible).same(want) {
+		if err := w.commitAccess(ctx, project, visible, want, wm+1); err != nil {
+			return "", err
+		}
+	}
+	if visible != nil {
+		if _, err := w.syncObjects(ctx, schema.VersionClass, project, idFilter(objectID(visible)), want.versionProps(map[string]any{})); err != nil {
+			return "", fmt.Errorf("access change of %s: %w", fileID, err)
+		}
+	}
+	if err := w.merge(ctx, schema.DocumentClass, project, []string{fileID}, want.documentProps(map[string]any{})); err != nil {
+		return "", fmt.Errorf("access change of %s: %w", fileID, err)
+	}
+	if err := w.syncVectorReaders(ctx, project, textFilter("file_id", fileID), want); err != nil {
+		return "", fmt.Errorf("access change of %s: %w", fileID, err)
+	}
+	return Applied, nil
+}
+
+// setFileReaders merges want into every Section, Chunk, ChunkVector and
+// Version of the file but the Version with id visibleID ("" for none).
+func (w *Writer) setFileReaders(ctx context.Context, project, fileID, visibleID string, want acl) error {
+	file := textFilter("file_id", fileID)
+	readers := want.objectProps(map[string]any{})
+	for _, class := range []string{schema.SectionClass, schema.ChunkClass} {
+		if _, err := w.syncObjects(ctx, class, project, file, readers); err != nil {
+			return fmt.Errorf("access change of %s: %w", fileID, err)
+		}
+	}
+	if err := w.syncVectorReaders(ctx, project, file, want); err != nil {
+		return fmt.Errorf("access change of %s: %w", fileID, err)
+	}
+	versions := file
+	if visibleID != "" {
+		versions = and(file, filters.Where().WithPath([]string{"_id"}).WithOperator(filters.NotEqual).WithValueText(visibleID))
+	}
+	if _, err := w.syncObjects(ctx, schema.VersionClass, project, versions, want.versionProps(map[string]any{})); err != nil {
+		return fmt.Errorf("access change of %s: %w", fileID, err)
+	}
+	return nil
+}
+
+// commitAccess commits the access change at seq: a Version repeating the
+// visible one (the same file_version_id, so its chunks stay the visible
+// ones) with the new readers.
+func (w *Writer) commitAccess(ctx context.Context, project string, visible map[string]any, want acl, seq int64) error {
+	if err := w.intend(ctx, project, seq); err != nil {
+		return err
+	}
+	v := accessVersion(project, visible, want, seq, w.now().UTC().Format(time.RFC3339Nano))
+	if err := w.batch(ctx, []*models.Object{v}); err != nil {
+		return fmt.Errorf("write access version of %s: %w", str(visible, "file_id"), err)
+	}
+	if err := w.publish(ctx, project, seq); err != nil {
+		return fmt.Errorf("publish commit %d of %s: %w", seq, project, err)
+	}
+	return nil
+}
+
+// versionFields are a Version's properties an access change copies.
+var versionFields = []string{"file_id", "file_path", "branch", "file_version_id", "sequencer", "etag", "status", "error",
+	"deleted", "title", "format", "chunk_count", "ingested_at"}
+
+// accessVersion is the Version an access change commits at seq. Its object
+// id is its own (the file version's Version keeps the file_version_id as
+// its id, which decide looks up), derived from the sequence so a rewrite
+// after a crash is an upsert. committed_at is now: it is a commit of its own.
+func accessVersion(project string, visible map[string]any, want acl, seq int64, now string) *models.Object {
+	props := map[string]any{}
+	for _, f := range versionFields {
+		switch v := visible[f].(type) {
+		case nil:
+		case float64:
+			props[f] = int64(v)
+		default:
+			props[f] = v
+		}
+	}
+	props["valid_from"], props["committed_at"] = seq, now
+	fileID, fileVersionID := str(visible, "file_id"), str(visible, "file_version_id")
+	id := ids.FileVersion(fileID, "access@"+strconv.FormatInt(seq, 10), fileVersionID)
+	return &models.Object{Class: schema.VersionClass, ID: strfmt.UUID(id), Tenant: project, Properties: want.newVersionProps(props)}
+}
+
+// visibleVersion returns the file's Version visible at watermark (with its
+// object id), or nil.
+func (w *Writer) visibleVersion(ctx context.Context, project, fileID string, watermark int64) (map[string]any, error) {
+	fields := []graphql.Field{{Name: "valid_from"}, {Name: schema.ReadersProperty}, {Name: "access_error"},
+		{Name: "_additional", Fields: []graphql.Field{{Name: "id"}}}}
+	for _, f := range versionFields {
+		fields = append(fields, graphql.Field{Name: f})
+	}
+	resp, err := w.wv.GraphQL().Get().WithClassName(schema.VersionClass).WithTenant(project).
+		WithWhere(and(textFilter("file_id", fileID), intFilter("valid_from", filters.LessThanEqual, watermark))).
+		WithSort(graphql.Sort{Path: []string{"valid_from"}, Order: graphql.Desc}).WithLimit(1).WithFields(fields...).Do(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read visible version of %s: %w", fileID, err)
+	}
+	if len(resp.Errors) > 0 {
+		return nil, fmt.Errorf("read visible version of %s: %s", fileID, resp.Errors[0].Message)
+	}
+	rows, _ := resp.Data["Get"].(map[string]any)[schema.VersionClass].([]any)
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	row, _ := rows[0].(map[string]any)
+	return row, nil
+}
+
+func idFilter(id string) *filters.WhereBuilder {
+	return filters.Where().WithPath([]string{"_id"}).WithOperator(filters.Equal).WithValueText(id)
+}
