@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/strata-kb/strata/shared/access"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -366,18 +367,32 @@ func TestWithLiveKey(t *testing.T) {
 	if got, ok := FromContext(derived); !ok || !got.CanRead("acme") {
 		t.Fatalf("before: %+v %v", got, ok)
 	}
+	if g := access.GrantFrom(derived); g.Admin || len(g.Groups) > 0 {
+		t.Fatalf("grant before: %+v, want none", g)
+	}
 	p = NewPrincipal("k", []string{"beta"}, []string{"*"}) // granted otherwise
 	if got, ok := FromContext(derived); !ok || !got.CanRead("beta") || !got.Admin() {
 		t.Fatalf("after a new grant: %+v %v", got, ok)
+	}
+	if !access.GrantFrom(derived).Admin {
+		t.Fatal("the index reads' grant did not follow the key's new groups")
+	}
+	p = NewPrincipal("k", []string{"beta"}, []string{"hr"})
+	if g := access.GrantFrom(derived); g.Admin || !slices.Equal(g.Groups, []string{"hr"}) {
+		t.Fatalf("grant after groups hr: %+v", g)
 	}
 	s.p = nil // revoked
 	if got, ok := FromContext(derived); ok {
 		t.Fatalf("after revoking: %+v", got)
 	}
+	if g := access.GrantFrom(derived); g.Admin || len(g.Groups) > 0 {
+		t.Fatalf("grant of a revoked key: %+v", g)
+	}
 	if derived.Value(struct{}{}) != "other" {
 		t.Fatal("other values lost")
 	}
-	if got, ok := FromContext(WithPrincipal(derived, p)); !ok || !got.Admin() {
+	admin := NewPrincipal("k", []string{"beta"}, []string{"*"})
+	if got, ok := FromContext(WithPrincipal(derived, admin)); !ok || !got.Admin() || !access.GrantFrom(WithPrincipal(derived, admin)).Admin {
 		t.Fatal("a WithPrincipal below wins")
 	}
 }

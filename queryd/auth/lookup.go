@@ -1,6 +1,10 @@
 package auth
 
-import "context"
+import (
+	"context"
+
+	"github.com/strata-kb/strata/shared/access"
+)
 
 // Lookups asks each KeyLookup in turn; the first that knows a key answers.
 // queryd puts -api-keys first, so a record in the key store can never
@@ -24,7 +28,12 @@ func (ls Lookups) Lookup(key string) (Principal, bool) {
 // projects) while it runs takes effect from the next call, and a revoked
 // key is "not authenticated", as over HTTP.
 func WithLiveKey(ctx context.Context, keys KeyLookup, key string) context.Context {
-	return liveKey{Context: ctx, keys: keys, key: key}
+	// The grant every index read is filtered by follows the key too
+	// (without it a stdio key would read as one without groups).
+	return access.WithGrantSource(liveKey{Context: ctx, keys: keys, key: key}, func() access.Grant {
+		p, _ := keys.Lookup(key) // a revoked key: no groups (and "not authenticated" before any read)
+		return p.Grant()
+	})
 }
 
 type liveKey struct {

@@ -139,11 +139,26 @@ func WithGrant(ctx context.Context, g Grant) context.Context {
 	return context.WithValue(ctx, grantKey{}, g)
 }
 
+type grantSourceKey struct{}
+
+// WithGrantSource returns ctx whose grant is asked of source at each read
+// (unless a WithGrant below it says otherwise): for a context that lives
+// longer than one caller's grant, such as stdio's, whose key may be
+// revoked or given other groups while it runs.
+func WithGrantSource(ctx context.Context, source func() Grant) context.Context {
+	return context.WithValue(ctx, grantSourceKey{}, source)
+}
+
 // GrantFrom returns the grant ctx carries. A context without one reads as a
 // caller without groups (fail closed): only documents without groups.
 func GrantFrom(ctx context.Context) Grant {
-	g, _ := ctx.Value(grantKey{}).(Grant)
-	return g
+	if g, ok := ctx.Value(grantKey{}).(Grant); ok {
+		return g
+	}
+	if source, ok := ctx.Value(grantSourceKey{}).(func() Grant); ok {
+		return source()
+	}
+	return Grant{}
 }
 
 // System returns ctx for Strata's own reads (the catalog, the indexer's
