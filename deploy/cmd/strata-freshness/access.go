@@ -23,15 +23,16 @@ import (
 	"github.com/strata-kb/strata/shared/bucket"
 )
 
-// accessResult is every tag change measured.
+// accessResult is every tag change measured, by document size.
 type accessResult struct {
-	Samples []time.Duration // tagging call returned -> both keys see the change
-	Failed  int
+	Sizes   []int
+	Samples map[int][]time.Duration // tagging call returned -> both keys see the change
+	Failed  map[int]int
 }
 
 // measureAccessChanges runs cfg.AccessSamples tag changes on one document.
 func measureAccessChanges(ctx context.Context, cfg Config, log io.Writer) (accessResult, error) {
-	var res accessResult
+	res := accessResult{Sizes: cfg.Sizes, Samples: map[int][]time.Duration{}, Failed: map[int]int{}}
 	dir, err := os.MkdirTemp("", "strata-access-")
 	if err != nil {
 		return res, err
@@ -62,36 +63,47 @@ func measureAccessChanges(ctx context.Context, cfg Config, log io.Writer) (acces
 		defer session.Close()
 		clients[group] = &bench{cfg: cfg, mcp: session, log: log}
 	}
+	for _, size := range cfg.Sizes {
+		if err := flipTags(ctx, cfg, s3, stack.Env.Bucket, clients, size, &res, log); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// flipTags uploads one document of size bytes readable by hr and flips its
+// tag between finance and hr cfg.AccessSamples times.
+func flipTags(ctx context.Context, cfg Config, s3 *minio.Client, bucketName string, clients map[string]*bench, size int, res *accessResult, log io.Writer) error {
 	token := fmt.Sprintf("access%016x", rand.Uint64())
-	body := document(token, 2000)
-	const key = "acme/access/flip.md"
-	if _, err := s3.PutObject(ctx, stack.Env.Bucket, key, strings.NewReader(body), int64(len(body)),
+	body := document(token, size)
+	key := fmt.Sprintf("acme/access/flip-%d.md", size)
+	if _, err := s3.PutObject(ctx, bucketName, key, strings.NewReader(body), int64(len(body)),
 		minio.PutObjectOptions{ContentType: "text/markdown", UserTags: map[string]string{"strata-groups": "hr"}}); err != nil {
-		return res, fmt.Errorf("upload: %w", err)
+		return fmt.Errorf("upload: %w", err)
 	}
 	if err := waitReaders(ctx, clients, token, "hr", cfg.Timeout); err != nil {
-		return res, fmt.Errorf("first version: %w", err)
+		return fmt.Errorf("first version of %d bytes: %w", size, err)
 	}
 	group := "hr"
 	for i := range cfg.AccessSamples {
 		group = map[string]string{"hr": "finance", "finance": "hr"}[group]
 		t, err := tags.NewTags(map[string]string{"strata-groups": group}, true)
 		if err != nil {
-			return res, err
+			return err
 		}
-		if err := s3.PutObjectTagging(ctx, stack.Env.Bucket, key, t, minio.PutObjectTaggingOptions{}); err != nil {
-			return res, fmt.Errorf("tag %s: %w", group, err)
+		if err := s3.PutObjectTagging(ctx, bucketName, key, t, minio.PutObjectTaggingOptions{}); err != nil {
+			return fmt.Errorf("tag %s: %w", group, err)
 		}
 		tagged := time.Now()
 		if err := waitReaders(ctx, clients, token, group, cfg.Timeout); err != nil {
-			res.Failed++
-			fmt.Fprintf(log, "access change %d to %s: %v\n", i, group, err)
+			res.Failed[size]++
+			fmt.Fprintf(log, "%d B: access change %d to %s: %v\n", size, i, group, err)
 			continue
 		}
-		res.Samples = append(res.Samples, time.Since(tagged))
-		fmt.Fprintf(log, "access change %d to %s: %v\n", i, group, res.Samples[len(res.Samples)-1])
+		res.Samples[size] = append(res.Samples[size], time.Since(tagged))
+		fmt.Fprintf(log, "%d B: access change %d to %s: %v\n", size, i, group, time.Since(tagged))
 	}
-	return res, nil
+	return nil
 }
 
 // waitReaders polls both keys' keyword search every 10 ms until exactly
@@ -128,22 +140,41 @@ func waitReaders(ctx context.Context, clients map[string]*bench, token, reader s
 func renderAccess(cfg Config, r accessResult, took time.Duration) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# How soon a tag change applies\n\n")
-	fmt.Fprintf(&b, "Command: `go run ./deploy/cmd/strata-freshness -access-samples %d -out %s` (%s, took %s).\n\n",
-		cfg.AccessSamples, relOut(cfg), time.Now().UTC().Format("2006-01-02"), took.Round(time.Second))
+	fmt.Fprintf(&b, "Command: `go run ./deploy/cmd/strata-freshness -access-samples %d -sizes %s -out %s` (%s, took %s).\n\n",
+		cfg.AccessSamples, sizeList(cfg.Sizes), relOut(cfg), time.Now().UTC().Format("2006-01-02"), took.Round(time.Second))
 	fmt.Fprintf(&b, "One document's `strata-groups` tag flips between `hr` and `finance` (`PutObjectTagging`); a sample is the time from the\n"+
 		"tagging call's return until the `hr` key's and the `finance` key's `search_keyword` both answer as the new tag says\n"+
 		"(polled every 10 ms). Nothing is re-extracted or re-embedded: the tagging event becomes an access change the indexer\n"+
 		"applies to every object of the document and commits.\n\n")
-	s := slices.Clone(r.Samples)
-	slices.Sort(s)
-	q := func(p float64) string {
-		if len(s) == 0 {
-			return "-"
+	fmt.Fprintf(&b, "| document | samples | failed | p50 | p90 | max |\n|---|---|---|---|---|---|\n")
+	for _, size := range r.Sizes {
+		s := slices.Clone(r.Samples[size])
+		slices.Sort(s)
+		q := func(p float64) string {
+			if len(s) == 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%d ms", s[min(len(s)-1, int(p*float64(len(s))))].Milliseconds())
 		}
-		return fmt.Sprintf("%d ms", s[min(len(s)-1, int(p*float64(len(s))))].Milliseconds())
+		fmt.Fprintf(&b, "| %s | %d | %d | %s | %s | %s |\n", sizeList([]int{size}), len(s), r.Failed[size], q(0.5), q(0.9), q(1))
 	}
-	fmt.Fprintf(&b, "| samples | failed | p50 | p90 | max |\n|---|---|---|---|---|\n| %d | %d | %s | %s | %s |\n", len(s), r.Failed, q(0.5), q(0.9), q(1))
 	return b.String()
+}
+
+// sizeList writes sizes as -sizes takes them.
+func sizeList(sizes []int) string {
+	var out []string
+	for _, n := range sizes {
+		switch {
+		case n%1_000_000 == 0:
+			out = append(out, fmt.Sprintf("%dMB", n/1_000_000))
+		case n%1_000 == 0:
+			out = append(out, fmt.Sprintf("%dKB", n/1_000))
+		default:
+			out = append(out, fmt.Sprint(n))
+		}
+	}
+	return strings.Join(out, ",")
 }
 
 func relOut(cfg Config) string {
