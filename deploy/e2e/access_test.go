@@ -25,8 +25,10 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/tags"
+	"github.com/strata-kb/strata/deploy/mcpclient"
 
 	"github.com/strata-kb/strata/deploy/localstack"
 	"github.com/strata-kb/strata/shared/bucket"
@@ -1161,5 +1163,89 @@ func TestAccessTagChange(t *testing.T) {
 		if a := finance.call("get_file_chunk", map[string]any{"project_reference": "acme", "chunk_id": id}); a.err {
 			t.Errorf("finance's get_file_chunk after the change: %s", a)
 		}
+	}
+	revokeWhileCalling(t, h, token)
+}
+
+// revokeWhileCalling makes a key with strata keys create, has a client
+// call with it in a loop, revokes it, and checks that queryd refuses it
+// within a second of the revoke (and served it until then).
+func revokeWhileCalling(t *testing.T, h *harness, token string) {
+	cli := newStrataCLI(t, h)
+	out := cli.ok("keys", "create", "--name", "finance-agent", "--project", "acme", "--groups", "finance")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	key := strings.TrimSpace(lines[len(lines)-1])
+	if list := cli.ok("keys", "list"); strings.Contains(list, key) || !strings.Contains(list, "finance-agent") {
+		t.Fatalf("strata keys list must name the key and never show it:\n%s", list)
+	}
+	created := time.Now()
+	var c *client.Client
+	for {
+		var err error
+		if c, err = mcpclient.Connect(context.Background(), h.stack.Env.MCPURL, key, "strata-e2e-revoke"); err == nil {
+			break
+		}
+		if time.Since(created) > time.Second {
+			t.Fatalf("a created key is not accepted within 1 s: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	defer c.Close()
+	call := func() (served bool, text string) {
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = "search_keyword", map[string]any{"query": token}
+		res, err := c.CallTool(context.Background(), req)
+		if err != nil {
+			return false, err.Error()
+		}
+		return !res.IsError, fmt.Sprint(res.Content)
+	}
+	if served, text := call(); !served || !strings.Contains(text, token) {
+		t.Fatalf("the new finance key must find the finance document: %s", text)
+	}
+	type result struct {
+		at     time.Time
+		served bool
+	}
+	var results []result
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			served, _ := call()
+			results = append(results, result{time.Now(), served})
+		}
+	}()
+	time.Sleep(300 * time.Millisecond)
+	cli.ok("keys", "revoke", "finance-agent")
+	revoked := time.Now()
+	time.Sleep(1500 * time.Millisecond)
+	close(stop)
+	<-done
+	var lastServed time.Time
+	servedBefore := 0
+	for _, r := range results {
+		if r.served {
+			lastServed = r.at
+			if r.at.Before(revoked) {
+				servedBefore++
+			}
+		}
+	}
+	if servedBefore == 0 {
+		t.Fatalf("the looping client was never served before the revoke (%d calls)", len(results))
+	}
+	if d := lastServed.Sub(revoked); d > time.Second {
+		t.Errorf("a call was served %s after strata keys revoke returned, want refused within 1 s", d)
+	}
+	t.Logf("revoke while calling: %d calls, %d served before the revoke, last served %s after it",
+		len(results), servedBefore, lastServed.Sub(revoked).Round(time.Millisecond))
+	if code, _, stderr := cli.run("keys", "revoke", "finance-agent"); code != 1 || stderr == "" {
+		t.Errorf("revoking an unknown name: exit %d, stderr %q; want exit 1 with a message", code, stderr)
 	}
 }
