@@ -28,6 +28,7 @@ type accessResult struct {
 	Sizes   []int
 	Samples map[int][]time.Duration // tagging call returned -> both keys see the change
 	Failed  map[int]int
+	Hidden  []hiddenRow // reads of a hidden document against a missing one
 }
 
 // measureAccessChanges runs cfg.AccessSamples tag changes on one document.
@@ -68,7 +69,32 @@ func measureAccessChanges(ctx context.Context, cfg Config, log io.Writer) (acces
 			return res, err
 		}
 	}
+	// Each flip ends where it began (an even count): back to hr, if odd.
+	path := fmt.Sprintf("access/flip-%d.md", cfg.Sizes[0])
+	if cfg.AccessSamples%2 == 1 {
+		if err := setGroup(ctx, s3, stack.Env.Bucket, "acme/"+path, "hr"); err != nil {
+			return res, err
+		}
+		time.Sleep(2 * time.Second)
+	}
+	hidden, err := measureHidden(ctx, clients["hr"], clients["finance"], path, cfg.HiddenCalls, log)
+	if err != nil {
+		return res, fmt.Errorf("hidden against missing: %w", err)
+	}
+	res.Hidden = hidden
 	return res, nil
+}
+
+// setGroup sets the object's strata-groups tag.
+func setGroup(ctx context.Context, s3 *minio.Client, bucketName, key, group string) error {
+	t, err := tags.NewTags(map[string]string{"strata-groups": group}, true)
+	if err != nil {
+		return err
+	}
+	if err := s3.PutObjectTagging(ctx, bucketName, key, t, minio.PutObjectTaggingOptions{}); err != nil {
+		return fmt.Errorf("tag %s %s: %w", key, group, err)
+	}
+	return nil
 }
 
 // flipTags uploads one document of size bytes readable by hr and flips its
@@ -87,12 +113,8 @@ func flipTags(ctx context.Context, cfg Config, s3 *minio.Client, bucketName stri
 	group := "hr"
 	for i := range cfg.AccessSamples {
 		group = map[string]string{"hr": "finance", "finance": "hr"}[group]
-		t, err := tags.NewTags(map[string]string{"strata-groups": group}, true)
-		if err != nil {
+		if err := setGroup(ctx, s3, bucketName, key, group); err != nil {
 			return err
-		}
-		if err := s3.PutObjectTagging(ctx, bucketName, key, t, minio.PutObjectTaggingOptions{}); err != nil {
-			return fmt.Errorf("tag %s: %w", group, err)
 		}
 		tagged := time.Now()
 		if err := waitReaders(ctx, clients, token, group, cfg.Timeout); err != nil {
@@ -140,8 +162,8 @@ func waitReaders(ctx context.Context, clients map[string]*bench, token, reader s
 func renderAccess(cfg Config, r accessResult, took time.Duration) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# How soon a tag change applies\n\n")
-	fmt.Fprintf(&b, "Command: `go run ./deploy/cmd/strata-freshness -access-samples %d -sizes %s -out %s` (%s, took %s).\n\n",
-		cfg.AccessSamples, sizeList(cfg.Sizes), relOut(cfg), time.Now().UTC().Format("2006-01-02"), took.Round(time.Second))
+	fmt.Fprintf(&b, "Command: `go run ./deploy/cmd/strata-freshness -access-samples %d -hidden-calls %d -sizes %s -out %s` (%s, took %s).\n\n",
+		cfg.AccessSamples, cfg.HiddenCalls, sizeList(cfg.Sizes), relOut(cfg), time.Now().UTC().Format("2006-01-02"), took.Round(time.Second))
 	fmt.Fprintf(&b, "One document's `strata-groups` tag flips between `hr` and `finance` (`PutObjectTagging`); a sample is the time from the\n"+
 		"tagging call's return until the `hr` key's and the `finance` key's `search_keyword` both answer as the new tag says\n"+
 		"(polled every 10 ms). Nothing is re-extracted or re-embedded: the tagging event becomes an access change the indexer\n"+
@@ -158,6 +180,7 @@ func renderAccess(cfg Config, r accessResult, took time.Duration) string {
 		}
 		fmt.Fprintf(&b, "| %s | %d | %d | %s | %s | %s |\n", sizeList([]int{size}), len(s), r.Failed[size], q(0.5), q(0.9), q(1))
 	}
+	b.WriteString(renderHidden(r.Hidden, cfg.HiddenCalls))
 	return b.String()
 }
 

@@ -37,6 +37,7 @@ type Config struct {
 	DurableIdleOnly bool
 	// AccessSamples, when positive, measures tag changes instead (access.go).
 	AccessSamples int
+	HiddenCalls   int // with AccessSamples: reads of a hidden and of a missing document, each
 }
 
 func parseConfig(args []string, root string, stderr io.Writer) (Config, error) {
@@ -50,6 +51,7 @@ func parseConfig(args []string, root string, stderr io.Writer) (Config, error) {
 	fs.DurationVar(&c.Timeout, "timeout", 30*time.Second, "longest wait for one upload to become searchable (a sample that waits longer is reported as failed)")
 	fs.BoolVar(&c.DurableIdleOnly, "durable-idle-only", true, "measure the durable-only path one upload at a time, not under the background load")
 	fs.IntVar(&c.AccessSamples, "access-samples", 0, "measure this many tag changes (how soon a strata-groups change decides who reads a document) instead of uploads")
+	fs.IntVar(&c.HiddenCalls, "hidden-calls", 500, "with -access-samples: reads of a hidden document and of a missing one, each, per kind of read")
 	fs.StringVar(&c.Out, "out", "docs/bench/freshness.md", "Markdown report, relative to the repository root; empty: stdout only")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -67,7 +69,7 @@ func parseConfig(args []string, root string, stderr io.Writer) (Config, error) {
 		}
 		c.Modes = append(c.Modes, strings.TrimSpace(m))
 	}
-	if c.Samples < 1 || c.Load < 0 || c.AccessSamples < 0 {
+	if c.Samples < 1 || c.Load < 0 || c.AccessSamples < 0 || c.HiddenCalls < 1 {
 		return c, fmt.Errorf("-samples must be at least 1 and -load at least 0")
 	}
 	if c.Out != "" && !filepath.IsAbs(c.Out) {
