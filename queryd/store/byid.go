@@ -32,9 +32,20 @@ const restByIDTimeout = 400 * time.Millisecond
 func (s *Store) objectByID(ctx context.Context, class, project, id string, vectors ...string) (*models.Object, error) {
 	if documentClasses[class] && !access.GrantFrom(ctx).Admin {
 		// REST takes no filter: it would return a hidden object, to be
-		// dropped here, later than a missing id's 404 would come back. A
-		// filtered query answers both alike, as Weaviate's empty result.
-		return s.objectByGraphQL(ctx, class, project, id, vectors)
+		// dropped here, later than a missing id's 404 would come back. The
+		// catalog knows every committed chunk's file, and answers a hidden
+		// chunk as fast as a missing one; without it, a filtered query
+		// answers both alike, as Weaviate's empty result.
+		readable, known := false, false
+		if class == schema.ChunkClass {
+			readable, known = s.catalog.chunkReadable(ctx, project, id)
+		}
+		switch {
+		case known && !readable:
+			return nil, nil
+		case !known:
+			return s.objectByGraphQL(ctx, class, project, id, vectors)
+		}
 	}
 	restCtx, cancel := context.WithTimeout(ctx, restByIDTimeout)
 	o, err := s.objectByREST(restCtx, class, project, id, len(vectors) > 0)

@@ -54,10 +54,11 @@ type projectCatalog struct {
 	// that have that model's vectors.
 	embedded map[string]int
 	docs     docIndex // live documents by path, name, folder and failure
+	chunks   chunkIndex
 }
 
 func newProjectCatalog() *projectCatalog {
-	return &projectCatalog{files: map[string][]Version{}, visible: map[string]Version{}, embedded: map[string]int{}, docs: newDocIndex()}
+	return &projectCatalog{files: map[string][]Version{}, visible: map[string]Version{}, embedded: map[string]int{}, docs: newDocIndex(), chunks: newChunkIndex()}
 }
 
 // versionPage bounds one load query (Weaviate's default result limit is 10,000).
@@ -199,6 +200,7 @@ func (pc *projectCatalog) add(vs []Version, seq int64, marks map[string]map[stri
 			pc.show(list[n-1], -1, marks)
 		}
 		pc.files[v.FileID] = append(list, v)
+		pc.chunks.add(v)
 		pc.show(v, 1, marks)
 	}
 	pc.seq = seq

@@ -29,7 +29,7 @@ func TestCatalogAnswersOnlyWhatTheCallerMayRead(t *testing.T) {
 	commit := func(path, status string, readers ...string) string {
 		seq++
 		id := ids.File("acme", "", path)
-		fv := path + "@1"
+		fv := ids.FileVersion(id, "e", "s")
 		c.marks["acme"]["m"][fv] = true
 		pc.add([]Version{{FileID: id, FilePath: path, FileVersionID: fv, Status: status, ValidFrom: seq, ChunkCount: 2, Readers: readers}}, seq, c.marks["acme"])
 		return id
@@ -99,13 +99,20 @@ func TestCatalogAnswersOnlyWhatTheCallerMayRead(t *testing.T) {
 			if got := c.neverCommitted(ctx, "acme", id); got == readable {
 				t.Errorf("%s: neverCommitted(%s) = %v, want %v", name, path, got, !readable)
 			}
+			for i, wantKnown := range []bool{true, true, false} { // two chunks; no third
+				chunk := ids.Chunk(ids.FileVersion(id, "e", "s"), i)
+				got, known := c.chunkReadable(ctx, "acme", chunk)
+				if !known || got != (readable && wantKnown) {
+					t.Errorf("%s: chunkReadable(%s chunk %d) = %v (known %v), want %v", name, path, i, got, known, readable && wantKnown)
+				}
+			}
 		}
 	}
 
 	// HR's file is given to finance alone: an access change commits the same
 	// file version again with new readers, and it decides for old sequences too.
 	seq++
-	pc.add([]Version{{FileID: hr, FilePath: "hr/salaries.md", FileVersionID: "hr/salaries.md@1", Status: pipeline.StatusIndexed,
+	pc.add([]Version{{FileID: hr, FilePath: "hr/salaries.md", FileVersionID: ids.FileVersion(hr, "e", "s"), Status: pipeline.StatusIndexed,
 		ValidFrom: seq, ChunkCount: 2, Readers: []string{"finance"}}}, seq, c.marks["acme"])
 	hrCtx := access.WithGrant(context.Background(), grants["hr"])
 	finCtx := access.WithGrant(context.Background(), grants["finance"])
@@ -116,6 +123,12 @@ func TestCatalogAnswersOnlyWhatTheCallerMayRead(t *testing.T) {
 		if _, found, _ := s.DocumentAt(finCtx, "acme", hr, at); !found {
 			t.Errorf("finance does not read the file at sequence %d after gaining it", at)
 		}
+	}
+	if r, _ := c.chunkReadable(hrCtx, "acme", ids.Chunk(ids.FileVersion(hr, "e", "s"), 0)); r {
+		t.Error("hr still reads the file's chunks by id after losing it")
+	}
+	if r, _ := c.chunkReadable(finCtx, "acme", ids.Chunk(ids.FileVersion(hr, "e", "s"), 1)); !r {
+		t.Error("finance does not read the file's chunks by id after gaining it")
 	}
 	if st, _ := c.Stats(access.System(context.Background()), "acme"); st.Indexed != 4 || st.Chunks != 8 {
 		t.Errorf("admin counts after an access change = %+v, want 4 indexed documents, 8 chunks (the version counted once)", st)
