@@ -269,12 +269,17 @@ func (b *bench) directCall(bc benchCase) callFunc {
 }
 
 // inputs draws n inputs from a seeded generator: the same seed gives both
-// sides of a round the same calls.
+// sides of a round the same calls. Files are drawn from b.inputFiles when
+// set, else from the whole corpus.
 func (b *bench) inputs(seed uint64, n int) []input {
 	rng := rand.New(rand.NewPCG(uint64(b.cfg.Seed), seed))
+	files := b.corpus.Files
+	if b.inputFiles != nil { // access mode: files the restricted key may read
+		files = b.inputFiles
+	}
 	out := make([]input, n)
 	for i := range out {
-		f := b.corpus.Files[rng.IntN(len(b.corpus.Files))]
+		f := files[rng.IntN(len(files))]
 		out[i] = input{file: f, chunk: rng.IntN(len(f.FV.Chunks)), query: rng.IntN(len(b.queries.texts))}
 	}
 	return out

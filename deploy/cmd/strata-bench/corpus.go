@@ -71,6 +71,9 @@ type corpusFile struct {
 	FV      pipeline.FileVersion
 	Folder  string
 	Markers []string // the file's made-up words
+	// Readable says whether the restricted key of the access mode may read
+	// the file (always true outside it: no file has groups then).
+	Readable bool
 }
 
 func (f *corpusFile) project() string { return f.FV.Object.Project }
@@ -96,15 +99,46 @@ func projectNames(n int) []string {
 	return out
 }
 
-// generateCorpus builds ceil(chunks/chunksPerFile) files of chunksPerFile chunks.
-func generateCorpus(seed int64, chunks, chunksPerFile, projects int) *corpus {
+// The groups of the access mode (-access): one file in -access-every has
+// readersGroup, the restricted key's only group; the others otherGroup.
+const (
+	readersGroup = "bench-readers"
+	otherGroup   = "bench-others"
+)
+
+// generateCorpus builds ceil(chunks/chunksPerFile) files of chunksPerFile
+// chunks. With accessEvery > 0 every file has groups: file k has
+// readersGroup when k%accessEvery == 0, otherGroup otherwise; with 0 no file
+// has groups (every key reads every file).
+func generateCorpus(seed int64, chunks, chunksPerFile, projects, accessEvery int) *corpus {
 	c := &corpus{ChunksPerFile: chunksPerFile, Projects: projectNames(projects)}
 	n := (chunks + chunksPerFile - 1) / chunksPerFile
 	now := time.Now().UTC()
 	for k := range n {
-		c.Files = append(c.Files, generateFile(seed, k, chunksPerFile, c.Projects[k%len(c.Projects)], now))
+		f := generateFile(seed, k, chunksPerFile, c.Projects[k%len(c.Projects)], now)
+		f.Readable = true
+		if accessEvery > 0 {
+			f.Readable = k%accessEvery == 0
+			group := otherGroup
+			if f.Readable {
+				group = readersGroup
+			}
+			f.FV.Access = pipeline.Access{Groups: []string{group}, Source: "tag", ReadAt: now}
+		}
+		c.Files = append(c.Files, f)
 	}
 	return c
+}
+
+// readable returns the files the restricted key of the access mode may read.
+func (c *corpus) readable() []*corpusFile {
+	var out []*corpusFile
+	for _, f := range c.Files {
+		if f.Readable {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // textGen draws words and sentences.

@@ -57,6 +57,22 @@ type direct struct {
 	rpc        *grpcsearch.Client
 	at         map[string]int64 // each project's watermark, read once after loading
 	vectorName string
+	// readers, when set, restrict every gRPC query to objects whose
+	// readers contain one of them, as queryd does for a key with groups
+	// (the access mode's filtered side; see filteredBy).
+	readers []string
+}
+
+// scoped adds d's readers filter to where.
+func (d *direct) scoped(where *filters.WhereBuilder) *filters.WhereBuilder {
+	if d.readers == nil {
+		return where
+	}
+	readers := filters.Where().WithPath([]string{schema.ReadersProperty}).WithOperator(filters.ContainsAny).WithValueText(d.readers...)
+	if where == nil {
+		return readers
+	}
+	return and(where, readers)
 }
 
 func eq(path, v string) *filters.WhereBuilder {
@@ -75,6 +91,7 @@ var byIndex = []graphql.Sort{{Path: []string{"index"}, Order: graphql.Asc}}
 
 // search runs q over gRPC and returns its row count.
 func (d *direct) search(ctx context.Context, q grpcsearch.Query) (int, error) {
+	q.Where = d.scoped(q.Where)
 	rows, missing, err := d.rpc.Get(ctx, q)
 	if missing {
 		return 0, fmt.Errorf("search %s: no tenant %s", q.Class, q.Tenant)
@@ -133,16 +150,33 @@ func (d *direct) keyword(ctx context.Context, project, query string, limit int) 
 // vector is store.SearchVector's first round: nearVector on ChunkVector's
 // named vector (main only), then the Chunk rows of the ids found.
 func (d *direct) vector(ctx context.Context, project string, vec []float32, limit int, minSimilarity float64) (int, error) {
+	return d.vectorN(ctx, project, vec, max(3*limit, 30), minSimilarity)
+}
+
+// vectorN is vector with fetch nearest neighbours asked for.
+func (d *direct) vectorN(ctx context.Context, project string, vec []float32, fetch int, minSimilarity float64) (int, error) {
+	chunkIDs, err := d.neighbours(ctx, project, vec, fetch, minSimilarity)
+	if err != nil || len(chunkIDs) == 0 {
+		return 0, err
+	}
+	byID := filters.Where().WithPath([]string{"id"}).WithOperator(filters.ContainsAny).WithValueText(chunkIDs...)
+	return d.search(ctx, grpcsearch.Query{Class: schema.ChunkClass, Tenant: project, Fields: chunkFields,
+		Where: and(byID, intOp("valid_from", filters.LessThanEqual, d.at[project])), Limit: len(chunkIDs)})
+}
+
+// neighbours is the vector query's first half: nearVector on ChunkVector's
+// named vector (main only), the chunk ids of the fetch nearest.
+func (d *direct) neighbours(ctx context.Context, project string, vec []float32, fetch int, minSimilarity float64) ([]string, error) {
 	near := &grpcsearch.NearVector{Vector: vec, Target: d.vectorName}
 	if minSimilarity > 0 {
 		dist := 1 - minSimilarity
 		near.Distance = &dist
 	}
 	branch := filters.Where().WithPath([]string{"branch"}).WithOperator(filters.ContainsAny).WithValueText("")
-	rows, missing, err := d.rpc.Get(ctx, grpcsearch.Query{Class: schema.ChunkVectorClass, Tenant: project, NearVector: near, Where: branch,
-		Fields: []graphql.Field{{Name: "chunk_id"}, {Name: "_additional", Fields: []graphql.Field{{Name: "distance"}}}}, Limit: max(3*limit, 30)})
-	if err != nil || missing || len(rows) == 0 {
-		return 0, err
+	rows, missing, err := d.rpc.Get(ctx, grpcsearch.Query{Class: schema.ChunkVectorClass, Tenant: project, NearVector: near, Where: d.scoped(branch),
+		Fields: []graphql.Field{{Name: "chunk_id"}, {Name: "_additional", Fields: []graphql.Field{{Name: "distance"}}}}, Limit: fetch})
+	if err != nil || missing {
+		return nil, err
 	}
 	chunkIDs := make([]string, 0, len(rows))
 	for _, r := range rows {
@@ -150,9 +184,15 @@ func (d *direct) vector(ctx context.Context, project string, vec []float32, limi
 			chunkIDs = append(chunkIDs, id)
 		}
 	}
-	byID := filters.Where().WithPath([]string{"id"}).WithOperator(filters.ContainsAny).WithValueText(chunkIDs...)
-	return d.search(ctx, grpcsearch.Query{Class: schema.ChunkClass, Tenant: project, Fields: chunkFields,
-		Where: and(byID, intOp("valid_from", filters.LessThanEqual, d.at[project])), Limit: len(chunkIDs)})
+	return chunkIDs, nil
+}
+
+// chunkByQuery reads a chunk by id with a gRPC Get where id = id (limit 1)
+// instead of the REST GET, as queryd reads an object by id for a key that
+// is not an admin (d's readers filter then added).
+func (d *direct) chunkByQuery(ctx context.Context, project, id string) (int, error) {
+	return d.search(ctx, grpcsearch.Query{Class: schema.ChunkClass, Tenant: project, Fields: chunkDetailFields,
+		Where: eq("id", id), Limit: 1})
 }
 
 // hybrid is query_documents' pair: the keyword and the vector query.

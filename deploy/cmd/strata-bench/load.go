@@ -21,8 +21,9 @@ import (
 
 // startStack starts the whole local stack on free ports in stateDir, with
 // queryd's per-session tool budget off (each benchmark client calls far more
-// than 20 tools).
-func startStack(ctx context.Context, root, stateDir string, indexWorkers int, weaviateEnv []string, pprof bool, progress io.Writer) (*localstack.Stack, error) {
+// than 20 tools) and querydEnv after queryd's own settings (the last value of
+// a variable wins).
+func startStack(ctx context.Context, root, stateDir string, indexWorkers int, weaviateEnv, querydEnv []string, pprof bool, progress io.Writer) (*localstack.Stack, error) {
 	ports, err := localstack.FreePorts()
 	if err != nil {
 		return nil, fmt.Errorf("pick ports: %w", err)
@@ -30,7 +31,7 @@ func startStack(ctx context.Context, root, stateDir string, indexWorkers int, we
 	// Bulk loading indexes vectors behind the writes; the scale run waits
 	// for the queue before it measures (waitVectorQueue).
 	st, err := localstack.Up(ctx, localstack.Options{Root: root, StateDir: stateDir, Ports: ports, Progress: progress,
-		ServiceEnv:            map[string][]string{"queryd": {"STRATA_TOOL_BUDGET=0", "STRATA_PPROF=" + strconv.FormatBool(pprof)}},
+		ServiceEnv:            map[string][]string{"queryd": append([]string{"STRATA_TOOL_BUDGET=0", "STRATA_PPROF=" + strconv.FormatBool(pprof)}, querydEnv...)},
 		WeaviateAsyncIndexing: true, WeaviateIndexWorkers: indexWorkers, WeaviateEnv: weaviateEnv})
 	if err != nil {
 		return nil, fmt.Errorf("start local stack: %w", err)

@@ -11,6 +11,14 @@
 //	go run ./deploy/cmd/strata-bench -chunks 100000 -out docs/bench/queryd.txt
 //	go run ./deploy/cmd/strata-bench -chunks 2000   # a quick run
 //
+// With -access it measures what per-document access control costs a
+// reader instead (access.go): one file in -access-every readable by a
+// restricted key, the search tools and a read by id called by that key and
+// by an admin side by side, and Weaviate's queries without and with the
+// readers filter; the markdown report goes to -out (docs/bench/access.md):
+//
+//	go run ./deploy/cmd/strata-bench -access -chunks 100000 -out docs/bench/access.md
+//
 // It is a benchmark, not a test: numbers depend on the machine, and nothing
 // fails on a slow result.
 package main
@@ -71,12 +79,19 @@ type Config struct {
 	Seed          int64
 	Sizes         []int // scale mode: grow one index through these sizes, measuring at each
 	RecallVectors int   // compression experiment: vectors in it (0: none)
-	Out           string
-	KeepState     bool
-	Pprof         bool
-	CPUProfile    string // this process's CPU profile (its loader is the indexer's writer)
-	Verbose       bool
-	args          []string
+	// Access mode: one file in AccessEvery readable by a restricted key,
+	// measured against an admin (access.go); AccessChecks inputs per tool
+	// in its check of the restricted key's answers.
+	Access           bool
+	AccessEvery      int
+	AccessChecks     int
+	AccessFlatCutoff int // experiment after the rows: ChunkVector's flatSearchCutoff set to this (0: none)
+	Out              string
+	KeepState        bool
+	Pprof            bool
+	CPUProfile       string // this process's CPU profile (its loader is the indexer's writer)
+	Verbose          bool
+	args             []string
 }
 
 func parseConfig(args []string) (Config, error) {
@@ -101,6 +116,10 @@ func parseConfig(args []string) (Config, error) {
 	fs.Int64Var(&c.Seed, "seed", 1, "seed of the corpus and of the call inputs")
 	sizes := fs.String("sizes", "", "scale mode: grow one index through these chunk counts (e.g. 10000,100000,1000000), measure every tool at each, and write a markdown report (-out, default docs/bench/scale.md) with a PNG plot beside it")
 	fs.IntVar(&c.RecallVectors, "recall-vectors", 0, "compression experiment first: recall@10 and indexing time of HNSW variants (uncompressed, 8-bit RQ, cheaper graph builds) over this many vectors, written to docs/bench/compression.md (0: skip)")
+	fs.BoolVar(&c.Access, "access", false, "access mode: give one file in -access-every the group "+readersGroup+" and the others "+otherGroup+", start queryd with an admin key (*|*) and a restricted one (*|"+readersGroup+"), check the restricted key's answers and measure both keys side by side (search_keyword, search_knowledge, search_files, hybrid_search, get_file_chunk) on inputs from the files it may read, plus Weaviate's own queries without and with the readers filter; writes a markdown report (-out, default docs/bench/access.md)")
+	fs.IntVar(&c.AccessEvery, "access-every", 10, "with -access: one file in this many is readable by the restricted key (10: 10%)")
+	fs.IntVar(&c.AccessChecks, "access-checks", 100, "with -access: inputs per tool in the check of the restricted key's answers (0: no check)")
+	fs.IntVar(&c.AccessFlatCutoff, "access-flat-cutoff", 0, "with -access, an experiment after the rows: set flatSearchCutoff of ChunkVector's vector index to this (Weaviate searches a filtered query flat below it, over the graph above it; its default is 40000) and measure the vector rows again (0: skip)")
 	fs.StringVar(&c.Out, "out", "", "also write the report to this file")
 	fs.BoolVar(&c.Pprof, "pprof", false, "serve queryd's Go profiles at /debug/pprof/ on its address (logged), to profile a row from outside: e.g. -tools read_around -concurrency 1 -calls 5000 and go tool pprof on it meanwhile")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write this process's CPU profile to the file: the whole run, whose loading runs the indexer's writer here (profile loading with -tools status)")
@@ -110,6 +129,17 @@ func parseConfig(args []string) (Config, error) {
 		return c, err
 	}
 	var err error
+	if !c.Access {
+		var stray []string
+		fs.Visit(func(f *flag.Flag) {
+			if strings.HasPrefix(f.Name, "access-") {
+				stray = append(stray, "-"+f.Name)
+			}
+		})
+		if len(stray) > 0 {
+			return c, fmt.Errorf("%s only apply with -access", strings.Join(stray, " and "))
+		}
+	}
 	if c.Concurrency, err = intList(*conc); err != nil {
 		return c, fmt.Errorf("-concurrency: %w", err)
 	}
@@ -159,6 +189,17 @@ func (c Config) validate() error {
 	}
 	if c.Similarity < 0 || c.Similarity > 1 {
 		errs = append(errs, errors.New("-similarity must be from 0 to 1"))
+	}
+	if c.Access {
+		if len(c.Sizes) > 0 {
+			errs = append(errs, errors.New("-access measures one index: it does not take -sizes"))
+		}
+		if c.AccessEvery < 2 {
+			errs = append(errs, errors.New("-access-every must be at least 2 (some files readable, some not)"))
+		}
+		if c.AccessChecks < 0 || c.AccessFlatCutoff < 0 {
+			errs = append(errs, errors.New("-access-checks and -access-flat-cutoff must be at least 0"))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -223,8 +264,16 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	logf(progress, "generating %d chunks", cfg.Chunks)
-	rep.corpus = generateCorpus(cfg.Seed, cfg.Chunks, cfg.ChunksPerFile, cfg.Projects)
-	queries, err := newQueryPool(ctx, model, rep.corpus, cfg.Seed, 64)
+	accessEvery := 0
+	if cfg.Access {
+		accessEvery = cfg.AccessEvery
+	}
+	rep.corpus = generateCorpus(cfg.Seed, cfg.Chunks, cfg.ChunksPerFile, cfg.Projects, accessEvery)
+	pool := rep.corpus
+	if cfg.Access { // queries name the files the restricted key may read
+		pool = &corpus{Files: rep.corpus.readable(), ChunksPerFile: rep.corpus.ChunksPerFile, Projects: rep.corpus.Projects}
+	}
+	queries, err := newQueryPool(ctx, model, pool, cfg.Seed, 64)
 	if err != nil {
 		return err
 	}
@@ -246,9 +295,20 @@ func run(ctx context.Context, args []string) error {
 	if cfg.Verbose {
 		stackOut = progress
 	}
-	st, err := startStack(ctx, root, state, cfg.IndexWorkers, cfg.WeaviateEnv, cfg.Pprof, stackOut)
+	var keys accessKeys
+	var querydEnv []string
+	if cfg.Access {
+		if keys, err = newAccessKeys(); err != nil {
+			return err
+		}
+		querydEnv = keys.env()
+	}
+	st, err := startStack(ctx, root, state, cfg.IndexWorkers, cfg.WeaviateEnv, querydEnv, cfg.Pprof, stackOut)
 	if err != nil {
 		return err
+	}
+	if cfg.Access {
+		st.Env.APIKey = keys.admin // the stack's own key is replaced (STRATA_API_KEYS)
 	}
 	defer func() {
 		logf(progress, "stopping the stack")
@@ -291,12 +351,24 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	logf(progress, "loaded in %s (%.0f chunks/s)", rep.load.Elapsed.Round(time.Second), rep.load.chunksPerSecond())
+	var drain time.Duration
+	if cfg.Access { // searches measure the vector index, not its queue
+		logf(progress, "waiting for Weaviate's vector queue")
+		t0 := time.Now()
+		if err := waitVectorQueue(ctx, st); err != nil {
+			return err
+		}
+		drain = time.Since(t0)
+	}
 
 	b, err := newBench(ctx, cfg, st, w, rep.corpus, queries, model, progress)
 	if err != nil {
 		return err
 	}
 	defer b.close()
+	if cfg.Access {
+		return runAccessMode(ctx, rep, st, b, keys, drain)
+	}
 	if rep.check, err = b.checkIndex(ctx); err != nil {
 		return err
 	}

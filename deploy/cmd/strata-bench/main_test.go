@@ -43,3 +43,41 @@ func TestLoadPathFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestAccessFlags: -access is off by default, takes -access-every (10 by
+// default, at least 2) and -access-checks, refuses -sizes, and the
+// -access-* flags without -access are refused by name.
+func TestAccessFlags(t *testing.T) {
+	c, err := parseConfig(nil)
+	if err != nil || c.Access {
+		t.Fatalf("default: Access %v, err %v; want off", c.Access, err)
+	}
+	c, err = parseConfig([]string{"-access", "-chunks", "10000"})
+	if err != nil || !c.Access || c.AccessEvery != 10 || c.AccessChecks != 100 {
+		t.Errorf("-access: %+v, err %v; want on, every 10, 100 checks", c, err)
+	}
+	if c, err := parseConfig([]string{"-access", "-access-every", "4", "-access-checks", "0", "-access-flat-cutoff", "5000"}); err != nil ||
+		c.AccessEvery != 4 || c.AccessChecks != 0 || c.AccessFlatCutoff != 5000 {
+		t.Errorf("-access-every 4 -access-checks 0 -access-flat-cutoff 5000: every %d checks %d cutoff %d, err %v", c.AccessEvery, c.AccessChecks, c.AccessFlatCutoff, err)
+	}
+	if c.AccessFlatCutoff != 0 {
+		t.Errorf("-access: flat cutoff experiment %d, want none by default", c.AccessFlatCutoff)
+	}
+	for _, bad := range [][]string{
+		{"-access", "-access-every", "1"},
+		{"-access", "-access-every", "0"},
+		{"-access", "-access-checks", "-1"},
+		{"-access", "-access-flat-cutoff", "-1"},
+		{"-access", "-sizes", "1000,2000"},
+	} {
+		if _, err := parseConfig(bad); err == nil || !strings.Contains(err.Error(), "-access") {
+			t.Errorf("%q: err %v, want an -access error", bad, err)
+		}
+	}
+	for _, stray := range [][]string{{"-access-every", "10"}, {"-access-checks", "5"}, {"-access-flat-cutoff", "5000"}} {
+		_, err := parseConfig(stray)
+		if err == nil || !strings.Contains(err.Error(), stray[0]) || !strings.Contains(err.Error(), "only apply with -access") {
+			t.Errorf("%q without -access: err %v, want it refused by name", stray, err)
+		}
+	}
+}

@@ -24,6 +24,9 @@ type bench struct {
 	anchor   *anchor // mcp-go's floor, in this process
 	direct   *direct
 	progress io.Writer
+	// inputFiles, when set, are the files inputs are drawn from (access
+	// mode: those the restricted key may read); nil: every file.
+	inputFiles []*corpusFile
 }
 
 // close ends the bench's MCP sessions.
@@ -164,21 +167,36 @@ func (b *bench) measure(ctx context.Context, bc benchCase, c, n int) (result, er
 	if dc := b.directCall(bc); dc != nil {
 		sides = append(sides, dc)
 	}
-	pre := b.primeCall(bc)
-	key := seedOf(bc.name, c)
+	acc, err := b.measureSides(ctx, bc.name, c, n, sides, b.primeCall(bc))
+	if err != nil {
+		return result{}, err
+	}
+	res := result{name: bc.name, local: bc.local != nil, c: c, queryd: acc[0], directDoc: bc.directDoc, load1: loadAverage()}
+	if len(acc) > 1 {
+		res.direct = &acc[1]
+	}
+	return res, nil
+}
+
+// measureSides measures sides (one or two) on the same inputs at
+// concurrency c: a warm-up round per side (not recorded, but inspected for
+// hits and bytes), then rounds that alternate which side goes first. Each
+// side's latencies come back sorted.
+func (b *bench) measureSides(ctx context.Context, name string, c, n int, sides []callFunc, pre callFunc) ([]side, error) {
+	key := seedOf(name, c)
 	acc := make([]side, len(sides))
 	warm := b.inputs(key, max(4, 2*c))
 	var perCall time.Duration
 	for s, fn := range sides {
 		r, err := runRound(ctx, c, fn, pre, warm, true)
 		if err != nil {
-			return result{}, err
+			return nil, err
 		}
 		if ok := len(r.lat); ok > 0 {
 			acc[s].hits, acc[s].bytes = float64(r.hits)/float64(ok), float64(r.nbytes)/float64(ok)
 		}
 		if r.errors == len(warm) {
-			return result{}, fmt.Errorf("%s c=%d: every warm-up call failed: %s", bc.name, c, r.firstErr)
+			return nil, fmt.Errorf("%s c=%d: every warm-up call failed: %s", name, c, r.firstErr)
 		}
 		if s == 0 {
 			perCall = r.wall * time.Duration(c) / time.Duration(len(warm))
@@ -196,18 +214,15 @@ func (b *bench) measure(ctx context.Context, bc benchCase, c, n int) (result, er
 			}
 			rr, err := runRound(ctx, c, sides[s], pre, ins, false)
 			if err != nil {
-				return result{}, err
+				return nil, err
 			}
 			acc[s].merge(rr)
 		}
 	}
-	res := result{name: bc.name, local: bc.local != nil, c: c, queryd: acc[0], directDoc: bc.directDoc, load1: loadAverage()}
-	slices.Sort(res.queryd.lat)
-	if len(acc) > 1 {
-		res.direct = &acc[1]
-		slices.Sort(res.direct.lat)
+	for i := range acc {
+		slices.Sort(acc[i].lat)
 	}
-	return res, nil
+	return acc, nil
 }
 
 // runAll measures the selected cases at each concurrency.
