@@ -18,7 +18,6 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/tags"
 
-	"github.com/strata-kb/strata/deploy/localstack"
 	"github.com/strata-kb/strata/deploy/mcpclient"
 	"github.com/strata-kb/strata/shared/bucket"
 )
@@ -34,23 +33,13 @@ type accessResult struct {
 // measureAccessChanges runs cfg.AccessSamples tag changes on one document.
 func measureAccessChanges(ctx context.Context, cfg Config, log io.Writer) (accessResult, error) {
 	res := accessResult{Sizes: cfg.Sizes, Samples: map[int][]time.Duration{}, Failed: map[int]int{}}
-	dir, err := os.MkdirTemp("", "strata-access-")
-	if err != nil {
-		return res, err
-	}
-	defer os.RemoveAll(dir)
-	ports, err := localstack.FreePorts()
-	if err != nil {
-		return res, err
-	}
 	hrKey, financeKey := fmt.Sprintf("sk-hr-%016x", rand.Uint64()), fmt.Sprintf("sk-finance-%016x", rand.Uint64())
 	env := map[string][]string{"queryd": {"STRATA_TOOL_BUDGET=0", "STRATA_API_KEYS=" + hrKey + "=acme|hr;" + financeKey + "=acme|finance"}}
-	fmt.Fprintf(log, "access changes: starting the local stack in %s\n", dir)
-	stack, err := localstack.Up(ctx, localstack.Options{Root: cfg.Root, StateDir: dir, Ports: ports, Progress: log, ServiceEnv: env})
+	stack, stop, err := startStack(ctx, cfg, env, "access changes", log)
 	if err != nil {
-		return res, fmt.Errorf("start the local stack: %w", err)
+		return res, err
 	}
-	defer stack.Stop(30 * time.Second)
+	defer stop()
 	s3, err := bucket.Client(stack.Env.S3Endpoint, stack.Env.S3AccessKey, stack.Env.S3SecretKey, false)
 	if err != nil {
 		return res, err

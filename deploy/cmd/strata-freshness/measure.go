@@ -54,29 +54,40 @@ type bench struct {
 	log    io.Writer
 }
 
+// startStack starts the local stack in a new temporary directory with
+// extra environment per service; stop stops it and removes the directory.
+func startStack(ctx context.Context, cfg Config, env map[string][]string, what string, log io.Writer) (stack *localstack.Stack, stop func(), err error) {
+	dir, err := os.MkdirTemp("", "strata-freshness-")
+	if err != nil {
+		return nil, nil, err
+	}
+	ports, err := localstack.FreePorts()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	fmt.Fprintf(log, "%s: starting the local stack in %s\n", what, dir)
+	stack, err = localstack.Up(ctx, localstack.Options{Root: cfg.Root, StateDir: dir, Ports: ports, Progress: log, ServiceEnv: env})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, fmt.Errorf("start the local stack: %w", err)
+	}
+	return stack, func() { stack.Stop(30 * time.Second); os.RemoveAll(dir) }, nil
+}
+
 // measureMode starts a stack with the given event path and measures every
 // size, idle and under load.
 func measureMode(ctx context.Context, cfg Config, mode string, log io.Writer) (modeResult, error) {
 	res := modeResult{Mode: mode}
-	dir, err := os.MkdirTemp("", "strata-freshness-")
-	if err != nil {
-		return res, err
-	}
-	defer os.RemoveAll(dir)
-	ports, err := localstack.FreePorts()
-	if err != nil {
-		return res, err
-	}
 	env := map[string][]string{"queryd": {"STRATA_TOOL_BUDGET=0"}}
 	if mode == "durable" {
 		env["ingestor"] = []string{"STRATA_LIVE_SUBJECT="} // durable events only
 	}
-	fmt.Fprintf(log, "%s events: starting the local stack in %s\n", mode, dir)
-	stack, err := localstack.Up(ctx, localstack.Options{Root: cfg.Root, StateDir: dir, Ports: ports, Progress: log, ServiceEnv: env})
+	stack, stop, err := startStack(ctx, cfg, env, mode+" events", log)
 	if err != nil {
-		return res, fmt.Errorf("start the local stack: %w", err)
+		return res, err
 	}
-	defer stack.Stop(30 * time.Second)
+	defer stop()
 	s3, err := bucket.Client(stack.Env.S3Endpoint, stack.Env.S3AccessKey, stack.Env.S3SecretKey, false)
 	if err != nil {
 		return res, err
