@@ -1,6 +1,6 @@
 package index
 
-// An access change (pipeline.KindAccessChanged): a file's groups changed
+// An access change (pipeline.KindTagsChanged): a file's groups changed
 // without new content. Nothing is extracted or embedded again and no file
 // version is made: the readers of every object the file has, of every
 // version, are merged in place (releases are read with the groups a
@@ -42,13 +42,14 @@ import (
 const Absent Outcome = "absent"
 
 // ApplyAccessChange gives every object of ac's file the readers of
-// ac.Access, unless the document records a read of the groups that is as
-// new or newer.
-func (w *Writer) ApplyAccessChange(ctx context.Context, ac pipeline.AccessChanged) (Outcome, error) {
+// ac.Access and the metadata merged from ac's tags and user metadata with
+// the document's own file metadata, unless the document records a read of
+// the tags that is as new or newer.
+func (w *Writer) ApplyAccessChange(ctx context.Context, ac pipeline.TagsChanged) (Outcome, error) {
 	if err := validateAccessChange(ac); err != nil {
 		return "", err
 	}
-	project, want := ac.Object.Project, aclOf(ac.Access)
+	project, want := ac.Object.Project, labels{readAt: ac.Access.ReadAt}
 	// A change may be a project's first message: reads need its tenants.
 	if err := w.ensureTenant(ctx, project); err != nil {
 		return "", err
@@ -66,10 +67,10 @@ func (w *Writer) ApplyAccessChange(ctx context.Context, ac pipeline.AccessChange
 		return "", err
 	}
 	defer unlock()
-	return w.changeAccess(ctx, project, ac.FileID, want)
+	return w.changeAccess(ctx, project, ac)
 }
 
-func validateAccessChange(ac pipeline.AccessChanged) error {
+func validateAccessChange(ac pipeline.TagsChanged) error {
 	if ac.Object.Project == "" || !ids.Valid(ac.FileID) {
 		return fmt.Errorf("access change: project and a file_id UUID are required (got %q, %q)", ac.Object.Project, ac.FileID)
 	}
@@ -78,26 +79,32 @@ func validateAccessChange(ac pipeline.AccessChanged) error {
 
 // skipAccess says whether an access change has nothing to do: the file has
 // no document yet, or the document records a read at least as new.
-func skipAccess(doc current, want acl) (Outcome, bool) {
+func skipAccess(doc current, want labels) (Outcome, bool) {
 	switch {
 	case !doc.exists:
 		return Absent, true
-	case want.readAt.Equal(doc.acl.readAt):
+	case want.readAt.Equal(doc.labels.readAt):
 		return Duplicate, true
-	case want.readAt.Before(doc.acl.readAt):
+	case want.readAt.Before(doc.labels.readAt):
 		return Stale, true
 	}
 	return "", false
 }
 
-// changeAccess applies an access change under the project's commit lock.
-func (w *Writer) changeAccess(ctx context.Context, project, fileID string, want acl) (Outcome, error) {
+// changeAccess applies a tag change under the project's commit lock.
+func (w *Writer) changeAccess(ctx context.Context, project string, ac pipeline.TagsChanged) (Outcome, error) {
+	fileID := ac.FileID
 	doc, err := w.document(ctx, project, fileID) // again: a commit may have run while we waited
 	if err != nil {
 		return "", err
 	}
+	// The file's own metadata is the current version's, which the document holds.
+	want := labelsOfChange(ac, doc.labels.sources.File)
 	if out, skip := skipAccess(doc, want); skip {
 		return out, nil
+	}
+	if err := w.prepareMetadata(ctx, &want); err != nil {
+		return "", err
 	}
 	wm, err := w.settle(ctx, project)
 	if err != nil {
@@ -112,7 +119,7 @@ func (w *Writer) changeAccess(ctx context.Context, project, fileID string, want 
 	}
 	// A deleted file is not listed: its readers change (a release may
 	// still show it) but there is no new state of it to commit.
-	if visible != nil && visible["deleted"] != true && !aclOfProps(visible).same(want) {
+	if visible != nil && visible["deleted"] != true && !labelsOfProps(visible).same(want) {
 		if err := w.commitAccess(ctx, project, visible, want, wm+1); err != nil {
 			return "", err
 		}
@@ -133,13 +140,13 @@ func (w *Writer) changeAccess(ctx context.Context, project, fileID string, want 
 
 // setFileReaders merges want into every Section, Chunk, ChunkVector and
 // Version of the file but the Version with id visibleID ("" for none).
-func (w *Writer) setFileReaders(ctx context.Context, project, fileID, visibleID string, want acl) error {
+func (w *Writer) setFileReaders(ctx context.Context, project, fileID, visibleID string, want labels) error {
 	file := textFilter("file_id", fileID)
-	readers := want.objectProps(map[string]any{})
-	for _, class := range []string{schema.SectionClass, schema.ChunkClass} {
-		if _, err := w.syncObjects(ctx, class, project, file, readers); err != nil {
-			return fmt.Errorf("access change of %s: %w", fileID, err)
-		}
+	if _, err := w.syncObjects(ctx, schema.SectionClass, project, file, want.objectProps(map[string]any{})); err != nil {
+		return fmt.Errorf("access change of %s: %w", fileID, err)
+	}
+	if _, err := w.syncObjects(ctx, schema.ChunkClass, project, file, want.chunkProps(map[string]any{})); err != nil {
+		return fmt.Errorf("access change of %s: %w", fileID, err)
 	}
 	if err := w.syncVectorReaders(ctx, project, file, want); err != nil {
 		return fmt.Errorf("access change of %s: %w", fileID, err)
@@ -157,7 +164,7 @@ func (w *Writer) setFileReaders(ctx context.Context, project, fileID, visibleID 
 // commitAccess commits the access change at seq: a Version repeating the
 // visible one (the same file_version_id, so its chunks stay the visible
 // ones) with the new readers.
-func (w *Writer) commitAccess(ctx context.Context, project string, visible map[string]any, want acl, seq int64) error {
+func (w *Writer) commitAccess(ctx context.Context, project string, visible map[string]any, want labels, seq int64) error {
 	if err := w.intend(ctx, project, seq); err != nil {
 		return err
 	}
@@ -179,7 +186,7 @@ var versionFields = []string{"file_id", "file_path", "branch", "file_version_id"
 // id is its own (the file version's Version keeps the file_version_id as
 // its id, which decide looks up), derived from the sequence so a rewrite
 // after a crash is an upsert. committed_at is now: it is a commit of its own.
-func accessVersion(project string, visible map[string]any, want acl, seq int64, now string) *models.Object {
+func accessVersion(project string, visible map[string]any, want labels, seq int64, now string) *models.Object {
 	props := map[string]any{}
 	for _, f := range versionFields {
 		switch v := visible[f].(type) {
@@ -199,7 +206,7 @@ func accessVersion(project string, visible map[string]any, want acl, seq int64, 
 // visibleVersion returns the file's Version visible at watermark (with its
 // object id), or nil.
 func (w *Writer) visibleVersion(ctx context.Context, project, fileID string, watermark int64) (map[string]any, error) {
-	fields := []graphql.Field{{Name: "valid_from"}, {Name: schema.ReadersProperty}, {Name: "access_error"},
+	fields := []graphql.Field{{Name: "valid_from"}, {Name: schema.ReadersProperty}, {Name: "access_error"}, {Name: schema.MetadataProperty},
 		{Name: "_additional", Fields: []graphql.Field{{Name: "id"}}}}
 	for _, f := range versionFields {
 		fields = append(fields, graphql.Field{Name: f})

@@ -27,8 +27,8 @@ func withAccess(fv pipeline.FileVersion, readAt time.Time, groups ...string) pip
 	return fv
 }
 
-func accessChange(fv pipeline.FileVersion, readAt time.Time, groups ...string) pipeline.AccessChanged {
-	return pipeline.AccessChanged{Object: fv.Object, FileID: fv.FileID, Access: pipeline.Access{Groups: groups, ReadAt: readAt}}
+func accessChange(fv pipeline.FileVersion, readAt time.Time, groups ...string) pipeline.TagsChanged {
+	return pipeline.TagsChanged{Object: fv.Object, FileID: fv.FileID, Access: pipeline.Access{Groups: groups, ReadAt: readAt}}
 }
 
 func vectorsOf(fv pipeline.FileVersion, model string, dims int) pipeline.Vectors {
@@ -97,8 +97,8 @@ func wantReaders(t *testing.T, wv *weaviate.Client, project, fileID string, want
 		}
 	}
 	doc := documentOf(t, project, fileID)
-	if !slices.Equal(doc.acl.readers, want) {
-		t.Errorf("Document: readers %q, want %q", doc.acl.readers, want)
+	if !slices.Equal(doc.labels.readers, want) {
+		t.Errorf("Document: readers %q, want %q", doc.labels.readers, want)
 	}
 }
 
@@ -133,7 +133,7 @@ func mustApply(t *testing.T, w *Writer, fv pipeline.FileVersion, want Outcome) {
 	}
 }
 
-func mustChange(t *testing.T, w *Writer, ac pipeline.AccessChanged, want Outcome) {
+func mustChange(t *testing.T, w *Writer, ac pipeline.TagsChanged, want Outcome) {
 	t.Helper()
 	if got, err := w.ApplyAccessChange(context.Background(), ac); err != nil || got != want {
 		t.Fatalf("access change to %q read at %s: %v %v, want %v", ac.Access.Groups, ac.Access.ReadAt.Format(time.RFC3339Nano), got, err, want)
@@ -162,8 +162,8 @@ func TestCommitRecordsReaders(t *testing.T) {
 	want := []string{"eng", "ops"}
 	wantReaders(t, wv, p, fv.FileID, want, map[string]int{schema.SectionClass: 1, schema.ChunkClass: 2, schema.VersionClass: 1, schema.ChunkVectorClass: 2})
 	doc := documentOf(t, p, fv.FileID)
-	if !doc.acl.readAt.Equal(readAt) || doc.acl.err != "" {
-		t.Errorf("document access read at %s, error %q; want %s, none", doc.acl.readAt, doc.acl.err, readAt)
+	if !doc.labels.readAt.Equal(readAt) || doc.labels.err != "" {
+		t.Errorf("document access read at %s, error %q; want %s, none", doc.labels.readAt, doc.labels.err, readAt)
 	}
 	// Vectors after the commit (another model) take the document's readers.
 	mustVectors(t, w, vectorsOf(fv, testModel+"-2", 3))
@@ -174,8 +174,8 @@ func TestCommitRecordsReaders(t *testing.T) {
 	mustApply(t, w, bad, Applied)
 	mustVectors(t, w, vectorsOf(bad, testModel, 3))
 	wantReaders(t, wv, p, bad.FileID, []string{access.Nobody}, nil)
-	if doc := documentOf(t, p, bad.FileID); doc.acl.err != bad.Access.Error {
-		t.Errorf("document access_error %q, want %q", doc.acl.err, bad.Access.Error)
+	if doc := documentOf(t, p, bad.FileID); doc.labels.err != bad.Access.Error {
+		t.Errorf("document access_error %q, want %q", doc.labels.err, bad.Access.Error)
 	}
 	v, err := w.visibleVersion(ctx, p, bad.FileID, watermark(t, w, p))
 	if err != nil || str(v, "access_error") != bad.Access.Error {
@@ -186,7 +186,7 @@ func TestCommitRecordsReaders(t *testing.T) {
 		t.Fatalf("delete: %v %v", out, err)
 	}
 	wantReaders(t, wv, p, fv.FileID, want, map[string]int{schema.VersionClass: 2})
-	if doc := documentOf(t, p, fv.FileID); !doc.deleted || !doc.acl.readAt.Equal(readAt) {
+	if doc := documentOf(t, p, fv.FileID); !doc.deleted || !doc.labels.readAt.Equal(readAt) {
 		t.Errorf("tombstone %+v: want deleted, read at %s", doc, readAt)
 	}
 }
@@ -231,7 +231,7 @@ func TestAccessChangeUpdatesEveryVersion(t *testing.T) {
 	if err != nil || str(cur, "file_version_id") != v2.FileVersionID || num(cur, "valid_from") != float64(wm+1) || num(cur, "chunk_count") != 2 {
 		t.Errorf("visible Version %v (%v): want v2 repeated at %d", cur, err, wm+1)
 	}
-	if doc := documentOf(t, p, v1.FileID); !doc.acl.readAt.Equal(change.Access.ReadAt) || doc.fileVersionID != v2.FileVersionID {
+	if doc := documentOf(t, p, v1.FileID); !doc.labels.readAt.Equal(change.Access.ReadAt) || doc.fileVersionID != v2.FileVersionID {
 		t.Errorf("document %+v: want v2, access read at %s", doc, change.Access.ReadAt)
 	}
 
@@ -266,8 +266,8 @@ func TestFileVersionOlderThanAccessChange(t *testing.T) {
 	mustApply(t, w, v2, Applied)
 	mustVectors(t, w, vectorsOf(v2, testModel, 3))
 	wantReaders(t, wv, p, v1.FileID, []string{"legal"}, nil)
-	if doc := documentOf(t, p, v1.FileID); !doc.acl.readAt.Equal(t0.Add(2 * time.Second)) {
-		t.Errorf("document access read at %s, want the change's", doc.acl.readAt)
+	if doc := documentOf(t, p, v1.FileID); !doc.labels.readAt.Equal(t0.Add(2 * time.Second)) {
+		t.Errorf("document access read at %s, want the change's", doc.labels.readAt)
 	}
 	v3 := withAccess(version(p, "doc.md", "e3", "30", "four"), t0.Add(3*time.Second), "ops")
 	mustApply(t, w, v3, Applied)
@@ -377,7 +377,7 @@ func TestInterruptedAccessChangeIsFinished(t *testing.T) {
 	if err == nil {
 		t.Fatal("the simulated crash did not happen")
 	}
-	if doc := documentOf(t, p, v1.FileID); !slices.Equal(doc.acl.readers, []string{"eng"}) || !doc.acl.readAt.Equal(t0) {
+	if doc := documentOf(t, p, v1.FileID); !slices.Equal(doc.labels.readers, []string{"eng"}) || !doc.labels.readAt.Equal(t0) {
 		t.Fatalf("document after the crash: %+v, want the old access", doc)
 	}
 	mustChange(t, w, change, Applied)
@@ -408,7 +408,7 @@ func TestAccessChangePagesByID(t *testing.T) {
 		mustVectors(t, w, vectorsOf(fv, testModel, 3))
 	}
 	fileID := ids.File(p, "", "big.md")
-	mustChange(t, w, pipeline.AccessChanged{Object: pipeline.Object{Project: p, Path: "big.md"}, FileID: fileID,
+	mustChange(t, w, pipeline.TagsChanged{Object: pipeline.Object{Project: p, Path: "big.md"}, FileID: fileID,
 		Access: pipeline.Access{Groups: []string{"legal"}, ReadAt: t0.Add(time.Minute)}}, Applied)
 	wantReaders(t, wv, p, fileID, []string{"legal"}, map[string]int{schema.ChunkClass: 20, schema.ChunkVectorClass: 20, schema.VersionClass: 3})
 }
@@ -478,7 +478,7 @@ func TestEnsureVectorSpaceAddsReaders(t *testing.T) {
 // TestSkipAccess: which access changes have nothing to do.
 func TestSkipAccess(t *testing.T) {
 	t0 := time.Now()
-	doc := current{exists: true, acl: acl{readers: []string{"eng"}, readAt: t0}}
+	doc := current{exists: true, labels: labels{readers: []string{"eng"}, readAt: t0}}
 	for _, c := range []struct {
 		doc  current
 		at   time.Time
@@ -491,18 +491,18 @@ func TestSkipAccess(t *testing.T) {
 		{doc, t0.Add(time.Nanosecond), "", false},
 		{current{exists: true}, t0, "", false}, // written before access existed
 	} {
-		out, skip := skipAccess(c.doc, acl{readAt: c.at})
+		out, skip := skipAccess(c.doc, labels{readAt: c.at})
 		if out != c.out || skip != c.skip {
-			t.Errorf("doc read at %s, change at %s: %q %v, want %q %v", c.doc.acl.readAt, c.at, out, skip, c.out, c.skip)
+			t.Errorf("doc read at %s, change at %s: %q %v, want %q %v", c.doc.labels.readAt, c.at, out, skip, c.out, c.skip)
 		}
 	}
-	if a := doc.aclFor(pipeline.Access{Groups: []string{"ops"}, ReadAt: t0.Add(-time.Second)}); !slices.Equal(a.readers, []string{"eng"}) {
+	if a := doc.labelsFor(pipeline.FileVersion{Access: pipeline.Access{Groups: []string{"ops"}, ReadAt: t0.Add(-time.Second)}}); !slices.Equal(a.readers, []string{"eng"}) {
 		t.Errorf("an older read took %q over the document's", a.readers)
 	}
-	if a := doc.aclFor(pipeline.Access{Groups: []string{"ops"}, ReadAt: t0.Add(time.Second)}); !slices.Equal(a.readers, []string{"ops"}) {
+	if a := doc.labelsFor(pipeline.FileVersion{Access: pipeline.Access{Groups: []string{"ops"}, ReadAt: t0.Add(time.Second)}}); !slices.Equal(a.readers, []string{"ops"}) {
 		t.Errorf("a newer read got %q", a.readers)
 	}
-	if a := deletedACL(current{}); !slices.Equal(a.readers, []string{access.Nobody}) {
+	if a := deletedLabels(current{}); !slices.Equal(a.readers, []string{access.Nobody}) {
 		t.Errorf("delete of an unknown file readable by %q", a.readers)
 	}
 }
@@ -530,7 +530,7 @@ func TestAccessPropertiesAreDeclared(t *testing.T) {
 		}
 	}
 	fv := withAccess(version("declared", "a.md", "e1", "01", "one"), time.Now(), "eng")
-	a := aclOf(fv.Access)
+	a := labelsOf(fv)
 	objs := append(versionObjects(fv, a, 3, "2026-11-25T00:00:00Z"), fileDocument(fv, a, 3, "2026-11-25T00:00:00Z"))
 	visible := map[string]any{"file_id": fv.FileID, "file_version_id": fv.FileVersionID, "chunk_count": float64(1), "deleted": false}
 	objs = append(objs, accessVersion("declared", visible, a, 4, "2026-11-25T00:00:00Z"))

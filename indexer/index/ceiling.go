@@ -23,7 +23,7 @@ func (w *Writer) WriteWithoutCommit(ctx context.Context, fv pipeline.FileVersion
 		return err
 	}
 	now := w.now().UTC().Format(time.RFC3339Nano)
-	a := aclOf(fv.Access)
+	a := labelsOf(fv)
 	objs := append(versionObjects(fv, a, 1, now), fileDocument(fv, a, 1, now))
 	if err := w.batch(ctx, objs); err != nil {
 		return fmt.Errorf("write %s without a commit: %w", fv.FileVersionID, err)
@@ -31,7 +31,7 @@ func (w *Writer) WriteWithoutCommit(ctx context.Context, fv pipeline.FileVersion
 	if err := w.ensureVectorSpace(ctx, v.Project, v.Model); err != nil {
 		return err
 	}
-	if err := w.batch(ctx, vectorObjects(v, a.readers)); err != nil {
+	if err := w.batch(ctx, vectorObjects(v, &a)); err != nil {
 		return fmt.Errorf("write vectors of %s without a commit: %w", v.FileVersionID, err)
 	}
 	return nil

@@ -43,7 +43,7 @@ func (w *Writer) chunksFound(ctx context.Context, project, fileVersionID string,
 
 // deleteVersionObjects deletes fv's sections, chunks and Version by id.
 func (w *Writer) deleteVersionObjects(ctx context.Context, fv pipeline.FileVersion) error {
-	for _, o := range versionObjects(fv, acl{}, 0, time.Now().UTC().Format(time.RFC3339Nano)) {
+	for _, o := range versionObjects(fv, labels{}, 0, time.Now().UTC().Format(time.RFC3339Nano)) {
 		err := w.wv.Data().Deleter().WithClassName(o.Class).WithID(string(o.ID)).WithTenant(o.Tenant).Do(ctx)
 		var ce *fault.WeaviateClientError
 		if err != nil && !(errors.As(err, &ce) && ce.StatusCode == 404) {

@@ -44,8 +44,8 @@ type pendingVersion struct {
 	finished bool
 	out      Outcome
 	err      error
-	// acl is who may read the version as its commit records it (set by decide).
-	acl acl
+	// labels are who may read the version and its metadata as its commit records them (set by decide).
+	labels labels
 }
 
 // ApplyFileVersion commits fv as the file's current version, together with
@@ -121,7 +121,7 @@ func (w *Writer) commitGroup(ctx context.Context, group []*pendingVersion) {
 			d := &decisions[i]
 			d.verdict, d.err = w.decide(ctx, project, p.fv.FileID, o.Sequencer, p.fv.FileVersionID, seq-1)
 			// An access change applied while fv was on its way wins over fv's older read.
-			p.acl = d.doc.aclFor(p.fv.Access)
+			p.labels = d.doc.labelsFor(p.fv)
 		}
 	})
 	var apply, repair []*pendingVersion
@@ -148,7 +148,7 @@ func (w *Writer) commitGroup(ctx context.Context, group []*pendingVersion) {
 			apply = append(apply, p)
 		case done && out == Duplicate:
 			// A redelivery, maybe of a commit whose vectors' readers could not be set (markEmbedded).
-			finish(p, out, w.syncVectorReaders(ctx, project, textFilter("file_version_id", p.fv.FileVersionID), decisions[i].doc.acl))
+			finish(p, out, w.syncVectorReaders(ctx, project, textFilter("file_version_id", p.fv.FileVersionID), decisions[i].doc.labels))
 		case done:
 			finish(p, out, nil)
 		default:
@@ -164,7 +164,7 @@ func (w *Writer) commitGroup(ctx context.Context, group []*pendingVersion) {
 	if len(repair) > 0 { // committed before, but the document write was lost
 		var docs []*models.Object
 		for _, p := range repair {
-			docs = append(docs, fileDocument(p.fv, p.acl, seq-1, now))
+			docs = append(docs, fileDocument(p.fv, p.labels, seq-1, now))
 		}
 		err := w.batch(ctx, docs)
 		for _, p := range repair {
@@ -173,7 +173,7 @@ func (w *Writer) commitGroup(ctx context.Context, group []*pendingVersion) {
 				continue
 			}
 			// Vectors written while the document was missing have no readers.
-			finish(p, Duplicate, w.syncVectorReaders(ctx, project, textFilter("file_version_id", p.fv.FileVersionID), p.acl))
+			finish(p, Duplicate, w.syncVectorReaders(ctx, project, textFilter("file_version_id", p.fv.FileVersionID), p.labels))
 		}
 	}
 	if len(apply) == 0 {
@@ -181,8 +181,12 @@ func (w *Writer) commitGroup(ctx context.Context, group []*pendingVersion) {
 	}
 	var objs, docs []*models.Object
 	for _, p := range apply {
-		objs = append(objs, versionObjects(p.fv, p.acl, seq, now)...)
-		docs = append(docs, fileDocument(p.fv, p.acl, seq, now))
+		if err := w.prepareMetadata(ctx, &p.labels); err != nil {
+			fail(apply, fmt.Errorf("metadata properties of %s: %w", project, err))
+			return
+		}
+		objs = append(objs, versionObjects(p.fv, p.labels, seq, now)...)
+		docs = append(docs, fileDocument(p.fv, p.labels, seq, now))
 	}
 	if err := w.batch(ctx, objs); err != nil {
 		fail(apply, fmt.Errorf("write %d file versions of %s: %w", len(apply), project, err))
@@ -208,7 +212,7 @@ func (w *Writer) commitGroup(ctx context.Context, group []*pendingVersion) {
 		}
 		w.recordState(ctx, fv.Object, state, fv.Error, seq, fv.FileVersionID, fv.ExtractedAt)
 		if state == pipeline.StateIndexed {
-			if err := w.markEmbedded(ctx, fv, p.acl, seq); err != nil {
+			if err := w.markEmbedded(ctx, fv, p.labels, seq); err != nil {
 				finish(p, "", err)
 				return
 			}
@@ -243,11 +247,15 @@ func inParallel(n, limit int, fn func(i int)) {
 
 // versionObjects are a file version's sections, chunks and Version, valid
 // from seq and readable by a.
-func versionObjects(fv pipeline.FileVersion, a acl, seq int64, now string) []*models.Object {
+func versionObjects(fv pipeline.FileVersion, a labels, seq int64, now string) []*models.Object {
 	o := fv.Object
 	validity := func(m map[string]any) map[string]any {
 		m["valid_from"] = seq
 		return a.objectProps(m)
+	}
+	chunkValidity := func(m map[string]any) map[string]any {
+		m["valid_from"] = seq
+		return a.chunkProps(m)
 	}
 	var objs []*models.Object
 	for _, s := range fv.Sections {
@@ -263,7 +271,7 @@ func versionObjects(fv pipeline.FileVersion, a acl, seq int64, now string) []*mo
 		sections[fv.Sections[i].ID] = &fv.Sections[i]
 	}
 	for _, c := range fv.Chunks {
-		props := validity(map[string]any{
+		props := chunkValidity(map[string]any{
 			"content": c.Content, schema.ContentTermsProperty: terms.Of(c.Content), schema.HeadingTermsProperty: headingTerms(fv, c),
 			"file_id": fv.FileID, "file_version_id": fv.FileVersionID, "file_path": o.Path,
 			"branch": o.Branch, "index": c.Index, "start_offset": c.StartOffset, "end_offset": c.EndOffset,

@@ -35,8 +35,8 @@ func (w *Writer) HandleChunks(ctx context.Context, msg jetstream.Msg) error {
 			return err
 		}
 		w.log.Info("delete "+string(out), "project", d.Object.Project, "path", d.Object.Path, "file_id", d.FileID)
-	case pipeline.KindAccessChanged:
-		var ac pipeline.AccessChanged
+	case pipeline.KindTagsChanged:
+		var ac pipeline.TagsChanged
 		if err := json.Unmarshal(msg.Data(), &ac); err != nil {
 			return worker.Permanent(fmt.Errorf("decode access change: %w", err))
 		}

@@ -76,6 +76,7 @@ type Writer struct {
 	maxGroup  int // file versions per commit at most (group.go)
 	// batchParallel is how many batch requests one write sends at once (batch.go).
 	batchParallel int
+	ranges        rangeProperties // metadata range properties known to exist (metadata.go)
 }
 
 // CommitLocks serialise a project's commits across indexer processes (Leases).
@@ -154,8 +155,8 @@ type current struct {
 	sequencer     string
 	fileVersionID string
 	commitSeq     int64
-	// acl is who may read the file as the document records it (access.go).
-	acl acl
+	// labels are who may read the file and its metadata as the document records them (access.go).
+	labels labels
 }
 
 func (w *Writer) document(ctx context.Context, project, fileID string) (current, error) {
@@ -164,7 +165,7 @@ func (w *Writer) document(ctx context.Context, project, fileID string) (current,
 		return current{}, err
 	}
 	return current{exists: true, deleted: props["deleted"] == true, sequencer: str(props, "sequencer"),
-		fileVersionID: str(props, "file_version_id"), commitSeq: int64(num(props, "commit_seq")), acl: aclOfProps(props)}, nil
+		fileVersionID: str(props, "file_version_id"), commitSeq: int64(num(props, "commit_seq")), labels: labelsOfProps(props)}, nil
 }
 
 func (w *Writer) object(ctx context.Context, class, project, id string) (map[string]any, error) {
@@ -304,7 +305,7 @@ func (w *Writer) rollback(ctx context.Context, project string, watermark int64) 
 }
 
 // fileDocument is fv's Document, readable by a.
-func fileDocument(fv pipeline.FileVersion, a acl, seq int64, now string) *models.Object {
+func fileDocument(fv pipeline.FileVersion, a labels, seq int64, now string) *models.Object {
 	o := fv.Object
 	return &models.Object{Class: schema.DocumentClass, ID: strfmt.UUID(fv.FileID), Tenant: o.Project, Properties: a.documentProps(map[string]any{
 		"file_id": fv.FileID, "file_path": o.Path, "name": baseName(o.Path), "folder": folderOf(o.Path), "branch": o.Branch,
@@ -358,7 +359,7 @@ func (w *Writer) ApplyDelete(ctx context.Context, d pipeline.FileDeleted) (Outco
 	if err != nil || (v.done && v.out != repairDocument) {
 		return v.out, err
 	}
-	a := deletedACL(v.doc)
+	a := deletedLabels(v.doc)
 	now := w.now().UTC().Format(time.RFC3339Nano)
 	objs := []*models.Object{{Class: schema.VersionClass, ID: strfmt.UUID(deleteID), Tenant: o.Project, Properties: a.newVersionProps(map[string]any{
 		"file_id": d.FileID, "file_path": o.Path, "branch": o.Branch, "file_version_id": deleteID, "sequencer": o.Sequencer,

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/fault"
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
@@ -121,7 +122,11 @@ func holds(row map[string]any, props map[string]any) bool {
 				return false
 			}
 		case string:
-			if str(row, k) != want {
+			if got := str(row, k); got != want && !sameTime(got, want) {
+				return false
+			}
+		case float64:
+			if got, ok := row[k].(float64); !ok || got != want {
 				return false
 			}
 		default:
@@ -134,4 +139,12 @@ func holds(row map[string]any, props map[string]any) bool {
 func objectID(row map[string]any) string {
 	add, _ := row["_additional"].(map[string]any)
 	return str(add, "id")
+}
+
+// sameTime reports whether two RFC 3339 strings are one time (Weaviate
+// returns dates in its own spelling).
+func sameTime(a, b string) bool {
+	ta, err1 := time.Parse(time.RFC3339Nano, a)
+	tb, err2 := time.Parse(time.RFC3339Nano, b)
+	return err1 == nil && err2 == nil && ta.Equal(tb)
 }

@@ -26,7 +26,7 @@ func TestChunksCarryTheirSection(t *testing.T) {
 		}
 	}
 	var got []map[string]any
-	for _, o := range versionObjects(fv, aclOf(fv.Access), 7, "2026-11-25T00:00:00Z") {
+	for _, o := range versionObjects(fv, labelsOf(fv), 7, "2026-11-25T00:00:00Z") {
 		props := o.Properties.(map[string]any)
 		for k := range props {
 			if !declared[o.Class][k] {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/go-openapi/strfmt"
@@ -57,7 +56,14 @@ func (w *Writer) ApplyVectors(ctx context.Context, v pipeline.Vectors) error {
 	if err != nil {
 		return err
 	}
-	if err := w.batch(ctx, vectorObjects(v, before.acl.readers)); err != nil {
+	var labels *labels
+	if before.exists {
+		if err := w.prepareMetadata(ctx, &before.labels); err != nil {
+			return err
+		}
+		labels = &before.labels
+	}
+	if err := w.batch(ctx, vectorObjects(v, labels)); err != nil {
 		return fmt.Errorf("write vectors of %s (%s): %w", v.FileVersionID, v.Model, err)
 	}
 	if w.marks != nil {
@@ -71,8 +77,11 @@ func (w *Writer) ApplyVectors(ctx context.Context, v pipeline.Vectors) error {
 	if err != nil {
 		return err
 	}
-	if doc.exists && !slices.Equal(doc.acl.readers, before.acl.readers) {
-		if err := w.merge(ctx, schema.ChunkVectorClass, v.Project, vectorIDs(v), doc.acl.objectProps(map[string]any{})); err != nil {
+	if doc.exists && (!before.exists || !doc.labels.same(before.labels)) {
+		if err := w.prepareMetadata(ctx, &doc.labels); err != nil {
+			return err
+		}
+		if err := w.merge(ctx, schema.ChunkVectorClass, v.Project, vectorIDs(v), doc.labels.chunkProps(map[string]any{})); err != nil {
 			return fmt.Errorf("set readers of vectors of %s (%s): %w", v.FileVersionID, v.Model, err)
 		}
 	}
@@ -83,9 +92,10 @@ func (w *Writer) ApplyVectors(ctx context.Context, v pipeline.Vectors) error {
 	return nil
 }
 
-// vectorObjects are v's ChunkVector objects, one per chunk, readable by
-// readers (nil: not known yet, which only admins match until a commit sets them).
-func vectorObjects(v pipeline.Vectors, readers []string) []*models.Object {
+// vectorObjects are v's ChunkVector objects, one per chunk, with the
+// readers and metadata of l (nil: not known yet, which only admins match
+// until a commit sets them).
+func vectorObjects(v pipeline.Vectors, l *labels) []*models.Object {
 	objs := make([]*models.Object, 0, len(v.Chunks))
 	name := schema.VectorName(v.Model)
 	for _, c := range v.Chunks {
@@ -93,8 +103,8 @@ func vectorObjects(v pipeline.Vectors, readers []string) []*models.Object {
 			"chunk_id": c.ChunkID, "file_id": v.FileID, "file_version_id": v.FileVersionID, "file_path": v.Object.Path,
 			"branch": v.Object.Branch, "model": v.Model, "source_checksum": c.SourceChecksum, "dimensions": v.Dimensions,
 		}
-		if readers != nil {
-			props[schema.ReadersProperty] = readers
+		if l != nil {
+			l.chunkProps(props)
 		}
 		objs = append(objs, &models.Object{
 			Class: schema.ChunkVectorClass, ID: strfmt.UUID(ids.ChunkVector(c.ChunkID, v.Model)), Tenant: v.Project,
@@ -120,7 +130,7 @@ func vectorIDs(v pipeline.Vectors) []string {
 // sees the other's write. An error leaves vectors that may be readable by
 // the wrong keys: the caller fails the commit's message, and its
 // redelivery, a duplicate, sets them (syncVectorReaders).
-func (w *Writer) markEmbedded(ctx context.Context, fv pipeline.FileVersion, a acl, seq int64) error {
+func (w *Writer) markEmbedded(ctx context.Context, fv pipeline.FileVersion, a labels, seq int64) error {
 	if len(fv.Chunks) == 0 {
 		return nil
 	}
@@ -140,12 +150,15 @@ func (w *Writer) markEmbedded(ctx context.Context, fv pipeline.FileVersion, a ac
 
 // syncVectorReaders merges a's readers into the ChunkVectors where matches
 // whose readers differ. While no vectors were ever written there is nothing to do.
-func (w *Writer) syncVectorReaders(ctx context.Context, project string, where *filters.WhereBuilder, a acl) error {
+func (w *Writer) syncVectorReaders(ctx context.Context, project string, where *filters.WhereBuilder, a labels) error {
 	ready, err := w.vectorsReady(ctx, project)
 	if err != nil || !ready {
 		return err
 	}
-	_, err = w.syncObjects(ctx, schema.ChunkVectorClass, project, where, a.objectProps(map[string]any{}))
+	if err := w.prepareMetadata(ctx, &a); err != nil {
+		return err
+	}
+	_, err = w.syncObjects(ctx, schema.ChunkVectorClass, project, where, a.chunkProps(map[string]any{}))
 	return err
 }
 

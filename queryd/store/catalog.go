@@ -397,6 +397,7 @@ func (s *Store) committedAll(ctx context.Context, project string, from, to int64
 			v := version(r)
 			v.ChunkCount = num(r, "chunk_count")
 			v.Format, v.CommittedAt, v.IngestedAt = str(r, "format"), str(r, "committed_at"), str(r, "ingested_at")
+			v.Metadata, v.MetadataWarnings = metadataOf(r)
 			out = append(out, v)
 		}
 		if len(rows) < versionPage {
@@ -408,7 +409,8 @@ func (s *Store) committedAll(ctx context.Context, project string, from, to int64
 }
 
 var catalogVersionFields = append(slices.Clone(versionFields), graphql.Field{Name: "chunk_count"},
-	graphql.Field{Name: "format"}, graphql.Field{Name: "committed_at"}, graphql.Field{Name: "ingested_at"})
+	graphql.Field{Name: "format"}, graphql.Field{Name: "committed_at"}, graphql.Field{Name: "ingested_at"},
+	graphql.Field{Name: schema.MetadataProperty}, graphql.Field{Name: schema.MetadataWarningsProperty})
 
 // awaitBucket opens a KV bucket the indexer creates, waiting while it does
 // not exist yet (queryd may start first).

@@ -98,7 +98,8 @@ func folderOfPath(p string) string {
 func documentOfVersion(v Version) Document {
 	return Document{FileID: v.FileID, FilePath: v.FilePath, Name: baseOf(v.FilePath), Folder: folderOfPath(v.FilePath),
 		Branch: v.Branch, FileVersionID: v.FileVersionID, Title: v.Title, Status: v.Status, Error: v.Error, AccessError: v.AccessError,
-		ChunkCount: v.ChunkCount, DocumentInfo: DocumentInfo{Format: v.Format, UpdatedAt: v.CommittedAt, IngestedAt: v.IngestedAt}}
+		ChunkCount: v.ChunkCount, DocumentInfo: DocumentInfo{Format: v.Format, UpdatedAt: v.CommittedAt, IngestedAt: v.IngestedAt},
+		Metadata: v.Metadata, MetadataWarnings: v.MetadataWarnings}
 }
 
 // current is fileID's visible version; the caller holds c.mu.

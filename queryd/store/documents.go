@@ -23,7 +23,8 @@ type DocumentInfo struct {
 
 // listDocumentFields are documentFields plus DocumentInfo's.
 var listDocumentFields = append(slices.Clone(documentFields),
-	graphql.Field{Name: "format"}, graphql.Field{Name: "updated_at"}, graphql.Field{Name: "ingested_at"})
+	graphql.Field{Name: "format"}, graphql.Field{Name: "updated_at"}, graphql.Field{Name: "ingested_at"},
+	graphql.Field{Name: schema.MetadataProperty}, graphql.Field{Name: schema.MetadataWarningsProperty})
 
 func notDeleted() *filters.WhereBuilder {
 	return filters.Where().WithPath([]string{"deleted"}).WithOperator(filters.Equal).WithValueBoolean(false)
@@ -64,6 +65,7 @@ func (s *Store) AllDocuments(ctx context.Context, project string, where *Where, 
 			AccessError:  str(r, "access_error"),
 			DocumentInfo: DocumentInfo{Format: str(r, "format"), UpdatedAt: str(r, "updated_at"), IngestedAt: str(r, "ingested_at")},
 		})
+		out[len(out)-1].Metadata, out[len(out)-1].MetadataWarnings = metadataOf(r)
 	}
 	return out, nil
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/strata-kb/strata/shared/grpcsearch"
 	"github.com/strata-kb/strata/shared/ids"
+	"github.com/strata-kb/strata/shared/metadata"
 	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/terms"
 )
@@ -51,6 +52,9 @@ type Chunk struct {
 	// SectionTokens and SectionChunks are the section's totals as the chunk
 	// records them; 0 for chunks written before the chunk recorded them.
 	SectionTokens, SectionChunks int
+	// PageStart and PageEnd are the pages the chunk spans (1-based), 0
+	// for formats without pages.
+	PageStart, PageEnd int
 }
 
 // Document is a file's current state.
@@ -70,6 +74,10 @@ type Document struct {
 	// then readable by admins only (package access).
 	AccessError  string
 	DocumentInfo // format and times, filled by AllDocuments (documents.go)
+	// Metadata is the document's metadata (package metadata), filled by
+	// the catalog and AllDocuments; MetadataWarnings what its merge dropped.
+	Metadata         metadata.Metadata
+	MetadataWarnings []string
 }
 
 // Store reads the index.
@@ -112,7 +120,7 @@ var chunkFields = []graphql.Field{
 	{Name: "content"}, {Name: "file_id"}, {Name: "file_version_id"}, {Name: "file_path"}, {Name: "branch"},
 	{Name: "index"}, {Name: "start_offset"}, {Name: "end_offset"}, {Name: "token_count"}, {Name: "source_checksum"},
 	{Name: "created_at"}, {Name: "section_id"}, {Name: "heading_path"}, {Name: "embedding_status"}, {Name: "embedding_model"},
-	{Name: "section_token_count"}, {Name: "section_chunk_count"},
+	{Name: "section_token_count"}, {Name: "section_chunk_count"}, {Name: "page_start"}, {Name: "page_end"},
 	{Name: "_additional", Fields: []graphql.Field{{Name: "id"}, {Name: "score"}}},
 }
 
@@ -432,6 +440,7 @@ func chunks(project string, rows []map[string]any) []Chunk {
 			SourceChecksum: str(r, "source_checksum"), CreatedAt: str(r, "created_at"), SectionID: str(r, "section_id"),
 			HeadingPath: hp, EmbeddingStatus: str(r, "embedding_status"), EmbeddingModel: str(r, "embedding_model"), Score: score,
 			SectionTokens: num(r, "section_token_count"), SectionChunks: num(r, "section_chunk_count"),
+			PageStart: num(r, "page_start"), PageEnd: num(r, "page_end"),
 		})
 	}
 	return out

@@ -12,6 +12,7 @@ import (
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
 
 	"github.com/strata-kb/strata/shared/ids"
+	"github.com/strata-kb/strata/shared/metadata"
 	"github.com/strata-kb/strata/shared/schema"
 )
 
@@ -35,6 +36,20 @@ type Version struct {
 	// Filled by the catalog's loads only.
 	ChunkCount                      int
 	Format, CommittedAt, IngestedAt string
+	// Metadata is the document's metadata as the version was committed
+	// (package metadata); MetadataWarnings what its merge dropped.
+	Metadata         metadata.Metadata
+	MetadataWarnings []string
+}
+
+// metadataOf reads a Version's or Document's metadata. An index written
+// before metadata existed has none.
+func metadataOf(r map[string]any) (metadata.Metadata, []string) {
+	var m metadata.Metadata
+	if s := str(r, schema.MetadataProperty); s != "" {
+		_ = json.Unmarshal([]byte(s), &m) // written by the indexer from a Metadata
+	}
+	return m, strs(r, schema.MetadataWarningsProperty)
 }
 
 // Release is a pinned commit sequence of a project branch.

@@ -176,8 +176,8 @@ var operators = map[string]pb.Filters_Operator{
 }
 
 // filter is w in the gRPC API's form: operands nested, the id as "_id",
-// one value of the kinds Strata filters with (text, int, boolean and their
-// lists).
+// one value of the kinds Strata filters with (text, int, number, date,
+// boolean and the lists of text and int).
 func filter(w *models.WhereFilter) (*pb.Filters, error) {
 	op, ok := operators[w.Operator]
 	if !ok {
@@ -209,6 +209,10 @@ func filter(w *models.WhereFilter) (*pb.Filters, error) {
 		f.TestValue = &pb.Filters_ValueText{ValueText: *w.ValueString}
 	case w.ValueInt != nil:
 		f.TestValue = &pb.Filters_ValueInt{ValueInt: *w.ValueInt}
+	case w.ValueNumber != nil:
+		f.TestValue = &pb.Filters_ValueNumber{ValueNumber: *w.ValueNumber}
+	case w.ValueDate != nil: // the gRPC API takes a date as its RFC 3339 text
+		f.TestValue = &pb.Filters_ValueText{ValueText: *w.ValueDate}
 	case w.ValueBoolean != nil:
 		f.TestValue = &pb.Filters_ValueBoolean{ValueBoolean: *w.ValueBoolean}
 	case w.ValueTextArray != nil:

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"github.com/strata-kb/strata/shared/access"
+	"github.com/strata-kb/strata/shared/metadata"
 
 	"strings"
 	"time"
@@ -9,17 +10,17 @@ import (
 
 // Header names carried on Strata's messages.
 const (
-	HeaderKind = "Strata-Kind" // KindFileVersion, KindFileDeleted or KindAccessChanged on the chunks stream
+	HeaderKind = "Strata-Kind" // KindFileVersion, KindFileDeleted or KindTagsChanged on the chunks stream
 )
 
 // Message kinds on the chunks stream.
 const (
 	KindFileVersion = "file-version"
 	KindFileDeleted = "file-deleted"
-	// KindAccessChanged carries an object's new groups (a tag change):
-	// the indexer applies it to every version of the file without
-	// re-extracting or re-embedding anything.
-	KindAccessChanged = "access-changed"
+	// KindTagsChanged carries an object's new tags (a tag change): its
+	// groups and metadata. The indexer applies them to every version of the
+	// file without re-extracting or re-embedding anything.
+	KindTagsChanged = "tags-changed"
 )
 
 // Document status values recorded on the index's Document objects.
@@ -76,6 +77,11 @@ type FileVersion struct {
 	ExtractedAt   time.Time `json:"extracted_at,omitzero"` // when the ingestor finished extracting
 	// Access is who may read the file, as the object said when it was fetched.
 	Access Access `json:"access"`
+	// Metadata is the document's merged metadata (metadata.Merge of
+	// MetadataSources; what it dropped is in Warnings). The sources are kept
+	// so a tag change can merge again without re-extracting.
+	Metadata        metadata.Metadata `json:"metadata,omitempty"`
+	MetadataSources metadata.Sources  `json:"metadata_sources,omitzero"`
 }
 
 // Access is who may read a file, read from its object (package access): the
@@ -91,12 +97,17 @@ type Access struct {
 	ReadAt time.Time `json:"read_at,omitzero"`
 }
 
-// AccessChanged tells the indexer that an object's groups changed (a tag
-// or metadata change without new content).
-type AccessChanged struct {
+// TagsChanged tells the indexer that an object's tags changed (no new
+// content): its groups, and its tags and user metadata as read with them,
+// which the indexer merges with each version's own file metadata.
+type TagsChanged struct {
 	Object Object `json:"object"`
 	FileID string `json:"file_id"`
 	Access Access `json:"access"`
+	// Tags and UserMetadata are the object's tags and S3 user metadata as
+	// read with Access.
+	Tags         map[string]string `json:"tags,omitempty"`
+	UserMetadata map[string]string `json:"user_metadata,omitempty"`
 }
 
 // Section is a heading-delimited part of a file version.

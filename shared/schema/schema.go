@@ -13,6 +13,8 @@ import (
 	"github.com/weaviate/weaviate-go-client/v4/weaviate"
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/grpc"
 	"github.com/weaviate/weaviate/entities/models"
+
+	"github.com/strata-kb/strata/shared/metadata"
 )
 
 // Collection (class) names.
@@ -56,6 +58,37 @@ const ReadersProperty = "readers"
 // token (word tokenization would split "eng-team" and drop stopwords).
 // CommittedReadersProperty is a Version's readers as committed.
 const CommittedReadersProperty = "committed_readers"
+
+// The metadata a Document and a Version record (package metadata): the
+// merged map and its sources as JSON, read but never filtered (the catalog
+// filters listings; chunks carry what searches filter by), and what the
+// merge dropped.
+const (
+	MetadataProperty         = "metadata"
+	MetadataSourcesProperty  = "metadata_sources"
+	MetadataWarningsProperty = "metadata_warnings"
+)
+
+func metadataProperties() []*models.Property {
+	return []*models.Property{stored(MetadataProperty, "text"), stored(MetadataSourcesProperty, "text"), stored(MetadataWarningsProperty, "text[]")}
+}
+
+// metaTokens is a chunk's metadata tokens (metadata.TokensProperty):
+// exact-match, like readers.
+func metaTokens() *models.Property {
+	return &models.Property{Name: metadata.TokensProperty, DataType: []string{"text[]"}, Tokenization: "field",
+		IndexFilterable: boolp(true), IndexSearchable: boolp(false)}
+}
+
+// RangeProperty is the definition of a metadata range property
+// (metadata.RangeProperty): a number or a date with a range index.
+func RangeProperty(name string, k metadata.Kind) *models.Property {
+	dataType := "number"
+	if k == metadata.Date {
+		dataType = "date"
+	}
+	return &models.Property{Name: name, DataType: []string{dataType}, IndexFilterable: boolp(true), IndexRangeFilters: boolp(true)}
+}
 
 func readers() *models.Property {
 	return &models.Property{Name: ReadersProperty, DataType: []string{"text[]"}, Tokenization: "field",
@@ -117,7 +150,7 @@ func Definitions() []*models.Class {
 			Description:        "The current state of one file on one branch: its latest version, status and statistics.",
 			Vectorizer:         "none",
 			MultiTenancyConfig: mt(),
-			Properties: []*models.Property{
+			Properties: append([]*models.Property{
 				field("file_id"), field("file_path"), text("name", "word"), field("folder"), field("branch"),
 				field("object_key"), field("etag"), field("version_id"), field("sequencer"),
 				field("file_version_id"), field("checksum"), field("format"), field("language"), integer("pages"),
@@ -126,7 +159,7 @@ func Definitions() []*models.Class {
 				integer("text_length"), integer("token_count"), integer("chunk_count"), integer("section_count"),
 				field("content_type"), date("updated_at"), date("ingested_at"), integer("commit_seq"),
 				readers(), text("access_error", "word"), date("access_read_at"),
-			},
+			}, metadataProperties()...),
 		},
 		{
 			Class:              SectionClass,
@@ -164,7 +197,7 @@ func Definitions() []*models.Class {
 				// name and statistics; 0 chunks means "not recorded" (older chunks).
 				stored("section_title", "text"), stored("section_heading_path", "text[]"), stored("section_ordinal", "int"),
 				stored("section_token_count", "int"), stored("section_chunk_count", "int"),
-				sequence("valid_from"), readers(),
+				sequence("valid_from"), readers(), metaTokens(),
 			},
 		},
 		{
@@ -172,7 +205,7 @@ func Definitions() []*models.Class {
 			Description:        "One committed file version or delete; a file's visible version at sequence W is its Version with the greatest valid_from <= W.",
 			Vectorizer:         "none",
 			MultiTenancyConfig: mt(),
-			Properties: []*models.Property{
+			Properties: append([]*models.Property{
 				field("file_id"), field("file_path"), field("branch"), field("file_version_id"), field("sequencer"),
 				field("etag"), field("status"), text("error", "word"), boolean("deleted"), text("title", "word"),
 				field("format"), integer("chunk_count"), sequence("valid_from"), date("committed_at"), date("ingested_at"),
@@ -181,7 +214,7 @@ func Definitions() []*models.Class {
 				// afterwards (readers follows the document's groups): the
 				// change feed judges each end of its range by them.
 				stored(CommittedReadersProperty, "text[]"),
-			},
+			}, metadataProperties()...),
 		},
 		{
 			Class:              ReleaseClass,

@@ -23,7 +23,7 @@ const ChunkVectorClass = "ChunkVector"
 func chunkVectorProperties() []*models.Property {
 	return []*models.Property{
 		field("chunk_id"), field("file_id"), field("file_version_id"), field("file_path"), field("branch"),
-		field("model"), field("source_checksum"), integer("dimensions"), readers(),
+		field("model"), field("source_checksum"), integer("dimensions"), readers(), metaTokens(),
 	}
 }
 
@@ -84,7 +84,7 @@ func EnsureVectorSpace(ctx context.Context, c *weaviate.Client, model string, re
 		}
 		err := c.Schema().ClassCreator().WithClass(class).Do(ctx)
 		if err == nil {
-			return nil
+			return copyRangeProperties(ctx, c)
 		}
 		if !strings.Contains(err.Error(), "already exists") {
 			return fmt.Errorf("create collection %s for %s: %w", ChunkVectorClass, model, err)
@@ -103,7 +103,10 @@ func EnsureVectorSpace(ctx context.Context, c *weaviate.Client, model string, re
 // it from the value, and a readers property made that way is
 // word-tokenized, so a filter on "eng-team" would match "eng".
 func EnsureVectorProperties(ctx context.Context, c *weaviate.Client) error {
-	return addMissingProperties(ctx, c, &models.Class{Class: ChunkVectorClass, Properties: chunkVectorProperties()})
+	if err := addMissingProperties(ctx, c, &models.Class{Class: ChunkVectorClass, Properties: chunkVectorProperties()}); err != nil {
+		return err
+	}
+	return copyRangeProperties(ctx, c)
 }
 
 func ensureNamedVector(ctx context.Context, c *weaviate.Client, name string) error {

@@ -1,0 +1,173 @@
+package index
+
+// What the index records about a document rather than its content: who may
+// read it and its metadata, both of which follow the object's tags. Every
+// object of a file version carries its readers (schema.ReadersProperty) and
+// every chunk and chunk vector its metadata (package metadata), so reads
+// filter by both inside Weaviate. The Document also records why the groups
+// could not be read and when the tags were read, which orders tag records:
+// of two reads of one file's tags, the later wins (pipeline.Access.ReadAt).
+
+import (
+	"encoding/json"
+	"slices"
+	"time"
+
+	"github.com/strata-kb/strata/shared/access"
+	"github.com/strata-kb/strata/shared/metadata"
+	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/schema"
+)
+
+// labels are a file's readers and metadata as its objects record them.
+type labels struct {
+	readers []string  // access.Readers: groups, access.Everyone or access.Nobody
+	err     string    // why the groups could not be read ("" if they could)
+	readAt  time.Time // when the tags were read (zero: unknown)
+	meta    metadata.Metadata
+	sources metadata.Sources // what meta was merged from
+	// metaWarnings are what the merge dropped.
+	metaWarnings []string
+	// noRange are the range properties the index has no room for
+	// (metadata.MaxRangeKeys): the values stay in meta, never in a property.
+	noRange map[string]bool
+}
+
+// labelsOf is what the index records for a file version as the ingestor
+// read it. The metadata is merged from its sources again (the merge is
+// deterministic, so it is the file version's), which also gives what the
+// merge dropped.
+func labelsOf(fv pipeline.FileVersion) labels {
+	l := labels{readers: fv.Access.Readers(), err: fv.Access.Error, readAt: fv.Access.ReadAt, sources: fv.MetadataSources}
+	l.meta, l.metaWarnings = metadata.Merge(l.sources)
+	return l
+}
+
+// labelsOfChange is what a tag change records, the file's own metadata
+// taken from file (the version it applies to).
+func labelsOfChange(tc pipeline.TagsChanged, file metadata.Metadata) labels {
+	l := labels{readers: tc.Access.Readers(), err: tc.Access.Error, readAt: tc.Access.ReadAt,
+		sources: metadata.Sources{Tags: tc.Tags, Object: tc.UserMetadata, File: file}}
+	l.meta, l.metaWarnings = metadata.Merge(l.sources)
+	return l
+}
+
+
+// labelsOfProps reads the labels a Document (or Version) records. Objects
+// written before access existed have none: empty readers, which only
+// admins match (access.Grant.Matches), and a zero read time that any
+// access read is newer than.
+func labelsOfProps(props map[string]any) labels {
+	a := labels{readers: strs(props[schema.ReadersProperty]), err: str(props, "access_error"),
+		metaWarnings: strs(props[schema.MetadataWarningsProperty])}
+	if t, err := time.Parse(time.RFC3339Nano, str(props, "access_read_at")); err == nil {
+		a.readAt = t
+	}
+	// Written by Strata itself: a value that does not decode is an index
+	// older than metadata, which had none.
+	_ = json.Unmarshal([]byte(str(props, schema.MetadataProperty)), &a.meta)
+	_ = json.Unmarshal([]byte(str(props, schema.MetadataSourcesProperty)), &a.sources)
+	return a
+}
+
+// labelsFor is the labels a commit of a file version read at a.ReadAt records:
+// its own, unless the document holds a later read (an access change
+// applied while the version was on its way), which wins.
+func (c current) labelsFor(fv pipeline.FileVersion) labels {
+	if c.exists && fv.Access.ReadAt.Before(c.labels.readAt) {
+		// The document's tags with this version's own file metadata.
+		l := c.labels
+		l.sources.File = fv.MetadataSources.File
+		l.meta, l.metaWarnings = metadata.Merge(l.sources)
+		return l
+	}
+	return labelsOf(fv)
+}
+
+// deletedLabels are the labels of a file's delete: the file keeps its last
+// readers, so a release that still shows it shows it to the same keys.
+// A file the index never had is readable by admins only (fail closed).
+func deletedLabels(doc current) labels {
+	if !doc.exists {
+		return labels{readers: []string{access.Nobody}}
+	}
+	return doc.labels
+}
+
+// same reports whether a and b give the same keys the same answer.
+func (a labels) same(b labels) bool {
+	return slices.Equal(a.readers, b.readers) && a.err == b.err && metaJSON(a.meta) == metaJSON(b.meta)
+}
+
+// objectProps adds the readers to the properties of a Section.
+func (a labels) objectProps(m map[string]any) map[string]any {
+	m[schema.ReadersProperty] = nonNil(a.readers)
+	return m
+}
+
+// chunkProps adds the readers and the metadata to the properties of a
+// Chunk or ChunkVector: the tokens, and each number and date in its range
+// property (but those the index has no room for).
+func (a labels) chunkProps(m map[string]any) map[string]any {
+	m[metadata.TokensProperty] = metadata.Tokens(a.meta)
+	for name, v := range metadata.RangeValues(a.meta) {
+		if !a.noRange[name] {
+			m[name] = v
+		}
+	}
+	return a.objectProps(m)
+}
+
+// versionProps adds the readers, the access error and the metadata to a
+// Version's properties.
+func (a labels) versionProps(m map[string]any) map[string]any {
+	m["access_error"] = a.err
+	m[schema.MetadataProperty] = metaJSON(a.meta)
+	sources, _ := json.Marshal(a.sources)
+	m[schema.MetadataSourcesProperty] = string(sources)
+	m[schema.MetadataWarningsProperty] = nonNil(a.metaWarnings)
+	return a.objectProps(m)
+}
+
+// metaJSON is m as the index stores it: JSON with its keys in order.
+func metaJSON(m metadata.Metadata) string {
+	if len(m) == 0 {
+		return "{}"
+	}
+	b, _ := json.Marshal(m) // encoding/json writes map keys in order
+	return string(b)
+}
+
+// newVersionProps is versionProps for a Version being committed: it also
+// records the readers it is committed with, which merges never change
+// (schema.CommittedReadersProperty).
+func (a labels) newVersionProps(m map[string]any) map[string]any {
+	m[schema.CommittedReadersProperty] = nonNil(a.readers)
+	return a.versionProps(m)
+}
+
+// documentProps adds the readers, the access error and the time they were
+// read to a Document's properties.
+func (a labels) documentProps(m map[string]any) map[string]any {
+	if !a.readAt.IsZero() {
+		m["access_read_at"] = a.readAt.UTC().Format(time.RFC3339Nano)
+	}
+	return a.versionProps(m)
+}
+
+// strs reads a text[] property as Weaviate returns it.
+func strs(v any) []string {
+	switch v := v.(type) {
+	case []string:
+		return v
+	case []any:
+		out := make([]string, 0, len(v))
+		for _, s := range v {
+			if s, ok := s.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
