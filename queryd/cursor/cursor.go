@@ -24,6 +24,8 @@ type Position struct {
 	Scope   string `json:"s,omitempty"` // what it is pinned to (e.g. a file version)
 	Offset  int    `json:"o"`
 	Limit   int    `json:"l"`
+	// After is the last key a keyset page ended at (list_documents: a path).
+	After string `json:"a,omitempty"`
 }
 
 // Signer issues and verifies cursors.

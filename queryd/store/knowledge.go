@@ -178,13 +178,15 @@ func (s *Store) DocumentByID(ctx context.Context, project, fileID string) (*Docu
 }
 
 func documentOf(r map[string]any) Document {
-	return Document{
+	d := Document{
 		FileID: str(r, "file_id"), FilePath: str(r, "file_path"), Name: str(r, "name"), Folder: str(r, "folder"),
 		Branch: str(r, "branch"), FileVersionID: str(r, "file_version_id"), Title: str(r, "title"),
 		Status: str(r, "status"), Error: str(r, "error"), Deleted: r["deleted"] == true, ChunkCount: num(r, "chunk_count"),
 		AccessError:  str(r, "access_error"),
 		DocumentInfo: DocumentInfo{Format: str(r, "format"), UpdatedAt: str(r, "updated_at"), IngestedAt: str(r, "ingested_at")},
 	}
+	d.Metadata, d.MetadataWarnings = metadataOf(r)
+	return d
 }
 
 // Folders lists the distinct folders ("docs", "docs/api") that hold live

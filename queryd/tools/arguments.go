@@ -35,6 +35,7 @@ func compileArguments(tool string, raw json.RawMessage) *argumentSchema {
 	if err != nil {
 		panic(fmt.Sprintf("input schema of %s: %v", tool, err))
 	}
+	uncheckedDimensionEnum(tool, doc)
 	url := "mem:///strata/tools/" + tool + ".input.json"
 	c := jsonschema.NewCompiler()
 	c.AssertFormat()
@@ -55,6 +56,31 @@ func compileArguments(tool string, raw json.RawMessage) *argumentSchema {
 	}
 	slices.Sort(names)
 	return &argumentSchema{tool: tool, schema: sch, names: names}
+}
+
+// configuredDimensionArgs are the arguments whose published enum lists
+// Veryfront's embedding dimensions while queryd accepts the dimension of
+// every configured embedding model, whatever it is (384 and 256 for small
+// Hugging Face models): the tool checks them against its models
+// (semantic.go, modelsOfDimension) and names the available ones. The
+// published schema is served unchanged; only its enum is not checked here.
+var configuredDimensionArgs = map[string]string{
+	"search_files":             "dimension",
+	"get_file_chunk_embedding": "dimension",
+}
+
+// uncheckedDimensionEnum drops the enum of tool's configured-dimension
+// argument from doc, the schema compiled for checking (its type stays).
+func uncheckedDimensionEnum(tool string, doc any) {
+	arg, ok := configuredDimensionArgs[tool]
+	if !ok {
+		return
+	}
+	m, _ := doc.(map[string]any)
+	props, _ := m["properties"].(map[string]any)
+	if prop, ok := props[arg].(map[string]any); ok {
+		delete(prop, "enum")
+	}
 }
 
 // checked refuses a call whose arguments the schema rejects, with sentences.

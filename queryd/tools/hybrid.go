@@ -8,10 +8,13 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/strata-kb/strata/queryd/auth"
 	"github.com/strata-kb/strata/queryd/store"
@@ -43,6 +46,8 @@ type hybridArgs struct {
 	ContentTypes      []string `json:"content_types"`
 	ModifiedAfter     *string  `json:"modified_after"`
 	ModifiedBefore    *string  `json:"modified_before"`
+	// Metadata filters by document metadata (metadata.ParseFilter).
+	Metadata json.RawMessage `json:"metadata"`
 }
 
 // Explain says how a hit was found.
@@ -136,6 +141,14 @@ func (t *Tools) hybridSearch(ctx context.Context, p auth.Principal, a hybridArgs
 			return nil, err
 		}
 	}
+	docMeta, err := t.parseMetadataFilter(ctx, a.Metadata, projects)
+	if err != nil {
+		return nil, err
+	}
+	docMetaWhere, err := t.metadataWhere(ctx, docMeta)
+	if err != nil {
+		return nil, err
+	}
 	qv := &queryVectors{text: q}
 	out := hybridOut{Query: q, Fusion: f.Method, Alpha: f.Alpha, KeywordMatch: match.String(), Model: "none", Results: []hybridHit{}, Watermarks: map[string]int64{}}
 	if t.queries != nil {
@@ -163,7 +176,7 @@ func (t *Tools) hybridSearch(ctx context.Context, p auth.Principal, a hybridArgs
 		if !any {
 			continue
 		}
-		where = andWhere(where, metaWhere)
+		where = andWhere(andWhere(where, metaWhere), docMetaWhere)
 		var keyword, vector []store.Chunk
 		if f.Alpha < 1 {
 			if keyword, err = t.keyword.SearchKeywordMatching(ctx, project, q, match, 2*topK, where, v.branch, v.at); err != nil {
@@ -197,7 +210,42 @@ func (t *Tools) hybridSearch(ctx context.Context, p auth.Principal, a hybridArgs
 		}
 		out.Results = append(out.Results, hh)
 	}
-	return out, nil
+	hits := make([]Hit, len(out.Results))
+	branches := make([]string, len(out.Results))
+	for i, h := range out.Results {
+		hits[i], branches[i] = h.Hit, h.Branch
+	}
+	if err := t.fillMetadata(ctx, hits); err != nil {
+		return nil, err
+	}
+	for i := range hits {
+		out.Results[i].Hit = hits[i]
+	}
+	return hybridResult{out: out, links: resourceLinks(hits, branches)}, nil
+}
+
+// hybridResult is hybrid_search's answer: its JSON, after a first line
+// saying so when no hit is a strong match, and a resource link per document.
+type hybridResult struct {
+	out   hybridOut
+	links []mcp.Content
+}
+
+// NoStrongMatch starts the text of an answer whose best hit's relevance is low.
+const NoStrongMatch = "No strong match: the best hit's relevance is low; the results below may not answer the query."
+
+func (r hybridResult) toolResult() (*mcp.CallToolResult, error) {
+	res, err := structured(r.out)
+	if err != nil {
+		return nil, err
+	}
+	if len(r.out.Results) > 0 && r.out.Results[0].Relevance == RelevanceLow {
+		text := res.Content[0].(mcp.TextContent)
+		text.Text = NoStrongMatch + "\n" + text.Text
+		res.Content[0] = text
+	}
+	res.Content = append(res.Content, r.links...)
+	return res, nil
 }
 
 // metaFilter is hybrid_search's metadata filter.
@@ -289,3 +337,10 @@ func andWhere(a, b *store.Where) *store.Where {
 	}
 	return store.And(a, b)
 }
+
+// Relevance levels of a hit.
+const (
+	RelevanceHigh   = "high"
+	RelevanceMedium = "medium"
+	RelevanceLow    = "low"
+)

@@ -6,6 +6,7 @@ import (
 	"context"
 
 	"github.com/strata-kb/strata/queryd/auth"
+	"github.com/strata-kb/strata/shared/metadata"
 )
 
 type getInfoArgs struct {
@@ -31,7 +32,11 @@ type infoOut struct {
 	FileVersionID string `json:"file_version_id,omitempty"`
 	SectionCount  *int   `json:"section_count,omitempty"`
 	Pages         int    `json:"pages,omitempty"`
-	UpdatedAt     string `json:"updated_at,omitempty"`
+	// Metadata is the document's metadata (package metadata); MetadataWarnings
+	// what its merge dropped (keys beyond the limits, invalid keys).
+	Metadata         metadata.Metadata `json:"metadata,omitempty"`
+	MetadataWarnings []string          `json:"metadata_warnings,omitempty"`
+	UpdatedAt        string            `json:"updated_at,omitempty"`
 	// DOCUMENT and SECTION; CHUNK (its own).
 	TokenCount *int `json:"token_count,omitempty"`
 	ChunkCount *int `json:"chunk_count,omitempty"`
@@ -77,6 +82,7 @@ func (t *Tools) getInfo(ctx context.Context, p auth.Principal, a getInfoArgs) (a
 		d := n.doc
 		out.Status, out.Error, out.Format, out.Title = d.Status, d.Error, d.Format, d.Title
 		out.FileVersionID, out.Pages, out.UpdatedAt = d.FileVersionID, d.Pages, d.UpdatedAt
+		out.Metadata, out.MetadataWarnings = nonNilMetadata(d.Metadata), d.MetadataWarnings
 		out.ChunkCount, out.SectionCount, out.TokenCount = ptr(d.ChunkCount), ptr(d.SectionCount), ptr(d.TokenCount)
 	case typeSection:
 		s := n.section

@@ -9,6 +9,7 @@ import (
 	"github.com/strata-kb/strata/queryd/auth"
 	"github.com/strata-kb/strata/queryd/store"
 	"github.com/strata-kb/strata/shared/ids"
+	"github.com/strata-kb/strata/shared/metadata"
 )
 
 // MaxQueryBytes bounds search text.
@@ -37,6 +38,18 @@ type Hit struct {
 	Index        int      `json:"index"`
 	StartOffset  int      `json:"start_offset"`
 	EndOffset    int      `json:"end_offset"`
+	// PageStart and PageEnd are the pages the hit spans in a paged format
+	// (PDF; DOCX where pages are known), omitted otherwise.
+	PageStart int `json:"page_start,omitempty"`
+	PageEnd   int `json:"page_end,omitempty"`
+	// Citation is one string an agent can quote: the path, and the pages or headings.
+	Citation string `json:"citation"`
+	// Metadata is the document's metadata (package metadata).
+	Metadata metadata.Metadata `json:"metadata"`
+	// Relevance is how sure the match is: high, medium or low (relevance.go).
+	Relevance string `json:"relevance,omitempty"`
+
+	fileVersionID string // whose metadata the hit shows (fillMetadata)
 }
 
 type searchOut struct {
@@ -132,7 +145,7 @@ func (t *Tools) searchProjects(ctx context.Context, p auth.Principal, a searchAr
 	}
 	sortHits(out.Results)
 	out.Results = out.Results[:min(len(out.Results), topK)]
-	return out, nil
+	return out, t.fillMetadata(ctx, out.Results)
 }
 
 // scope turns parent path_part_ids into a filter for one project. It reports
@@ -215,7 +228,8 @@ func hit(project string, c store.Chunk) Hit {
 		PathPartID: c.ID, ChunkID: c.ID, Project: project, DocumentID: c.FileID, DocumentPath: c.FilePath,
 		SectionID: c.SectionID, ChunkType: "TEXT", Content: c.Content, Score: c.Score,
 		Location: strings.Join(loc, " > "), HeadingPath: nonNilStrings(c.HeadingPath), Index: c.Index,
-		StartOffset: c.StartOffset, EndOffset: c.EndOffset,
+		StartOffset: c.StartOffset, EndOffset: c.EndOffset, PageStart: c.PageStart, PageEnd: c.PageEnd,
+		Citation: citation(c), Metadata: metadata.Metadata{}, fileVersionID: c.FileVersionID,
 	}
 }
 

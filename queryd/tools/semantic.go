@@ -11,10 +11,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -46,14 +48,94 @@ func (t *Tools) SetEmbeddings(v VectorReader, q QueryEmbedder, provider string) 
 }
 
 // SetPreviousEmbeddings names the model the index was embedded with before
-// the configured one. While a project's chunks are not all embedded with
-// the configured model (a model change being re-embedded side by side),
-// its searches use the previous model; they switch once coverage is
-// complete. Each search still reads exactly one model's vectors.
-func (t *Tools) SetPreviousEmbeddings(q QueryEmbedder) *Tools {
-	t.previous = q
+// the configured one, and its provider (local, openai). While a project's
+// chunks are not all embedded with the configured model (a model change
+// being re-embedded side by side), its searches use the previous model;
+// they switch once coverage is complete. Each search still reads exactly
+// one model's vectors. search_files and get_file_chunk_embedding also take
+// the previous model's dimension, to read its vectors.
+func (t *Tools) SetPreviousEmbeddings(q QueryEmbedder, provider string) *Tools {
+	t.previous = previousEmbedder{QueryEmbedder: q, provider: provider}
 	return t
 }
+
+// previousEmbedder is the previous model with its provider's name.
+type previousEmbedder struct {
+	QueryEmbedder
+	provider string
+}
+
+// embeddingModel is one configured model: queryd's own, or the previous one.
+type embeddingModel struct {
+	QueryEmbedder
+	provider string
+	previous bool
+}
+
+// embeddingModels are the configured models, queryd's own first (none
+// without a provider).
+func (t *Tools) embeddingModels() []embeddingModel {
+	if t.queries == nil {
+		return nil
+	}
+	ms := []embeddingModel{{QueryEmbedder: t.queries, provider: t.provider}}
+	if p, ok := t.previous.(previousEmbedder); ok {
+		ms = append(ms, embeddingModel{QueryEmbedder: p.QueryEmbedder, provider: p.provider, previous: true})
+	}
+	return ms
+}
+
+// modelsOfDimension are the configured models whose vectors have dim
+// dimensions, dim being Veryfront's dimension argument (a decimal string,
+// "384"), queryd's own model first.
+func (t *Tools) modelsOfDimension(dim string) []embeddingModel {
+	var out []embeddingModel
+	for _, m := range t.embeddingModels() {
+		if dim == strconv.Itoa(m.Dimensions()) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// describeModels names the configured models with their dimensions ("its
+// embedding model is m (384 dimensions)") and the dimensions a caller may
+// pass (`"384" or "512"`, conj joining them).
+func (t *Tools) describeModels(conj string) (models, dims string) {
+	ms := t.embeddingModels()
+	var named, ds []string
+	for _, m := range ms {
+		n := fmt.Sprintf("%s (%d dimensions)", m.Model(), m.Dimensions())
+		if m.previous {
+			n = fmt.Sprintf("%s (%d dimensions, the previous model)", m.Model(), m.Dimensions())
+		}
+		named = append(named, n)
+		if d := strconv.Quote(strconv.Itoa(m.Dimensions())); !slices.Contains(ds, d) {
+			ds = append(ds, d)
+		}
+	}
+	if len(named) == 1 {
+		return "its embedding model is " + named[0], ds[0]
+	}
+	return "its embedding models are " + listOf(named, "and"), listOf(ds, conj)
+}
+
+// publishedDimensions is the enum of get_file_chunk_embedding's dimension
+// as published (the schema): without an embedding provider, these still
+// answer "missing", as they always did.
+var publishedDimensions = sync.OnceValue(func() []string {
+	var sch struct {
+		Properties struct {
+			Dimension struct {
+				Enum []string `json:"enum"`
+			} `json:"dimension"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(Schema("get_file_chunk_embedding.input.json"), &sch); err != nil {
+		panic(fmt.Sprintf("get_file_chunk_embedding input schema: %v", err))
+	}
+	return sch.Properties.Dimension.Enum
+})
 
 // coverageTTL is how long a project's model choice is reused.
 const coverageTTL = 10 * time.Second
@@ -298,15 +380,23 @@ func (t *Tools) searchFiles(ctx context.Context, p auth.Principal, a searchFiles
 	if err != nil {
 		return nil, err
 	}
-	active, err := t.modelFor(ctx, project)
-	if err != nil {
-		return nil, err
+	// The dimension picks the model whose vectors are searched: the caller's
+	// vector can only be compared with vectors of its own length. Should
+	// both configured models have it, the one searches use (modelFor).
+	var active QueryEmbedder
+	switch ms := t.modelsOfDimension(a.Dimension); len(ms) {
+	case 0:
+		models, dims := t.describeModels("or")
+		return nil, userErrorf("dimension %q does not match this index: %s; pass dimension %s and a query_vector of that many values",
+			clip(a.Dimension), models, dims)
+	case 1:
+		active = ms[0].QueryEmbedder
+	default:
+		if active, err = t.modelFor(ctx, project); err != nil {
+			return nil, err
+		}
 	}
 	model, dims := active.Model(), active.Dimensions()
-	if a.Dimension != strconv.Itoa(dims) {
-		return nil, userErrorf("dimension %q does not match this index: its model %s has %d dimensions; pass dimension \"%d\" and a %d-dimensional query_vector",
-			clip(a.Dimension), model, dims, dims, dims)
-	}
 	if len(a.QueryVector) != dims {
 		return nil, userErrorf("query_vector has %d values; model %s expects exactly %d", len(a.QueryVector), model, dims)
 	}
@@ -397,19 +487,25 @@ func searchScope(vec []float32, branch string, threshold float64) string {
 	return hex.EncodeToString(h.Sum(nil)[:12])
 }
 
-// getFileChunkEmbedding reports a chunk's embedding with the configured
-// model: ready, stale (only another model's, or other content's, vector) or
-// missing, and the vector when asked.
+// getFileChunkEmbedding reports a chunk's embedding with a configured
+// model, queryd's own or the one of the dimension asked for: ready, stale
+// (only another model's, or other content's, vector) or missing, and the
+// vector when asked.
 func (t *Tools) getFileChunkEmbedding(ctx context.Context, p auth.Principal, a chunkEmbeddingArgs) (any, error) {
-	dim := 0
-	if a.Dimension != nil {
-		d, err := strconv.Atoi(*a.Dimension)
-		if err != nil || (d != 512 && d != 768 && d != 1024 && d != 1536 && d != 3072 && d != 4096) {
-			return nil, userErrorf("dimension must be one of \"512\", \"768\", \"1024\", \"1536\", \"3072\", \"4096\"")
-		}
-		dim = d
-	}
 	if t.vectors == nil {
+		dim := 0
+		if a.Dimension != nil {
+			// No model: the published dimensions answer "missing", as ever.
+			published := publishedDimensions()
+			if !slices.Contains(published, *a.Dimension) {
+				quoted := make([]string, len(published))
+				for i, d := range published {
+					quoted[i] = strconv.Quote(d)
+				}
+				return nil, userErrorf("dimension must be one of %s (no embedding model is configured)", strings.Join(quoted, ", "))
+			}
+			dim, _ = strconv.Atoi(*a.Dimension)
+		}
 		c, err := t.currentChunk(ctx, p, a.ProjectReference, a.ChunkID)
 		if err != nil {
 			return nil, err
@@ -417,10 +513,18 @@ func (t *Tools) getFileChunkEmbedding(ctx context.Context, p auth.Principal, a c
 		return chunkEmbeddingOut{ID: c.ID, ChunkID: c.ID, Model: EmbeddingModelOut{Name: "none", Provider: "none", Dimension: dim},
 			Status: pipeline.EmbeddingMissing}, nil
 	}
-	model, dims := t.queries.Model(), t.queries.Dimensions()
-	if dim != 0 && dim != dims {
-		return nil, userErrorf("no %d-dimension embeddings: this index embeds with %s (%d dimensions)", dim, model, dims)
+	// The dimension picks the configured model (queryd's own when both
+	// have it, or none is given): its vector and its status are answered.
+	m := t.embeddingModels()[0]
+	if a.Dimension != nil {
+		ms := t.modelsOfDimension(*a.Dimension)
+		if len(ms) == 0 {
+			models, dims := t.describeModels("and")
+			return nil, userErrorf("dimension %q does not match this index: %s; the available dimensions are %s", clip(*a.Dimension), models, dims)
+		}
+		m = ms[0]
 	}
+	model, dims := m.Model(), m.Dimensions()
 	// The chunk and its vector are read at the same time: the vector's id
 	// derives from the chunk's, and nothing of it is answered unless the
 	// chunk is current in a project the caller may read.
@@ -448,7 +552,7 @@ func (t *Tools) getFileChunkEmbedding(ctx context.Context, p auth.Principal, a c
 		return nil, vecErr
 	}
 	cv := have[c.ID]
-	out := chunkEmbeddingOut{ID: c.ID, ChunkID: c.ID, Model: EmbeddingModelOut{Name: model, Provider: t.provider, Dimension: dims},
+	out := chunkEmbeddingOut{ID: c.ID, ChunkID: c.ID, Model: EmbeddingModelOut{Name: model, Provider: m.provider, Dimension: dims},
 		Status: store.EmbeddingStatus(*c, cv)}
 	if cv.Current != nil {
 		out.ID = cv.Current.ID

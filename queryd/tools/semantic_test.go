@@ -121,24 +121,26 @@ func TestSearchFilesValidatesVectors(t *testing.T) {
 	good := []any{1.0, 0.0, 0.0, 0.0}
 	for name, args := range map[string]map[string]any{
 		"dimension not the model's": {"query_vector": good, "dimension": "768"},
-		"too short":                 {"query_vector": []any{1.0}, "dimension": "512"},
-		"beyond float32":            {"query_vector": []any{1e300, 0.0, 0.0, 0.0}, "dimension": "512"},
-		"threshold above 1":         {"query_vector": good, "dimension": "512", "similarity_threshold": 2},
-		"tampered cursor":           {"query_vector": good, "dimension": "512", "cursor": "AAAA.BBBB"},
+		"too short":                 {"query_vector": []any{1.0}, "dimension": "4"},
+		"beyond float32":            {"query_vector": []any{1e300, 0.0, 0.0, 0.0}, "dimension": "4"},
+		"threshold above 1":         {"query_vector": good, "dimension": "4", "similarity_threshold": 2},
+		"tampered cursor":           {"query_vector": good, "dimension": "4", "cursor": "AAAA.BBBB"},
 	} {
 		args["project_reference"] = "acme"
 		if _, errText := callTool(t, s, "acme", "search_files", args); errText == "" {
 			t.Errorf("%s: accepted", name)
-		} else if name == "dimension not the model's" && !strings.Contains(errText, "fake-4 has 4 dimensions") {
+		} else if name == "dimension not the model's" && !strings.Contains(errText, `its embedding model is fake-4 (4 dimensions); pass dimension "4"`) {
 			t.Errorf("the error must say what the index expects: %s", errText)
+		} else if name != "dimension not the model's" && strings.Contains(errText, "does not match this index") {
+			t.Errorf("%s: refused for its dimension, not for what it tests: %s", name, errText)
 		}
 	}
 }
 
 func TestSemanticToolsRankAndPage(t *testing.T) {
 	s := newVectorServer(t)
-	// The fake model is 4-d; dimension "512" only passes the enum, so check
-	// the ranking through search_knowledge and query_documents instead.
+	// The fake model's vectors are not compared (fakeVectors ranks by
+	// index); search_files' ranking of real vectors is in dimensions_test.go.
 	out, errText := callTool(t, s, "acme", "search_knowledge", map[string]any{"query": "anything", "top_k": 2})
 	if errText != "" {
 		t.Fatal(errText)

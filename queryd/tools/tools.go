@@ -92,6 +92,8 @@ type Tools struct {
 	coverage sync.Map      // project -> coverage: whether queries' model covers it
 	// Strata's own tools (SetStrata); nil: the tools that need them are not served.
 	keyword KeywordSearcher
+	meta    MetadataIndex  // nil: no metadata filter, hits carry no metadata
+	lister  DocumentLister // nil: list_documents is not served
 	changes ChangeReader
 	states  ObjectStates
 	dead    DeadLetters
@@ -116,6 +118,8 @@ func (t *Tools) ToolsetOf(tool string) string { return t.toolsetOf[tool] }
 func New(read Reader, signer *cursor.Signer, log *slog.Logger) *Tools {
 	t := &Tools{read: read, cursor: signer, log: log, tokenBudget: DefaultTokenBudget}
 	t.docs, _ = read.(DocumentIndex)
+	t.meta, _ = read.(MetadataIndex)
+	t.lister, _ = read.(DocumentLister)
 	return t
 }
 
@@ -168,8 +172,16 @@ func handler[A any](t *Tools, name string, fn func(ctx context.Context, p auth.P
 			t.log.Error("tool failed", "tool", name, "key", p.KeyName, "err", err)
 			return mcp.NewToolResultError(fmt.Sprintf("%s failed: internal error; try again later", name)), nil
 		}
+		if r, ok := out.(toolResult); ok {
+			return r.toolResult()
+		}
 		return structured(out)
 	}
+}
+
+// toolResult is a tool's answer that builds its own result (more than its JSON).
+type toolResult interface {
+	toolResult() (*mcp.CallToolResult, error)
 }
 
 // structured is a tool result whose structured content is out and whose
@@ -259,6 +271,9 @@ func (t *Tools) Register(s *server.MCPServer, toolsets ...string) {
 	}
 	if t.changes != nil {
 		add(ToolsetStrata, "list_changes", listChangesDescription, handler(t, "list_changes", t.listChanges), "")
+	}
+	if t.lister != nil && t.meta != nil {
+		add(ToolsetStrata, "list_documents", listDocumentsDescription, handler(t, "list_documents", t.listDocuments), "")
 	}
 	add(ToolsetStrata, "list_failures", listFailuresDescription, handler(t, "list_failures", t.listFailures), "")
 	add(ToolsetStrata, "list_branches", "List a project's branches: main (branch_id null) and every branch that has files, with the branch_id the other tools take.",

@@ -333,7 +333,7 @@ func run(ctx context.Context, args []string) error {
 		case err != nil:
 			return fmt.Errorf("previous embedding model: %w", err)
 		default:
-			tl.SetPreviousEmbeddings(previous)
+			tl.SetPreviousEmbeddings(previous, cfg.Previous.Provider)
 			log.Info("model change: searches use the previous model until the new one covers a project", "previous", previous.Model(), "model", provider.Model())
 		}
 	}

@@ -1,0 +1,133 @@
+package tools
+
+// Document metadata in the tools (package metadata): the filter
+// hybrid_search and list_documents take, and what a hit says about where
+// it is (metadata, pages, a citation, a resource link).
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/strata-kb/strata/queryd/resources"
+	"github.com/strata-kb/strata/queryd/store"
+	"github.com/strata-kb/strata/shared/metadata"
+)
+
+// MetadataIndex reads document metadata (the store); nil: the tools take
+// no metadata filter and hits carry none.
+type MetadataIndex interface {
+	MetadataWhere(ctx context.Context, f metadata.Filter) (*store.Where, error)
+	MetadataKeys(ctx context.Context, project string) (map[string]metadata.Kinds, error)
+	HitMetadata(ctx context.Context, project string, hits []store.Chunk) (map[string]metadata.Metadata, error)
+}
+
+// parseMetadataFilter reads a tool's metadata argument and checks it
+// against the keys the caller may see in projects.
+func (t *Tools) parseMetadataFilter(ctx context.Context, raw json.RawMessage, projects []string) (metadata.Filter, error) {
+	f, err := metadata.ParseFilter(raw)
+	if err != nil {
+		return nil, userErrorf("%v", err)
+	}
+	if len(f) == 0 {
+		return nil, nil
+	}
+	if t.meta == nil {
+		return nil, userErrorf("this server keeps no document metadata: the metadata filter is not available")
+	}
+	known := map[string]metadata.Kinds{}
+	for _, project := range projects {
+		keys, err := t.meta.MetadataKeys(ctx, project)
+		if err != nil {
+			return nil, err
+		}
+		for k, ks := range keys {
+			known[k] |= ks
+		}
+	}
+	if err := f.Check(known); err != nil {
+		return nil, userErrorf("%v", err)
+	}
+	return f, nil
+}
+
+// metadataWhere is f as a chunk filter (nil for no filter).
+func (t *Tools) metadataWhere(ctx context.Context, f metadata.Filter) (*store.Where, error) {
+	if len(f) == 0 {
+		return nil, nil
+	}
+	w, err := t.meta.MetadataWhere(ctx, f)
+	if errors.Is(err, store.ErrNoRanges) {
+		return nil, userErrorf("metadata filter: %v", err)
+	}
+	return w, err
+}
+
+// citation is one string an agent can quote for a hit: its path, and its
+// pages for a paged format, else the headings it lies under.
+func citation(c store.Chunk) string {
+	switch {
+	case c.PageStart > 0 && c.PageEnd > c.PageStart:
+		return fmt.Sprintf("%s, pages %d-%d", c.FilePath, c.PageStart, c.PageEnd)
+	case c.PageStart > 0:
+		return fmt.Sprintf("%s, page %d", c.FilePath, c.PageStart)
+	case len(c.HeadingPath) > 0:
+		return fmt.Sprintf("%s, section %q", c.FilePath, strings.Join(c.HeadingPath, " > "))
+	}
+	return c.FilePath
+}
+
+// fillMetadata sets each hit's metadata to its file version's.
+func (t *Tools) fillMetadata(ctx context.Context, hits []Hit) error {
+	if t.meta == nil || len(hits) == 0 {
+		return nil
+	}
+	byProject := map[string][]store.Chunk{}
+	for _, h := range hits {
+		byProject[h.Project] = append(byProject[h.Project], store.Chunk{FileID: h.DocumentID, FileVersionID: h.fileVersionID})
+	}
+	for project, list := range byProject {
+		m, err := t.meta.HitMetadata(ctx, project, list)
+		if err != nil {
+			return err
+		}
+		for i := range hits {
+			if hits[i].Project == project {
+				hits[i].Metadata = nonNilMetadata(m[hits[i].fileVersionID])
+			}
+		}
+	}
+	return nil
+}
+
+// resourceLinks are the resource_link blocks of the documents of hits
+// that have a strata:// resource (files of the main branch), once each.
+func resourceLinks(hits []Hit, branches []string) []mcp.Content {
+	var out []mcp.Content
+	seen := map[string]bool{}
+	for i, h := range hits {
+		if branches[i] != "" {
+			continue
+		}
+		uri := resources.URI(h.Project, h.DocumentPath)
+		if seen[uri] {
+			continue
+		}
+		seen[uri] = true
+		name := h.DocumentPath[strings.LastIndexByte(h.DocumentPath, '/')+1:]
+		out = append(out, mcp.NewResourceLink(uri, name, "The extracted text of "+h.DocumentPath+" in project "+h.Project, "text/plain"))
+	}
+	return out
+}
+
+// nonNilMetadata is m, or an empty map: a hit always shows its metadata object.
+func nonNilMetadata(m metadata.Metadata) metadata.Metadata {
+	if m == nil {
+		return metadata.Metadata{}
+	}
+	return m
+}
