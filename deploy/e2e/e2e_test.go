@@ -209,18 +209,12 @@ func (h *harness) call(tool string, args map[string]any) (map[string]any, string
 	if err != nil {
 		h.t.Fatalf("%s: %v", tool, err)
 	}
-	text := ""
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			text += tc.Text
-		}
-	}
 	if res.IsError {
-		return nil, text
+		return nil, mcpclient.Text(res)
 	}
 	var out map[string]any
-	if err := json.Unmarshal([]byte(text), &out); err != nil {
-		h.t.Fatalf("%s: result is not JSON: %v: %s", tool, err, text)
+	if err := json.Unmarshal(mcpclient.JSON(res), &out); err != nil {
+		h.t.Fatalf("%s: result is not JSON: %v: %s", tool, err, mcpclient.Text(res))
 	}
 	return out, ""
 }

@@ -4,8 +4,10 @@ package mcpclient
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -33,4 +35,27 @@ func Connect(ctx context.Context, url, key, name string) (*client.Client, error)
 		return nil, fmt.Errorf("initialize: %w", err)
 	}
 	return c, nil
+}
+
+// Text is the text of a tool answer: its text blocks, joined.
+func Text(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// JSON is a tool answer's JSON: its structured content when it has one
+// (the text may lead with a note for a human or a model, such as
+// hybrid_search's "No strong match"), else its text.
+func JSON(res *mcp.CallToolResult) []byte {
+	if res.StructuredContent != nil {
+		if b, err := json.Marshal(res.StructuredContent); err == nil {
+			return b
+		}
+	}
+	return []byte(Text(res))
 }

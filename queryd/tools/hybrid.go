@@ -224,8 +224,11 @@ func (t *Tools) hybridSearch(ctx context.Context, p auth.Principal, a hybridArgs
 	return hybridResult{out: out, links: resourceLinks(hits, branches)}, nil
 }
 
-// hybridResult is hybrid_search's answer: its JSON, after a first line
-// saying so when no hit is a strong match, and a resource link per document.
+// hybridResult is hybrid_search's answer: its JSON (the structured
+// content, and a text block) and a resource link per document. When no hit
+// is a strong match, a first text block says so before the JSON: an agent
+// reading the text meets it first; clients parsing the answer read the
+// structured content.
 type hybridResult struct {
 	out   hybridOut
 	links []mcp.Content
@@ -240,9 +243,7 @@ func (r hybridResult) toolResult() (*mcp.CallToolResult, error) {
 		return nil, err
 	}
 	if len(r.out.Results) > 0 && r.out.Results[0].Relevance == RelevanceLow {
-		text := res.Content[0].(mcp.TextContent)
-		text.Text = NoStrongMatch + "\n" + text.Text
-		res.Content[0] = text
+		res.Content = append([]mcp.Content{mcp.NewTextContent(NoStrongMatch + "\n")}, res.Content...)
 	}
 	res.Content = append(res.Content, r.links...)
 	return res, nil

@@ -216,17 +216,11 @@ func (b *bench) call(ctx context.Context, tool string, args map[string]any) (map
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", tool, err)
 	}
-	var text strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			text.WriteString(tc.Text)
-		}
-	}
 	if res.IsError {
-		return nil, fmt.Errorf("%s: tool error: %s", tool, text.String())
+		return nil, fmt.Errorf("%s: tool error: %s", tool, mcpclient.Text(res))
 	}
 	var out map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(text.String()), &out); err != nil {
+	if err := json.Unmarshal(mcpclient.JSON(res), &out); err != nil {
 		return nil, fmt.Errorf("%s: answer is not a JSON object: %w", tool, err)
 	}
 	return out, nil

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -39,18 +38,12 @@ func callTool(ctx context.Context, c conn, tool string, args map[string]any) (js
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", tool, err)
 	}
-	var text strings.Builder
-	for _, content := range res.Content {
-		if tc, ok := content.(mcp.TextContent); ok {
-			text.WriteString(tc.Text)
-		}
-	}
 	if res.IsError {
-		return nil, toolError{tool, text.String()}
+		return nil, toolError{tool, mcpclient.Text(res)}
 	}
-	raw := json.RawMessage(text.String())
+	raw := json.RawMessage(mcpclient.JSON(res))
 	if !json.Valid(raw) {
-		return nil, errors.New(tool + ": the answer is not JSON: " + clip(text.String(), 200))
+		return nil, errors.New(tool + ": the answer is not JSON: " + clip(string(raw), 200))
 	}
 	return raw, nil
 }
