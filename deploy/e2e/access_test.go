@@ -204,7 +204,7 @@ func (c *accCaller) call(tool string, args map[string]any) accAnswer {
 		return accAnswer{text: b.String(), err: true}
 	}
 	a := accAnswer{text: b.String()}
-	if err := json.Unmarshal([]byte(a.text), &a.out); err != nil {
+	if err := json.Unmarshal(mcpclient.JSON(res), &a.out); err != nil {
 		a.out = nil // view_chunk_image answers prose beside the picture
 	}
 	return a
