@@ -273,8 +273,8 @@ func TestModelChangeEmbedsSideBySide(t *testing.T) {
 	if errText != "" || len(results(out)) != 3 {
 		t.Fatalf("search on the new model: %v %s", out, errText)
 	}
-	if sf, errText := h.call("search_files", map[string]any{"project_reference": "acme", "query_vector": make([]float64, 512), "dimension": "512"}); errText == "" ||
-		!strings.Contains(errText, "8") {
-		t.Fatalf("search_files must now expect the new model's 8 dimensions: %v %s", sf, errText)
+	if sf, errText := h.call("search_files", map[string]any{"project_reference": "acme", "query_vector": make([]float64, 768), "dimension": "768"}); errText == "" ||
+		!strings.Contains(errText, `pass dimension "8" or "512"`) {
+		t.Fatalf("search_files must name the configured models' dimensions, the new model's 8 and the previous one's 512: %v %s", sf, errText)
 	}
 }
