@@ -49,7 +49,7 @@ func Format(name string, data []byte) (string, error) {
 	switch {
 	case len(data) == 0:
 		return "", fmt.Errorf("%w: empty file (0 bytes)", extract.ErrCorrupt)
-	case pdf.Sniff(data):
+	case isPDF(data, promisesText(name, data)):
 		return PDF, nil
 	case picture.Sniff(data):
 		return Image, nil
@@ -64,7 +64,7 @@ func Format(name string, data []byte) (string, error) {
 		}
 		return "", fmt.Errorf("%w: legacy Office or OLE file (%s); save it as DOCX or PDF", extract.ErrUnsupported, kindOf(ext, "ole"))
 	}
-	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
+	if binary(data) {
 		if textExt[ext] || markdownExt[ext] || htmlExt[ext] || code.Language(name, nil) != "" {
 			return "", fmt.Errorf("%w: binary or invalid UTF-8 content in a file named as text (%s)", extract.ErrCorrupt, ext)
 		}
@@ -79,6 +79,58 @@ func Format(name string, data []byte) (string, error) {
 		return Code, nil
 	}
 	return Text, nil
+}
+
+// promisesText reports whether the name (or a shebang line) says the file
+// is text: Markdown, HTML, source code, or a plain-text extension.
+func promisesText(name string, data []byte) bool {
+	ext := strings.ToLower(path.Ext(name))
+	return textExt[ext] || markdownExt[ext] || htmlExt[ext] || code.Language(name, data) != ""
+}
+
+// pdfHeaderWindow is how far into a file the %PDF- header may start:
+// Acrobat accepts it anywhere in the first 1024 bytes.
+const pdfHeaderWindow = 1024
+
+// isPDF decides whether data is a PDF (docs/formats.md, "Is it a PDF?"): a
+// %PDF- header within the first pdfHeaderWindow bytes that starts the file
+// or follows junk, whatever the name; under a name that promises text, a
+// header after text is quoted (the file is text) unless the file as a whole
+// is binary; under any other name, a header anywhere in the window, or PDF
+// object syntax without one (poppler reads such files).
+func isPDF(data []byte, textName bool) bool {
+	i := bytes.Index(data[:min(len(data), pdfHeaderWindow)], []byte("%PDF-"))
+	if i < 0 {
+		return !textName && pdf.Sniff(data)
+	}
+	if !textName {
+		return true
+	}
+	before := data[:i]
+	return blank(before) || !plainText(before) || binary(data)
+}
+
+// binary: what no text file holds, a NUL byte or invalid UTF-8.
+func binary(data []byte) bool {
+	return bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data)
+}
+
+// blank: nothing but a byte-order mark and whitespace.
+func blank(b []byte) bool {
+	return len(bytes.TrimLeft(bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")), " \t\r\n\f\v")) == 0
+}
+
+// plainText: valid UTF-8 without the bytes text never has, the C0 controls
+// other than tab, line feed, vertical tab, form feed, carriage return and
+// escape (ANSI colours in logs), and DEL. The NUL and invalid UTF-8 that a
+// PDF's binary comment line and streams bring are among them.
+func plainText(b []byte) bool {
+	for _, c := range b {
+		if (c < 0x20 && c != '\t' && c != '\n' && c != '\v' && c != '\f' && c != '\r' && c != 0x1b) || c == 0x7f {
+			return false
+		}
+	}
+	return utf8.Valid(b)
 }
 
 func kindOf(ext, fallback string) string {

@@ -2,9 +2,14 @@ package detect
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/strata-kb/strata/ingestor/extract"
+	"github.com/strata-kb/strata/ingestor/extract/pdf"
+	"github.com/strata-kb/strata/ingestor/extract/pdf/pdftest"
 )
 
 func TestFormatByContent(t *testing.T) {
@@ -46,6 +51,96 @@ func TestFormatByContent(t *testing.T) {
 		}
 		if err != nil || got != tt.want {
 			t.Errorf("Format(%q) = %q, %v; want %q", tt.name, got, err, tt.want)
+		}
+	}
+}
+
+// TestPDFHeaderOrQuote: a %PDF- header at the start, or after junk, makes a
+// PDF whatever the name; under a name that promises text, a header after
+// text is quoted and the file is text (docs/formats.md, "Is it a PDF?").
+func TestPDFHeaderOrQuote(t *testing.T) {
+	real := string(pdftest.Make([]pdftest.Page{{Lines: []string{"Hello"}}}, nil))
+	binaryPDF := "%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog >>\nendobj\n"
+	tests := []struct {
+		name, data string
+		want       string
+	}{
+		// A real PDF is a PDF whatever its name.
+		{"report.pdf", real, PDF},
+		{"report.txt", real, PDF},
+		{"report.md", real, PDF},
+		{"report.go", real, PDF},
+		{"report.html", real, PDF},
+		{"report", real, PDF},
+		{"scan.txt", binaryPDF, PDF},
+		// After a little junk, as readers accept it.
+		{"junk.pdf", "\x00\x01\x02\x03" + real, PDF},
+		{"junk", "garbage bytes" + real, PDF},
+		{"junk.txt", "\x00\x00" + real, PDF},
+		{"junk.md", "\x1a\x04\x7f" + real, PDF},
+		{"macbinary.md", "\x00\x0breport.pdf" + strings.Repeat("\x00", 100) + real, PDF},
+		{"junk-latin1.txt", "caf\xe9 " + real, PDF},
+		{"bom.md", "\xef\xbb\xbf" + real, PDF},
+		{"blank.txt", "\r\n  \n\t" + real, PDF},
+		// A text preamble before a PDF whose body is not text: not text either.
+		{"saved.txt", "HTTP/1.1 200 OK\r\nContent-Type: application/pdf\r\n\r\n" + binaryPDF, PDF},
+		// Text that quotes a header in its body, or after its first line.
+		{"notes.md", "# PDF versions\n\nA file starts with `%PDF-1.7` or an older version.\n", Markdown},
+		{"notes.txt", "The header is %PDF-1.7, then a binary comment line.\n", Text},
+		{"notes.txt", "Example:\n%PDF-1.7\n1 0 obj\n<< /Type /Catalog >>\nendobj\n", Text},
+		{"page.html", "<p>Every PDF starts with <code>%PDF-1.7</code>.</p>", HTML},
+		{"main.go", "package main\n\nconst header = \"%PDF-1.7\"\n", Code},
+		{"main.go", "package main\n%PDF-1.7\n", Code},
+		{"script", "#!/bin/sh\nprintf '%PDF-1.4\\n' > x.pdf\n", Code},
+		{"config.yaml", "magic: \"%PDF-\"\n", Text},
+		{"log.txt", "\x1b[32mINFO\x1b[0m read %PDF-1.7 header\n", Text},
+		{"a.txt", "x%PDF-1.5 " + strings.Repeat("text ", 10), Text},
+		// Past the first KiB a header is never one.
+		{"late", strings.Repeat("a", 1024) + "%PDF-1.7\n", Text},
+		{"late.md", strings.Repeat("a", 1024) + "%PDF-1.7\n", Markdown},
+		// PDF object syntax without a header: a PDF only under a name that does not promise text.
+		{"headerless.pdf", strings.TrimPrefix(real, "%PDF-1.4\n"), PDF},
+		{"headerless", strings.TrimPrefix(real, "%PDF-1.4\n"), PDF},
+		{"objects.txt", "1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n", Text},
+		{"objects.md", "Objects:\n\n    1 0 obj\n    << /Type /Catalog /Pages 2 0 R >>\n    endobj\n", Markdown},
+		{"objects.go", "package x\n\nconst obj = \"1 0 obj << /Type /Page >> endobj\"\n", Code},
+	}
+	if !strings.HasPrefix(real, "%PDF-1.4\n") {
+		t.Fatalf("pdftest writes %q first", real[:10])
+	}
+	for _, tt := range tests {
+		got, err := Format(tt.name, []byte(tt.data))
+		if err != nil || got != tt.want {
+			t.Errorf("Format(%q, %.40q) = %q, %v; want %q", tt.name, tt.data, got, err, tt.want)
+		}
+		if got == PDF && !pdf.Sniff([]byte(tt.data)) {
+			t.Errorf("Format(%q, %.40q) = pdf, which the PDF reader refuses", tt.name, tt.data)
+		}
+	}
+}
+
+// TestQuotedPDFSyntax: the situations of the repository's files that were
+// read as broken PDFs (testdata/quoted reproduces each: Markdown and Go that
+// quote a %PDF- header within the first KiB, or PDF object syntax) are text.
+func TestQuotedPDFSyntax(t *testing.T) {
+	want := map[string]string{
+		"formats.md": Markdown, "poppler.go": Code, "pdftest.go": Code, "imagescan_test.go": Code,
+		"memlimit_linux_test.go": Code, "detect_test.go": Code, "strata_tools_test.go": Code,
+	}
+	for name, format := range want {
+		data, err := os.ReadFile(filepath.Join("testdata", "quoted", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !pdf.Sniff(data) {
+			t.Errorf("%s: the fixture no longer looks like a PDF to a header search, so it tests nothing", name)
+		}
+		if got, err := Format(name, data); err != nil || got != format {
+			t.Errorf("Format(%s) = %q, %v; want %q", name, got, err, format)
+		}
+		// Under a name that promises nothing, content decides: the header or objects make a PDF.
+		if got, _ := Format("noext", data); got != PDF {
+			t.Errorf("Format(noext) of %s = %q; want pdf", name, got)
 		}
 	}
 }
