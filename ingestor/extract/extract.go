@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"time"
 	"unicode/utf8"
+
+	"github.com/strata-kb/strata/shared/metadata"
 )
 
 // Kind is the kind of a block.
@@ -65,9 +67,13 @@ type Document struct {
 	Language string // source language for code ("go", "python", ...)
 	Text     string // valid UTF-8; chunk offsets refer to this text
 	Blocks   []Block
-	Pages    int               // page count, 0 when the format has no pages
-	Title    string            // the document's own title, when it has one
-	Metadata map[string]string // the file's own metadata (Markdown front matter), nested keys joined with dots; nil without
+	Pages    int    // page count, 0 when the format has no pages
+	Title    string // the document's own title, when it has one
+	// Metadata is what the file says about itself, typed, keys lower-cased
+	// (nil without): Markdown front matter (nested keys joined with dots),
+	// HTML <meta>, DOCX core properties, PDF document info, the last three
+	// under the Prop* keys (props.go).
+	Metadata metadata.Metadata
 	Images   []Image
 	Warnings []string // recoverable problems, e.g. pages skipped as junk
 }

@@ -73,10 +73,11 @@ func groups(m map[string]string, parse func(string) ([]string, error)) ([]string
 	return parse(value)
 }
 
-// retag publishes an object's groups after its tags changed, without
-// extracting or embedding anything again.
+// retag publishes an object's groups, tags and user metadata after its tags
+// changed, without extracting or embedding anything again: the indexer
+// merges them with each version's own file metadata.
 func (in *Ingestor) retag(ctx context.Context, r event.Record, obj pipeline.Object, fileID string, log *slog.Logger) error {
-	acc, err := in.currentAccess(ctx, r)
+	got, err := in.currentProps(ctx, r)
 	switch {
 	case errors.Is(err, ErrGone):
 		log.Info("skipping a tag change of an object removed or overwritten since", "err", err)
@@ -84,35 +85,36 @@ func (in *Ingestor) retag(ctx context.Context, r event.Record, obj pipeline.Obje
 	case err != nil:
 		return err
 	}
-	body, err := json.Marshal(pipeline.AccessChanged{Object: obj, FileID: fileID, Access: acc})
+	acc := got.access
+	body, err := json.Marshal(pipeline.TagsChanged{Object: obj, FileID: fileID, Access: acc, Tags: got.tags, UserMetadata: got.userMetadata})
 	if err != nil {
 		return fmt.Errorf("encode groups of %s: %w", r.Key, err)
 	}
 	if err := in.pub.Publish(ctx, pipeline.ChunksSubjectFor(obj.Project), accessMsgID(fileID, r),
-		map[string]string{pipeline.HeaderKind: pipeline.KindAccessChanged}, body); err != nil {
+		map[string]string{pipeline.HeaderKind: pipeline.KindTagsChanged}, body); err != nil {
 		return fmt.Errorf("publish groups of %s: %w", r.Key, err)
 	}
-	log.Info("access change published", "groups", acc.Groups, "source", acc.Source, "error", acc.Error)
+	log.Info("tag change published", "groups", acc.Groups, "source", acc.Source, "error", acc.Error, "tags", len(got.tags))
 	return nil
 }
 
-// currentAccess reads who may read the version a tag change names (the
-// latest if none) as it is now, not as the event says: of two tag changes
-// handled out of order, the later read, which the indexer keeps, then holds
-// the newer tags.
-func (in *Ingestor) currentAccess(ctx context.Context, r event.Record) (pipeline.Access, error) {
+// currentProps reads who may read the version a tag change names (the
+// latest if none), and its tags and user metadata, as they are now, not as
+// the event says: of two tag changes handled out of order, the later read,
+// which the indexer keeps, then holds the newer tags.
+func (in *Ingestor) currentProps(ctx context.Context, r event.Record) (objectProps, error) {
 	readAt := in.now().UTC()
 	tags, err := in.store.Tags(ctx, r.Bucket, r.Key, r.VersionID)
 	if err != nil {
-		return pipeline.Access{}, fmt.Errorf("read tags of %s: %w", r.Key, err)
+		return objectProps{}, fmt.Errorf("read tags of %s: %w", r.Key, err)
 	}
 	// The ETag check turns an overwrite since away: its own event reads its
 	// groups, and these tags may be the overwrite's, not this metadata's.
 	meta, err := in.store.Metadata(ctx, r.Bucket, r.Key, r.VersionID, r.ETag)
 	if err != nil {
-		return pipeline.Access{}, fmt.Errorf("read metadata of %s: %w", r.Key, err)
+		return objectProps{}, fmt.Errorf("read metadata of %s: %w", r.Key, err)
 	}
-	return accessFrom(tags, meta, readAt), nil
+	return propsOf(tags, meta, readAt), nil
 }
 
 // accessMsgID dedupes the copies of one tag change event (MinIO's live and

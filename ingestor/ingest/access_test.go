@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -177,8 +178,8 @@ func taggingJSON(e tagEvent) []byte {
 func TestTagChange(t *testing.T) {
 	const key = "acme@feature/a.md"
 	store := fakeStore{objects: map[string][]byte{key: []byte("# A")},
-		tags:     map[string]map[string]string{key: {"strata-groups": "ops sec"}},
-		metadata: map[string]map[string]string{key: {"Strata-Groups": "hr"}}}
+		tags:     map[string]map[string]string{key: {"strata-groups": "ops sec", "Team": "legal"}},
+		metadata: map[string]map[string]string{key: {"Strata-Groups": "hr", "Owner": "=?UTF-8?B?Wm/Dqw==?="}}}
 	states := &fakeStates{}
 	in, pub := storeIngestor(t, store, states)
 	ev := event1
@@ -190,10 +191,10 @@ func TestTagChange(t *testing.T) {
 		t.Fatalf("%d messages", len(pub.msgs))
 	}
 	m := pub.msgs[0]
-	if m.subject != "strata.chunks.acme" || m.headers[pipeline.HeaderKind] != pipeline.KindAccessChanged {
+	if m.subject != "strata.chunks.acme" || m.headers[pipeline.HeaderKind] != pipeline.KindTagsChanged {
 		t.Fatalf("published on %s kind %s", m.subject, m.headers[pipeline.HeaderKind])
 	}
-	var ac pipeline.AccessChanged
+	var ac pipeline.TagsChanged
 	if err := json.Unmarshal(m.data, &ac); err != nil {
 		t.Fatal(err)
 	}
@@ -202,6 +203,12 @@ func TestTagChange(t *testing.T) {
 	}
 	if !slices.Equal(ac.Access.Groups, []string{"ops", "sec"}) || ac.Access.Source != "tag" || ac.Access.Error != "" || ac.Access.ReadAt.IsZero() {
 		t.Fatalf("access %+v", ac.Access)
+	}
+	// The tags and user metadata as read with the groups, for the indexer
+	// to merge with the file's own metadata.
+	if !maps.Equal(ac.Tags, map[string]string{"strata-groups": "ops sec", "Team": "legal"}) ||
+		!maps.Equal(ac.UserMetadata, map[string]string{"Strata-Groups": "hr", "Owner": "Zoë"}) {
+		t.Fatalf("tags %q, user metadata %q", ac.Tags, ac.UserMetadata)
 	}
 	if len(states.states) != 0 {
 		t.Fatalf("a tag change recorded freshness states %+v", states.states)
@@ -213,14 +220,15 @@ func TestTagChange(t *testing.T) {
 	if err := in.HandleEvent(context.Background(), taggingJSON(ev)); err != nil {
 		t.Fatal(err)
 	}
-	if len(pub.msgs) != 2 || pub.msgs[1].headers[pipeline.HeaderKind] != pipeline.KindAccessChanged {
+	if len(pub.msgs) != 2 || pub.msgs[1].headers[pipeline.HeaderKind] != pipeline.KindTagsChanged {
 		t.Fatalf("%d messages", len(pub.msgs))
 	}
+	ac = pipeline.TagsChanged{}
 	if err := json.Unmarshal(pub.msgs[1].data, &ac); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(ac.Access.Groups, []string{"hr"}) || ac.Access.Source != "metadata" {
-		t.Fatalf("after DeleteTagging: access %+v", ac.Access)
+	if !slices.Equal(ac.Access.Groups, []string{"hr"}) || ac.Access.Source != "metadata" || len(ac.Tags) != 0 || ac.UserMetadata["Owner"] != "Zoë" {
+		t.Fatalf("after DeleteTagging: access %+v, tags %q, user metadata %q", ac.Access, ac.Tags, ac.UserMetadata)
 	}
 }
 
@@ -235,7 +243,7 @@ func TestTagChangeIsNotACopyOfItsUpload(t *testing.T) {
 	if err := in.HandleEvent(context.Background(), taggingJSON(event1)); err != nil {
 		t.Fatal(err)
 	}
-	if len(pub.msgs) != 1 || pub.msgs[0].headers[pipeline.HeaderKind] != pipeline.KindAccessChanged {
+	if len(pub.msgs) != 1 || pub.msgs[0].headers[pipeline.HeaderKind] != pipeline.KindTagsChanged {
 		t.Fatalf("published %d messages, want the access change", len(pub.msgs))
 	}
 	if len(states.states) != 1 || states.states[0].State != pipeline.StateIndexed {

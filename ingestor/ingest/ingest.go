@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"mime"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -19,6 +20,7 @@ import (
 	"github.com/strata-kb/strata/ingestor/event"
 	"github.com/strata-kb/strata/ingestor/extract"
 	"github.com/strata-kb/strata/shared/ids"
+	"github.com/strata-kb/strata/shared/metadata"
 	"github.com/strata-kb/strata/shared/objkey"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/worker"
@@ -171,8 +173,9 @@ func (in *Ingestor) handleRecord(ctx context.Context, r event.Record) error {
 		return nil
 	}
 
-	data, acc, err := in.fetch(ctx, r)
-	fv := pipeline.FileVersion{Object: obj, FileID: fileID, Title: key.Name(), IngestedAt: in.now().UTC(), Access: acc}
+	data, got, err := in.fetch(ctx, r)
+	fv := pipeline.FileVersion{Object: obj, FileID: fileID, Title: key.Name(), IngestedAt: in.now().UTC(), Access: got.access,
+		MetadataSources: metadata.Sources{Tags: got.tags, Object: got.userMetadata}}
 	switch {
 	case errors.Is(err, ErrGone):
 		log.Info("skipping superseded event", "etag", r.ETag)
@@ -190,6 +193,11 @@ func (in *Ingestor) handleRecord(ctx context.Context, r event.Record) error {
 			return err
 		}
 	}
+	// A failed or unsupported file still has the metadata its object was
+	// given; the file's own joins it when extraction read some. What the
+	// merge drops, the indexer records as the document's metadata
+	// warnings (it merges the sources again, as a tag change does).
+	fv.Metadata, _ = metadata.Merge(fv.MetadataSources)
 	fv.ExtractedAt = in.now().UTC()
 	body, err := json.Marshal(fv)
 	if err != nil {
@@ -213,10 +221,43 @@ func (in *Ingestor) handleRecord(ctx context.Context, r event.Record) error {
 	return nil
 }
 
+// objectProps is what an object's tags and user metadata say: who may read
+// it, and its tags and user metadata as read (for metadata.Sources).
+type objectProps struct {
+	access       pipeline.Access
+	tags         map[string]string
+	userMetadata map[string]string // values decoded (userMetadata)
+}
+
+func propsOf(tags, meta map[string]string, readAt time.Time) objectProps {
+	return objectProps{access: accessFrom(tags, meta, readAt), tags: tags, userMetadata: userMetadata(meta)}
+}
+
+// userMetadata is the user metadata with its values decoded: S3 returns a
+// value that is not US-ASCII encoded as RFC 2047 words ("=?UTF-8?B?...?="),
+// which are decoded here; a value that does not decode stays as it is.
+func userMetadata(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	var dec mime.WordDecoder
+	for k, v := range m {
+		if strings.Contains(v, "=?") {
+			if d, err := dec.DecodeHeader(v); err == nil {
+				v = d
+			}
+		}
+		out[k] = v
+	}
+	return out
+}
+
 // fetch reads the event's object version: its bytes (none past the size
-// limit, with ErrTooLarge) and who may read it. An error reading the groups
-// is returned, to be retried: a version is never published without them.
-func (in *Ingestor) fetch(ctx context.Context, r event.Record) ([]byte, pipeline.Access, error) {
+// limit, with ErrTooLarge), who may read it, its tags and user metadata. An
+// error reading the groups is returned, to be retried: a version is never
+// published without them.
+func (in *Ingestor) fetch(ctx context.Context, r event.Record) ([]byte, objectProps, error) {
 	// The tags are read before the bytes: the object then held this version
 	// or a later one, and the fetch's ETag check turns a later one with
 	// other bytes away (its own event follows), so these tags are never an
@@ -225,21 +266,22 @@ func (in *Ingestor) fetch(ctx context.Context, r event.Record) ([]byte, pipeline
 	readAt := in.now().UTC()
 	tags, err := in.store.Tags(ctx, r.Bucket, r.Key, r.VersionID)
 	if err != nil {
-		return nil, pipeline.Access{}, fmt.Errorf("read tags of %s: %w", r.Key, err)
+		return nil, objectProps{}, fmt.Errorf("read tags of %s: %w", r.Key, err)
 	}
 	f, err := in.store.Get(ctx, r.Bucket, r.Key, r.ETag, in.cfg.MaxObjectBytes)
 	switch {
 	case errors.Is(err, ErrTooLarge):
-		// A file too large to read is still a document, with its groups.
+		// A file too large to read is still a document, with its groups
+		// and metadata.
 		meta, merr := in.store.Metadata(ctx, r.Bucket, r.Key, r.VersionID, r.ETag)
 		if merr != nil {
-			return nil, pipeline.Access{}, fmt.Errorf("read metadata of %s: %w", r.Key, merr)
+			return nil, objectProps{}, fmt.Errorf("read metadata of %s: %w", r.Key, merr)
 		}
-		return nil, accessFrom(tags, meta, readAt), err
+		return nil, propsOf(tags, meta, readAt), err
 	case err != nil:
-		return nil, pipeline.Access{}, fmt.Errorf("fetch %s: %w", r.Key, err)
+		return nil, objectProps{}, fmt.Errorf("fetch %s: %w", r.Key, err)
 	}
-	return f.Data, accessFrom(tags, f.Metadata, readAt), nil
+	return f.Data, propsOf(tags, f.Metadata, readAt), nil
 }
 
 // CopyWindow is how long after an event was first seen a second copy of it
@@ -286,6 +328,7 @@ func (in *Ingestor) extract(ctx context.Context, fv *pipeline.FileVersion, key o
 		return nil
 	}
 	fv.Format, fv.Language, fv.Pages, fv.Warnings = doc.Format, doc.Language, doc.Pages, doc.Warnings
+	fv.MetadataSources.File = doc.Metadata
 	if doc.Title != "" {
 		fv.Title = doc.Title
 	}

@@ -276,11 +276,11 @@ func (c *chunks) fileVersion(t *testing.T, key string) pipeline.FileVersion {
 }
 
 // accessChange waits for the n-th (from 1) access change of key.
-func (c *chunks) accessChange(t *testing.T, key string, n int) pipeline.AccessChanged {
+func (c *chunks) accessChange(t *testing.T, key string, n int) pipeline.TagsChanged {
 	t.Helper()
-	waitFor(t, fmt.Sprintf("access change %d of %s", n, key), func() bool { return len(c.of(pipeline.KindAccessChanged, key)) >= n })
-	var ac pipeline.AccessChanged
-	if err := json.Unmarshal(c.of(pipeline.KindAccessChanged, key)[n-1], &ac); err != nil {
+	waitFor(t, fmt.Sprintf("access change %d of %s", n, key), func() bool { return len(c.of(pipeline.KindTagsChanged, key)) >= n })
+	var ac pipeline.TagsChanged
+	if err := json.Unmarshal(c.of(pipeline.KindTagsChanged, key)[n-1], &ac); err != nil {
 		t.Fatal(err)
 	}
 	return ac
@@ -391,7 +391,7 @@ func TestTagChanges(t *testing.T) {
 
 	p.waitHandled(t, event.DeleteTagging, withMeta, 1)
 	p.waitHandled(t, event.DeleteTagging, bare, 1)
-	if n := len(c.of(pipeline.KindAccessChanged, withMeta)); n != 3 {
+	if n := len(c.of(pipeline.KindTagsChanged, withMeta)); n != 3 {
 		t.Fatalf("%d access changes of %s on the stream, want one per tag change", n, withMeta)
 	}
 	for _, key := range []string{withMeta, bare} {
@@ -424,13 +424,13 @@ func TestTagChangeOfAnObjectGoneSince(t *testing.T) {
 	p.waitHandled(t, "s3:ObjectRemoved:Delete", removed, 1)
 	waitFor(t, "the overwrite's file version", func() bool { return len(c.of(pipeline.KindFileVersion, overwritten)) == 2 })
 
-	published := p.pub.count(pipeline.KindAccessChanged)
+	published := p.pub.count(pipeline.KindTagsChanged)
 	for _, key := range []string{removed, overwritten} {
 		if err := p.in.HandleEvent(context.Background(), p.event(event.PutTagging, key)); err != nil {
 			t.Fatalf("late tag change of %s: %v", key, err)
 		}
 	}
-	if n := p.pub.count(pipeline.KindAccessChanged); n != published {
+	if n := p.pub.count(pipeline.KindTagsChanged); n != published {
 		t.Fatalf("%d access changes published for objects gone since", n-published)
 	}
 	p.failOnErrors(t)

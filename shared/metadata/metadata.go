@@ -138,7 +138,7 @@ func FromAny(v any) (Value, error) {
 		}
 		return FromAny(f)
 	case time.Time:
-		text := x.UTC().Format(time.RFC3339)
+		text := x.UTC().Format(time.RFC3339Nano)
 		if x.Equal(x.Truncate(24 * time.Hour)) {
 			text = x.UTC().Format(time.DateOnly)
 		}
@@ -251,7 +251,7 @@ func Merge(s Sources) (Metadata, []string) {
 		add("file", k, s.File[k])
 	}
 	for _, k := range sortedKeys(s.Object) {
-		add("S3 metadata", k, FromString(s.Object[k]))
+		add("S3", k, FromString(s.Object[k]))
 	}
 	for _, k := range sortedKeys(s.Tags) {
 		add("tag", k, FromString(s.Tags[k]))

@@ -56,6 +56,7 @@ type extraction struct {
 	warnings, suppressed int
 	title, firstTitle    string
 	firstHeading         string
+	props                *extract.Props // the core properties, nil until read
 }
 
 // errorf wraps a sentinel error with a reason. Extract adds the file name.
@@ -319,10 +320,28 @@ func resolveTarget(target string) string {
 	return partKey(path.Join("word", target))
 }
 
-// parseCore reads dc:title from the core properties.
+// coreKeys maps the core properties (docProps/core.xml, children of
+// cp:coreProperties, by local name) to metadata keys. Dates are W3CDTF.
+var coreKeys = map[string]string{
+	"title":       extract.PropTitle,       // dc:title
+	"creator":     extract.PropAuthor,      // dc:creator
+	"subject":     extract.PropSubject,     // dc:subject
+	"keywords":    extract.PropKeywords,    // cp:keywords
+	"description": extract.PropDescription, // dc:description
+	"created":     extract.PropCreated,     // dcterms:created
+	"modified":    extract.PropModified,    // dcterms:modified
+}
+
+// parseCore reads the core properties: the title, and the metadata of
+// coreKeys. Keywords are one string that Word separates with ";" and people
+// with ",": both split it. A date that is none is left out with a warning.
 func (x *extraction) parseCore(t *tokens) error {
-	var title strings.Builder
-	inTitle := false
+	var (
+		depth int
+		key   string // the property being read, at depth 2
+		text  strings.Builder
+		found = map[string]string{}
+	)
 	for {
 		tok, err := t.next()
 		if err == io.EOF {
@@ -333,16 +352,33 @@ func (x *extraction) parseCore(t *tokens) error {
 		}
 		switch tok := tok.(type) {
 		case xml.StartElement:
-			inTitle = tok.Name.Local == "title"
+			if depth++; depth == 2 {
+				key = coreKeys[tok.Name.Local]
+				text.Reset()
+			}
 		case xml.EndElement:
-			inTitle = false
+			if depth--; depth == 1 && key != "" {
+				if _, dup := found[key]; !dup {
+					found[key] = text.String()
+				}
+				key = ""
+			}
 		case xml.CharData:
-			if inTitle && title.Len() < maxLabelBytes {
-				title.Write(tok)
+			// cp:keywords may hold its words in child elements: all text counts.
+			if key != "" && text.Len() < 4*extract.MaxPropBytes {
+				text.Write(tok)
 			}
 		}
 	}
-	x.title = oneLine(title.String(), maxLabelBytes)
+	x.title = oneLine(found[extract.PropTitle], maxLabelBytes)
+	p := extract.NewProps("document property")
+	for _, key := range []string{extract.PropTitle, extract.PropAuthor, extract.PropSubject, extract.PropDescription} {
+		p.Text(key, found[key])
+	}
+	p.Keywords(extract.PropKeywords, found[extract.PropKeywords], ",;")
+	p.Date(extract.PropCreated, found[extract.PropCreated])
+	p.Date(extract.PropModified, found[extract.PropModified])
+	x.props = p
 	return nil
 }
 

@@ -46,6 +46,12 @@ func (x *extraction) noteHeading(kind extract.Kind, title bool, text string) {
 // finish sets the title and summary warnings and returns the document.
 func (x *extraction) finish() (*extract.Document, error) {
 	x.b.SetTitle(firstNonEmpty(x.title, x.firstTitle, x.firstHeading))
+	if x.props != nil {
+		x.b.SetMetadata(x.props.Metadata())
+		for _, w := range x.props.Warnings() {
+			x.warn("%s", w)
+		}
+	}
 	x.b.SetPages(0)
 	if x.imagesOverMax > 0 {
 		x.warn("%d images skipped: more than %d images", x.imagesOverMax, x.lim.MaxImages)

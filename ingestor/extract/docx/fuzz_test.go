@@ -49,6 +49,9 @@ func FuzzExtract(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte("plain text"))
 	f.Add([]byte(oleMagic))
+	core := parts(f, para("", "Body."))
+	core["docProps/core.xml"] = []byte(fullCoreXML)
+	f.Add(zipPartsMethod(f, core, zip.Store)) // stored: its properties are there to mutate
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// Extraction must stop by itself within lim.Timeout. A loop that
 		// ignores it would hang the fuzzer silently; crash instead, so the

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/strata-kb/strata/ingestor/extract"
+	"github.com/strata-kb/strata/shared/metadata"
 )
 
 // Samples are built here from XML written for the tests, so no
@@ -259,6 +260,23 @@ func checkInvariants(tb testing.TB, doc *extract.Document) {
 	for _, c := range doc.Text {
 		if c < 0x20 && c != '\t' && c != '\n' {
 			tb.Fatalf("control character %U in Text", c)
+		}
+	}
+	keys := map[string]bool{}
+	for _, k := range coreKeys {
+		keys[k] = true
+	}
+	for k, v := range doc.Metadata {
+		if !keys[k] {
+			tb.Fatalf("metadata key %q", k)
+		}
+		if d, ok := metadata.ParseDate(v.Text); v.Kind == metadata.Date && (!ok || !d.Equal(v.Date)) {
+			tb.Fatalf("metadata %s: date %q does not read back as %v", k, v.Text, v.Date)
+		}
+		for _, s := range append([]string{v.Text}, v.List...) {
+			if !utf8.ValidString(s) || strings.TrimSpace(s) != s || len(s) > extract.MaxPropBytes {
+				tb.Fatalf("metadata %s: value %q not clean", k, s)
+			}
 		}
 	}
 }

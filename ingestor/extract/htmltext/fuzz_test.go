@@ -24,6 +24,9 @@ func FuzzExtract(f *testing.F) {
 	f.Add([]byte(nested("<div>", "</div>", 600, "deep")))
 	f.Add([]byte(nested("<table><tr><td>", "</td></tr></table>", 300, "cell")))
 	f.Add(allBytes())
+	if page, err := os.ReadFile(filepath.Join("testdata", "meta.html")); err == nil {
+		f.Add(page)
+	}
 
 	lim := extract.DefaultLimits()
 	lim.MaxTextBytes = 1 << 20

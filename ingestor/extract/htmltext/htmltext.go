@@ -60,6 +60,12 @@ func extractHTML(ctx context.Context, data []byte, lim extract.Limits) (*extract
 	}
 	w := &walker{ctx: ctx, b: b, max: lim.MaxTextBytes}
 	title := w.title(root)
+	// Before Readability, which moves nodes about.
+	meta, warnings := w.metadataOf(root, title)
+	b.SetMetadata(meta)
+	for _, warning := range warnings {
+		b.Warn(warning)
+	}
 	content := w.mainContent(root)
 	if !landmarksOnly {
 		if r := readableContent(root, content); r != nil {

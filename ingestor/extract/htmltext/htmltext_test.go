@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/strata-kb/strata/ingestor/extract"
+	"github.com/strata-kb/strata/shared/metadata"
 )
 
 // extractCases are small pages and the blocks they must give, rendered by
@@ -297,6 +298,19 @@ func checkDoc(t testing.TB, doc *extract.Document) {
 		if unicode.IsControl(r) && r != '\t' && r != '\n' {
 			t.Errorf("control character %U in the text", r)
 			break
+		}
+	}
+	for k, v := range doc.Metadata {
+		if _, ok := metaKeys[k]; !ok && k != extract.PropTitle {
+			t.Errorf("metadata key %q", k)
+		}
+		if d, ok := metadata.ParseDate(v.Text); v.Kind == metadata.Date && (!ok || !d.Equal(v.Date)) {
+			t.Errorf("metadata %s: date %q does not read back as %v", k, v.Text, v.Date)
+		}
+		for _, s := range append([]string{v.Text}, v.List...) {
+			if !utf8.ValidString(s) || strings.TrimSpace(s) != s || len(s) > extract.MaxPropBytes || strings.ContainsFunc(s, unicode.IsControl) {
+				t.Errorf("metadata %s: value %q not clean", k, s)
+			}
 		}
 	}
 	prevEnd := 0

@@ -23,7 +23,8 @@
 //     breaks are markup and make no block.
 //   - Front matter (YAML between `---` lines or TOML between `+++` lines at
 //     the very start, read by go.abhg.dev/goldmark/frontmatter) becomes
-//     Document.Metadata, and its `title` key the Document.Title. It is also
+//     Document.Metadata, typed (numbers, dates, lists; see flatten), and
+//     its `title` key the Document.Title. It is also
 //     one Code block, delimiters included, so its values (description,
 //     tags) stay searchable and a file with only front matter is not empty;
 //     it is never a heading and never cut below the code limit. Front
@@ -51,6 +52,7 @@ import (
 	"go.abhg.dev/goldmark/frontmatter"
 
 	"github.com/strata-kb/strata/ingestor/extract"
+	"github.com/strata-kb/strata/shared/metadata"
 )
 
 // Extractor extracts Markdown.
@@ -64,12 +66,11 @@ func (Extractor) Extract(ctx context.Context, data []byte, name string, lim extr
 	}
 	text := string(data)
 	p := parse(text)
-	doc := &extract.Document{Format: "markdown", Text: text, Blocks: p.blocks, Title: p.title, Metadata: p.meta}
-	if t := strings.Join(strings.Fields(p.meta["title"]), " "); t != "" {
-		doc.Title = t
-	}
-	if p.warning != "" {
-		doc.Warnings = append(doc.Warnings, p.warning)
+	doc := &extract.Document{Format: "markdown", Text: text, Blocks: p.blocks, Title: p.title, Metadata: p.meta, Warnings: p.warnings}
+	if t, ok := p.meta["title"]; ok {
+		if t := strings.Join(strings.Fields(t.String()), " "); t != "" {
+			doc.Title = t
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%w: markdown %s: %v", extract.ErrTimeout, name, err)
@@ -110,10 +111,10 @@ func newParser(exts ...goldmark.Extender) parser.Parser {
 }
 
 type parsed struct {
-	blocks  []extract.Block
-	title   string            // the first top-level level-1 heading
-	meta    map[string]string // front matter, nil without
-	warning string
+	blocks   []extract.Block
+	title    string            // the first top-level level-1 heading
+	meta     metadata.Metadata // front matter, nil without
+	warnings []string
 }
 
 func parse(text string) parsed {
@@ -130,16 +131,16 @@ func parse(text string) parsed {
 		// The extension reads an unclosed front matter to the end of the
 		// file; that is a thematic break and text, not metadata.
 		end := frontMatterEnd(text)
-		meta, err := decodeFrontMatter(fm)
+		meta, warnings, err := decodeFrontMatter(fm)
 		switch {
 		case end < 0:
 			root = plain.Parse(gtext.NewReader(src))
 		case err != nil:
 			// One line: callers join warnings with "; ".
-			out.warning = strings.Join(strings.Fields(fmt.Sprintf("front matter not read, kept as text: %v", err)), " ")
+			out.warnings = []string{strings.Join(strings.Fields(fmt.Sprintf("front matter not read, kept as text: %v", err)), " ")}
 			root = plain.Parse(gtext.NewReader(src))
 		default:
-			out.meta, fmEnd = meta, end
+			out.meta, out.warnings, fmEnd = meta, warnings, end
 		}
 	}
 	w := walker{src: orig}

@@ -132,11 +132,11 @@ func TestBlocks(t *testing.T) {
 				t.Errorf("title %q, want %q", doc.Title, c.title)
 			}
 			if (doc.Metadata == nil) != (c.meta == nil) || len(doc.Metadata) != len(c.meta) {
-				t.Errorf("metadata %q, want %q", doc.Metadata, c.meta)
+				t.Errorf("metadata %v, want %q", doc.Metadata, c.meta)
 			}
 			for k, v := range c.meta {
-				if doc.Metadata[k] != v {
-					t.Errorf("metadata %s = %q, want %q", k, doc.Metadata[k], v)
+				if doc.Metadata[k].String() != v {
+					t.Errorf("metadata %s = %q, want %q", k, doc.Metadata[k].String(), v)
 				}
 			}
 			if warned := len(doc.Warnings) > 0; warned != c.warned || (warned && strings.Contains(doc.Warnings[0], "\n")) {

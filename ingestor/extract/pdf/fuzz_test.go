@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/strata-kb/strata/shared/metadata"
 )
 
 // FuzzAssemble feeds arbitrary pdftotext output (pages split on form feeds)
@@ -44,6 +46,8 @@ func FuzzParseHTMLMeta(f *testing.F) {
 	f.Add("<html><head>\n<title>A &amp; B</title>\n</head>\n<body>\n<pre>\none\f\ftwo\f</pre>\n</body>\n</html>\n")
 	f.Add("<head><title></title></head><pre>\n</pre>")
 	f.Add("</head></head><pre>\n<pre>\n\f</pre></pre>")
+	f.Add("<head>\n<meta name=\"CreationDate\" content=\"D:20240131120000+01'00'\"/>\n<meta name=\"ModDate\" content=\"2024-13-99T00:00:00Z\"/>\n" +
+		"<meta name=\"Keywords\" content=\"a;b, c\"/>\n</head><pre>\nx</pre>")
 	f.Fuzz(func(t *testing.T, out string) {
 		text, err := ParseHTMLMeta([]byte(out))
 		if err != nil {
@@ -56,6 +60,15 @@ func FuzzParseHTMLMeta(f *testing.F) {
 		}
 		if strings.Contains(text.Title, "</title>") {
 			t.Fatalf("title %q runs past its tag", text.Title)
+		}
+		if len(text.Info) > maxInfoMetas {
+			t.Fatalf("%d info entries", len(text.Info))
+		}
+		m, _ := InfoMetadata(text.Info)
+		for k, v := range m {
+			if d, ok := metadata.ParseDate(v.Text); v.Kind == metadata.Date && (!ok || !d.Equal(v.Date)) {
+				t.Fatalf("%s: date %q does not read back as %v", k, v.Text, v.Date)
+			}
 		}
 	})
 }

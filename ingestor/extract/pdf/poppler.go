@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -128,6 +129,11 @@ func (p Poppler) Extract(ctx context.Context, data []byte, name string, lim extr
 	doc.Pages = total
 	doc.Title = text.Title
 	doc.Warnings = append(warnings, doc.Warnings...)
+	info := map[string]string{"Title": text.Title}
+	maps.Copy(info, text.Info)
+	var infoWarnings []string
+	doc.Metadata, infoWarnings = InfoMetadata(info)
+	doc.Warnings = append(doc.Warnings, infoWarnings...)
 	if total > pages {
 		doc.Warnings = append(doc.Warnings, fmt.Sprintf("only the first %d of %d pages were extracted", pages, total))
 	}
@@ -145,10 +151,15 @@ func Sniff(data []byte) bool {
 	return bytes.Contains(head, []byte(" obj")) && bytes.Contains(head, []byte("endobj")) && bytes.Contains(head, []byte("/Type"))
 }
 
-// Text is what pdftotext -htmlmeta reports: the document's title and the
-// text of each page it read.
+// Text is what pdftotext -htmlmeta reports: the document's title, its
+// other document information, and the text of each page it read.
 type Text struct {
 	Title string
+	// Info is the document information pdftotext prints as <meta> elements
+	// (Subject, Keywords, Author, Creator, Producer, CreationDate,
+	// ModDate), unescaped, by name; dates as poppler writes them
+	// (2024-01-31T12:00:00+01, or "D:20240131120000+01'00'" before 0.80).
+	Info  map[string]string
 	Pages []string
 }
 
@@ -178,6 +189,7 @@ func ParseHTMLMeta(out []byte) (Text, error) {
 		title, _, _ = bytes.Cut(title, []byte("</title>"))
 		t.Title = strings.TrimSpace(html.UnescapeString(string(title)))
 	}
+	t.Info = parseMetas(head)
 	// A file poppler opens but lays out no page of (issue19484_1.pdf) has
 	// no text, which is not an error.
 	t.Pages = strings.Split(string(body), "\f")
@@ -185,6 +197,40 @@ func ParseHTMLMeta(out []byte) (Text, error) {
 		t.Pages = t.Pages[:last]
 	}
 	return t, nil
+}
+
+// maxInfoMetas bounds the <meta> elements read: pdftotext prints at most 7.
+const maxInfoMetas = 16
+
+// parseMetas reads the <meta name="..." content="..."/> elements pdftotext
+// prints in the head, one a line, their content escaped (&amp; &lt; &gt;
+// &quot;). The first of a name wins.
+func parseMetas(head []byte) map[string]string {
+	var info map[string]string
+	for line := range bytes.Lines(head) {
+		rest, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte(`<meta name="`))
+		if !ok {
+			continue
+		}
+		name, rest, ok := bytes.Cut(rest, []byte(`" content="`))
+		if !ok {
+			continue
+		}
+		content, ok := bytes.CutSuffix(rest, []byte(`"/>`))
+		if !ok || bytes.ContainsRune(name, '"') {
+			continue
+		}
+		if info == nil {
+			info = map[string]string{}
+		}
+		if _, dup := info[string(name)]; !dup {
+			info[string(name)] = html.UnescapeString(string(content))
+		}
+		if len(info) >= maxInfoMetas {
+			break
+		}
+	}
+	return info
 }
 
 // classify says why poppler could not read a file: a password, the time

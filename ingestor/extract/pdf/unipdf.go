@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/unidoc/unipdf/v3/common/license"
+	"github.com/unidoc/unipdf/v3/core"
 	"github.com/unidoc/unipdf/v3/extractor"
 	"github.com/unidoc/unipdf/v3/model"
 
@@ -130,7 +131,34 @@ func (u *UniPDF) Extract(ctx context.Context, data []byte, name string, lim extr
 	}
 	doc = Assemble(pages, nil, nil, lim)
 	doc.Pages = n
+	var warnings []string
+	doc.Metadata, warnings = InfoMetadata(uniPDFInfo(reader))
+	doc.Warnings = append(doc.Warnings, warnings...)
+	if t, ok := doc.Metadata[extract.PropTitle]; ok {
+		doc.Title = t.Text
+	}
 	return doc, nil
+}
+
+// uniPDFInfo is the document information dictionary as InfoMetadata reads
+// it; nil when there is none or it cannot be read.
+func uniPDFInfo(reader *model.PdfReader) map[string]string {
+	info, err := reader.GetPdfInfo()
+	if err != nil || info == nil {
+		return nil
+	}
+	out := map[string]string{}
+	for name, s := range map[string]*core.PdfObjectString{"Title": info.Title, "Author": info.Author, "Subject": info.Subject, "Keywords": info.Keywords} {
+		if s != nil {
+			out[name] = s.Decoded()
+		}
+	}
+	for name, d := range map[string]*model.PdfDate{"CreationDate": info.CreationDate, "ModDate": info.ModifiedDate} {
+		if d != nil {
+			out[name] = d.ToGoTime().Format(time.RFC3339)
+		}
+	}
+	return out
 }
 
 // Fallback tries Primary and, when it fails or finds no text, Secondary.

@@ -5,7 +5,9 @@ package pdftest
 import (
 	"bytes"
 	"fmt"
+	"sort"
 	"strings"
+	"unicode/utf16"
 )
 
 // Page is one page of a generated PDF.
@@ -48,6 +50,19 @@ func Make(pages []Page, outline []OutlineItem) []byte { return MakeTitled("", pa
 
 // MakeTitled writes a PDF whose document information names a title ("" for none).
 func MakeTitled(title string, pages []Page, outline []OutlineItem) []byte {
+	var info map[string]string
+	if title != "" {
+		info = map[string]string{"Title": title}
+	}
+	return MakeWithInfo(info, pages, outline)
+}
+
+// MakeWithInfo writes a PDF with a document information dictionary of the
+// given entries (none when empty), e.g. "Author": "Ann", "CreationDate":
+// "D:20240131120000+01'00'". A value of printable ASCII is written as a
+// literal string, another as UTF-16BE text (a hex string with a byte order
+// mark), as PDF writers store non-Latin text.
+func MakeWithInfo(info map[string]string, pages []Page, outline []OutlineItem) []byte {
 	var objs []string // object i+1
 	add := func(s string) int { objs = append(objs, s); return len(objs) }
 	catalog := add("") // filled in below
@@ -150,9 +165,20 @@ func MakeTitled(title string, pages []Page, outline []OutlineItem) []byte {
 		cat += fmt.Sprintf(" /Outlines %d 0 R /PageMode /UseOutlines", root)
 	}
 	objs[catalog-1] = cat + " >>"
-	info := ""
-	if title != "" {
-		info = fmt.Sprintf(" /Info %d 0 R", add(fmt.Sprintf("<< /Title (%s) >>", escape(title))))
+	infoRef := ""
+	if len(info) > 0 {
+		names := make([]string, 0, len(info))
+		for name := range info {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		var dict strings.Builder
+		dict.WriteString("<<")
+		for _, name := range names {
+			fmt.Fprintf(&dict, " /%s %s", name, textString(info[name]))
+		}
+		dict.WriteString(" >>")
+		infoRef = fmt.Sprintf(" /Info %d 0 R", add(dict.String()))
 	}
 
 	var buf bytes.Buffer
@@ -167,7 +193,7 @@ func MakeTitled(title string, pages []Page, outline []OutlineItem) []byte {
 	for _, off := range offsets {
 		fmt.Fprintf(&buf, "%010d 00000 n \n", off)
 	}
-	fmt.Fprintf(&buf, "trailer\n<< /Size %d /Root %d 0 R%s >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, catalog, info, xref)
+	fmt.Fprintf(&buf, "trailer\n<< /Size %d /Root %d 0 R%s >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, catalog, infoRef, xref)
 	return buf.Bytes()
 }
 
@@ -182,6 +208,28 @@ func picture(pic Picture, add func(string) int) string {
 		dict += fmt.Sprintf(" /SMask %d 0 R", add(picture(*pic.SMask, add)))
 	}
 	return fmt.Sprintf("<< /Type /XObject /Subtype /Image %s /Length %d >>\nstream\n%s\nendstream", dict, len(pic.Data), pic.Data)
+}
+
+// textString writes s as a PDF text string: literal when printable ASCII,
+// else UTF-16BE in hex after a byte order mark.
+func textString(s string) string {
+	ascii := true
+	for _, r := range s {
+		if r < 0x20 || r > 0x7e {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return "(" + escape(s) + ")"
+	}
+	var b strings.Builder
+	b.WriteString("<FEFF")
+	for _, u := range utf16.Encode([]rune(s)) {
+		fmt.Fprintf(&b, "%04X", u)
+	}
+	b.WriteString(">")
+	return b.String()
 }
 
 // escape writes s as the body of a PDF literal string.
