@@ -52,7 +52,7 @@ func TestDocumentMetadata(t *testing.T) {
 		{Lines: []string{"Introduction", "", "Nothing about animals here."}},
 		{Lines: []string{"Results", "", "The quokkamarker result is on page two."}},
 		{Lines: []string{"Appendix", "", "More " + word + " text."}},
-	}, nil)
+	}, []pdftest.OutlineItem{{Title: "Introduction", Page: 1, Level: 1}, {Title: "Results", Page: 2, Level: 1}, {Title: "Appendix", Page: 3, Level: 1}})
 	put("acme/reports/annual.pdf", string(pdf), "application/pdf", map[string]string{"department": "finance"}, nil)
 	h.settle()
 	h.waitFor("six documents listed", "list_documents", map[string]any{"project_reference": "acme"}, func(out map[string]any, _ string) bool {
@@ -63,10 +63,10 @@ func TestDocumentMetadata(t *testing.T) {
 	for _, k := range accessKeys {
 		clients[k.name] = connect(t, h.stack.Env.MCPURL, k.key)
 	}
-	search := func(k accessKey, filter map[string]any) (paths []string, errText string) {
+	searchAt := func(alpha float64, k accessKey, filter map[string]any) (paths []string, errText string) {
 		t.Helper()
 		c := &accCaller{key: k, c: clients[k.name]}
-		a := c.call("hybrid_search", map[string]any{"project_reference": "acme", "query": word, "alpha": 0, "top_k": 20, "metadata": filter})
+		a := c.call("hybrid_search", map[string]any{"project_reference": "acme", "query": word, "alpha": alpha, "top_k": 20, "metadata": filter})
 		if a.err {
 			return nil, a.text
 		}
@@ -79,6 +79,7 @@ func TestDocumentMetadata(t *testing.T) {
 		sort.Strings(paths)
 		return paths, ""
 	}
+	search := func(k accessKey, filter map[string]any) ([]string, string) { return searchAt(0, k, filter) }
 	cases := []struct {
 		name   string
 		key    accessKey
@@ -103,6 +104,12 @@ func TestDocumentMetadata(t *testing.T) {
 		got, errText := search(c.key, c.filter)
 		if errText != "" || !slices.Equal(got, c.want) {
 			t.Errorf("%s: %v as %s: got %q %s, want %q", c.name, c.filter, c.key.name, got, errText, c.want)
+		}
+		// Vector search filters the chunk vectors, which carry the metadata too:
+		// a vector ranking returns every readable chunk, so the matches are exactly the filter's.
+		got, errText = searchAt(1, c.key, c.filter)
+		if errText != "" || !slices.Equal(got, c.want) {
+			t.Errorf("%s (vector): %v as %s: got %q %s, want %q", c.name, c.filter, c.key.name, got, errText, c.want)
 		}
 	}
 
@@ -222,8 +229,13 @@ func TestDocumentMetadata(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if got, _ := search(accessAdmin, map[string]any{"department": "legal"}); !slices.Equal(got, []string{"legal/contract-2024.md"}) {
-		t.Errorf("after the tag change, department legal: %q", got)
+	for _, alpha := range []float64{0, 1} {
+		if got, _ := searchAt(alpha, accessAdmin, map[string]any{"department": "legal"}); !slices.Equal(got, []string{"legal/contract-2024.md"}) {
+			t.Errorf("after the tag change, department legal (alpha %v): %q", alpha, got)
+		}
+		if got, _ := searchAt(alpha, accessAdmin, map[string]any{"department": "finance"}); !slices.Equal(got, []string{"legal/contract-2023.md", "reports/annual.pdf"}) {
+			t.Errorf("after the tag change, department finance (alpha %v): %q", alpha, got)
+		}
 	}
 	if after := pathInfo(t, h, "legal/contract-2023.md")["file_version_id"]; after != before {
 		t.Errorf("a tag change made a new file version: %v -> %v", before, after)
