@@ -21,7 +21,7 @@ import (
 
 // writeStaticModel384 writes a model2vec static model in Hugging Face's
 // layout with 384-d random token vectors (the size of all-MiniLM-L6-v2 and
-// bge-small, which the README offers) over the words of embeddingDocs: no
+// bge-small, which docs/embeddings.md offers) over the words of embeddingDocs: no
 // weights are downloaded, and embedder and queryd load the same files.
 func writeStaticModel384(t *testing.T) string {
 	t.Helper()

@@ -20,7 +20,7 @@ import (
 	"github.com/strata-kb/strata/shared/servers"
 )
 
-// natsShell runs the README's `nats` commands as a user would after
+// natsShell runs the documented `nats` commands as a user would after
 // `go tool task up`: through sh, with the pinned CLI's cache folder on the
 // PATH and the context strata-local selected (in a temporary config folder,
 // so the user's contexts are never touched), without --server or NATS_URL.
@@ -33,7 +33,7 @@ func newNATSShell(t *testing.T, st *localstack.Stack) *natsShell {
 	t.Helper()
 	for _, tool := range []string{"sh", "jq", "base64", "sed", "sha256sum", "cut"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s is not on PATH: the README's nats commands use it (Debian/Ubuntu: apt-get install jq coreutils sed)", tool)
+			t.Fatalf("%s is not on PATH: the documented nats commands use it (Debian/Ubuntu: apt-get install jq coreutils sed)", tool)
 		}
 	}
 	cache, err := servers.CacheDir()
@@ -59,10 +59,11 @@ func newNATSShell(t *testing.T, st *localstack.Stack) *natsShell {
 	return &natsShell{t: t, env: env}
 }
 
-// readme runs lines copied verbatim from README.md as one sh script, with
-// the shell variables the README leaves to the reader (e.g. seq=3), and
-// returns what they printed. TestEveryREADMENATSCommandIsRun checks that
-// every README command is among the scripts of this file.
+// readme runs lines copied verbatim from the documentation (README.md,
+// docs/operations.md, docs/versions.md) as one sh script, with the shell
+// variables the pages leave to the reader (e.g. seq=3), and returns what
+// they printed. TestEveryREADMENATSCommandIsRun checks that every documented
+// command is among the scripts of this file.
 func (n *natsShell) readme(script string, vars ...string) string {
 	n.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -119,7 +120,7 @@ func consumerRow(t *testing.T, report, consumer string) map[string]string {
 	return nil
 }
 
-// deadLetter is one message of the README's dead-letter listing.
+// deadLetter is one message of the documented dead-letter listing.
 type deadLetter struct {
 	seq     string
 	headers map[string]string
@@ -181,7 +182,8 @@ func (h *harness) lastObjectsSeq() uint64 {
 	return info.State.LastSeq
 }
 
-// TestREADMENATSCommands runs every `nats` command of the README with the
+// TestREADMENATSCommands runs every `nats` command of the README and of the
+// pages it links (docs/operations.md, docs/versions.md) with the
 // pinned CLI against the real stack, in the order an operator would meet
 // them, and checks what each did.
 func TestREADMENATSCommands(t *testing.T) {
@@ -250,7 +252,7 @@ func TestREADMENATSCommands(t *testing.T) {
 	if got := branchState(); got <= branchBefore {
 		t.Fatalf("the re-emitted branch file was not committed again: sequence %v -> %v", branchBefore, got)
 	}
-	// The README's model-change advice: a forced reindex of the whole project (main).
+	// The documented model-change advice: a forced reindex of the whole project (main).
 	before, from = h.watermark("acme"), h.lastObjectsSeq()
 	sh.readme(`nats pub strata.reindex.acme '{"force":true}'`)
 	h.events += 1 + 2
@@ -293,8 +295,8 @@ func TestREADMENATSCommands(t *testing.T) {
 }
 
 // redriveAfterFix: with weaviate-server down the indexer dead-letters a
-// file; the README's listing (no terminal) shows it with its sequence, and
-// once weaviate-server is back, the README's re-drive indexes the file.
+// file; the documented listing (no terminal) shows it with its sequence, and
+// once weaviate-server is back, the documented re-drive indexes the file.
 func redriveAfterFix(t *testing.T, h *harness, sh *natsShell) {
 	t.Helper()
 	if err := h.stack.Servers.Weaviate.Stop(15 * time.Second); err != nil {
@@ -357,7 +359,7 @@ func (h *harness) awaitIndexerWrites() {
 	}
 }
 
-// replayFromFirstEvent: after the README's `consumer rm` and an ingestor
+// replayFromFirstEvent: after the documented `consumer rm` and an ingestor
 // restart, the new consumer delivers every stored bucket event from the
 // first, and the replay changes nothing a reader sees (a deleted file stays
 // deleted).
@@ -419,24 +421,15 @@ func mustKV(t *testing.T, h *harness, key string) ([]byte, error) {
 // after a pipe or in a command substitution.
 var readmeNATSLine = regexp.MustCompile(`(^|[|;(]\s*)nats\s`)
 
-// inlineNATS finds `nats ...` code spans in the README's prose.
+// inlineNATS finds `nats ...` code spans in the documentation's prose.
 var inlineNATS = regexp.MustCompile("`(nats [^`]+)`")
 
-// TestEveryREADMENATSCommandIsRun: every `nats` command line of README.md
-// (in code blocks, and code spans in the prose with <project> read as acme)
-// appears verbatim among the scripts TestREADMENATSCommands runs.
-func TestEveryREADMENATSCommandIsRun(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	source, err := os.ReadFile("natscli_test.go")
-	if err != nil {
-		t.Fatal(err)
-	}
+// natsCommands returns the `nats` command lines of one Markdown page: in
+// code blocks, and code spans in the prose with <project> read as acme.
+func natsCommands(page string) []string {
 	var commands []string
 	inBlock := false
-	for _, line := range strings.Split(string(readme), "\n") {
+	for _, line := range strings.Split(page, "\n") {
 		trimmed := strings.TrimSpace(line)
 		if strings.HasPrefix(trimmed, "```") {
 			inBlock = !inBlock
@@ -454,15 +447,58 @@ func TestEveryREADMENATSCommandIsRun(t *testing.T) {
 			}
 		}
 	}
+	return commands
+}
+
+// TestEveryREADMENATSCommandIsRun: every `nats` command line of README.md
+// and of the pages under docs/ (docs/operations.md holds the operators'
+// commands, docs/versions.md the releases') appears verbatim among the
+// scripts TestREADMENATSCommands runs, and README.md links every page that
+// has such commands, so a reader finds each of them from the README.
+func TestEveryREADMENATSCommandIsRun(t *testing.T) {
+	root := filepath.Join("..", "..")
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	source, err := os.ReadFile("natscli_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	commands := natsCommands(string(readme))
+	perPage := map[string]int{}
+	for _, page := range pages {
+		text, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := natsCommands(string(text))
+		if len(found) == 0 {
+			continue
+		}
+		name := "docs/" + filepath.Base(page)
+		perPage[name] = len(found)
+		if !strings.Contains(string(readme), "]("+name) {
+			t.Errorf("%s has %d nats commands, but README.md does not link it", name, len(found))
+		}
+		commands = append(commands, found...)
+	}
+	if perPage["docs/operations.md"] < 10 {
+		t.Errorf("docs/operations.md has %d nats commands; the operators' commands (reindex, lag, dead letters, replay) belong there", perPage["docs/operations.md"])
+	}
 	if len(commands) < 15 {
-		t.Fatalf("found only %d nats commands in README.md; the parser is broken: %q", len(commands), commands)
+		t.Fatalf("found only %d nats commands in README.md and docs/*.md; the parser is broken: %q", len(commands), commands)
 	}
 	for _, c := range commands {
 		if !strings.Contains(string(source), c) {
-			t.Errorf("README command not run by TestREADMENATSCommands: %s", c)
+			t.Errorf("documented command not run by TestREADMENATSCommands: %s", c)
 		}
 		if strings.Contains(c, "--server") || strings.Contains(c, "stream view") {
-			t.Errorf("README command needs a server flag or a terminal: %s", c)
+			t.Errorf("documented command needs a server flag or a terminal: %s", c)
 		}
 	}
 }

@@ -44,7 +44,7 @@ func (h *harness) committedAt(key string) float64 {
 	return seq
 }
 
-// TestReindexAndRedrive performs, through nats.go, what the README's `nats`
+// TestReindexAndRedrive performs, through nats.go, what docs/operations.md's `nats`
 // commands do: a reindex request skips unchanged files and re-processes them
 // when forced; a dead letter re-driven to its original subject is processed again.
 func TestReindexAndRedrive(t *testing.T) {
