@@ -1,7 +1,6 @@
 package embed
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -16,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/strata-kb/strata/shared/config"
+	"github.com/strata-kb/strata/shared/embed/embedtest"
 	"github.com/strata-kb/strata/shared/embed/hfmodel"
 )
 
@@ -86,10 +86,13 @@ func TestLocalModelDirectory(t *testing.T) {
 	if _, ok := p.(*hfmodel.Model); !ok || p.Dimensions() != 4 || !strings.HasPrefix(p.Model(), "tiny-static-") {
 		t.Fatalf("provider %T %q, %d dimensions", p, p.Model(), p.Dimensions())
 	}
-	vecs, err := p.Embed(context.Background(), []string{"Hello world"})
-	if err != nil || len(vecs) != 1 || len(vecs[0]) != 4 {
-		t.Fatalf("%v %v", vecs, err)
-	}
+	embedtest.RunConformance(t, embedtest.Harness{
+		Provider:    p,
+		Texts:       []string{"hello", "world", "search", "Hello world"},
+		Normalized:  true, // config.json says normalize
+		ZeroVectors: true, // words it does not know are no tokens
+		Exact:       true,
+	})
 }
 
 // TestLocalModelFromHub: -local-model org/name@rev, -local-model-sha256

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/strata-kb/strata/ingestor/extract"
+	"github.com/strata-kb/strata/ingestor/extract/extracttest"
 )
 
 func extractOK(t testing.TB, name string, data []byte) *extract.Document {
@@ -20,50 +21,22 @@ func extractOK(t testing.TB, name string, data []byte) *extract.Document {
 	if err != nil {
 		t.Fatalf("Extract(%s): %v", name, err)
 	}
-	checkInvariants(t, doc, data)
+	extracttest.Verify(t, doc, data, profile)
 	return doc
 }
 
-// checkInvariants asserts what every code document must satisfy: the text
-// is the input, blocks are in order, do not overlap, are not blank, and
-// together cover everything but white space.
-func checkInvariants(t testing.TB, doc *extract.Document, src []byte) {
-	t.Helper()
-	if doc.Text != string(src) {
-		t.Fatalf("Text differs from the input")
-	}
-	if doc.Format != "code" || doc.Language == "" {
-		t.Fatalf("Format %q Language %q", doc.Format, doc.Language)
-	}
-	prev := 0
-	for i, b := range doc.Blocks {
-		if b.Start < prev || b.End <= b.Start || b.End > len(doc.Text) {
-			t.Fatalf("block %d [%d,%d) after offset %d in %d bytes", i, b.Start, b.End, prev, len(doc.Text))
-		}
-		if strings.TrimFunc(doc.Text[b.Start:b.End], isBlankRune) == "" {
-			t.Fatalf("block %d [%d,%d) is blank", i, b.Start, b.End)
-		}
-		if gap := doc.Text[prev:b.Start]; strings.TrimFunc(gap, isBlankRune) != "" {
-			t.Fatalf("text %q before block %d is in no block", gap, i)
-		}
-		switch b.Kind {
-		case extract.Heading:
-			if b.Level < 1 || b.Level > maxLevel {
-				t.Fatalf("heading %d has level %d", i, b.Level)
-			}
-		case extract.Code:
-		default:
-			t.Fatalf("block %d has kind %v", i, b.Kind)
-		}
-		prev = b.End
-	}
-	if tail := doc.Text[prev:]; strings.TrimFunc(tail, isBlankRune) != "" {
-		t.Fatalf("text %q after the last block is in no block", tail)
-	}
+// profile is what every code document promises: the text is the source,
+// byte for byte; blocks are declarations (headings, their comments and
+// decorators through the signature line, nested up to maxLevel) and code,
+// and together cover everything but white space.
+var profile = extracttest.Profile{
+	Format:       "code",
+	TextIsInput:  true,
+	Kinds:        []extract.Kind{extract.Heading, extract.Code},
+	MaxLevel:     maxLevel,
+	StepHeadings: true,
+	Language:     true,
 }
-
-// isBlankRune is extract's notion of white space.
-func isBlankRune(r rune) bool { return strings.ContainsRune(" \t\n\r\f\v\u00a0", r) }
 
 // titles lists "level signature" for each heading: its last line, which is
 // the signature; the lines above it are its comments and decorators.

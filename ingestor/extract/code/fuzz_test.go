@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/strata-kb/strata/ingestor/extract"
+	"github.com/strata-kb/strata/ingestor/extract/extracttest"
 )
 
 // fuzzNames are the file names the fuzzer's ext byte chooses from: one
@@ -47,6 +48,6 @@ func FuzzExtract(f *testing.F) {
 			}
 			return
 		}
-		checkInvariants(t, doc, data)
+		extracttest.Verify(t, doc, data, profile)
 	})
 }

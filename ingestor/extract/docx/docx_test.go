@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/strata-kb/strata/ingestor/extract"
+	"github.com/strata-kb/strata/ingestor/extract/extracttest"
 )
 
 func TestExtract(t *testing.T) {
@@ -239,11 +240,12 @@ func TestZeroLimitsUseDefaults(t *testing.T) {
 }
 
 func TestInvalidUTF8InName(t *testing.T) {
-	doc, err := Extractor{}.Extract(t.Context(), docx(t, `<w:p>`+drawingRun(1, "rId10", "", "")+`</w:p>`), "bad\xff\x01name.docx", extract.DefaultLimits())
+	data := docx(t, `<w:p>`+drawingRun(1, "rId10", "", "")+`</w:p>`)
+	doc, err := Extractor{}.Extract(t.Context(), data, "bad\xff\x01name.docx", extract.DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkInvariants(t, doc)
+	extracttest.Verify(t, doc, data, profile)
 	if !bytes.Contains([]byte(doc.Text), []byte("bad\uFFFDname.docx")) {
 		t.Errorf("text %q", doc.Text)
 	}

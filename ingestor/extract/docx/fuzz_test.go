@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/strata-kb/strata/ingestor/extract"
+	"github.com/strata-kb/strata/ingestor/extract/extracttest"
 )
 
 // fuzzSeeds are the starting inputs: real samples (stored ones so
@@ -68,14 +68,15 @@ func FuzzExtract(f *testing.F) {
 		doc, err := Extractor{}.Extract(context.Background(), data, "fuzz.docx", fuzzLimits())
 		if err != nil {
 			// Every failure must be one callers can classify.
-			for _, s := range []error{extract.ErrCorrupt, extract.ErrTooLarge, extract.ErrEncrypted, extract.ErrUnsupported, extract.ErrTimeout} {
-				if errors.Is(err, s) {
-					return
-				}
+			if !extracttest.Classified(err) {
+				t.Fatalf("unclassified error: %v", err)
 			}
-			t.Fatalf("unclassified error: %v", err)
+			return
 		}
-		checkInvariants(t, doc)
+		extracttest.Verify(t, doc, data, profile)
+		if err := extracttest.CheckLimits(doc, fuzzLimits()); err != nil {
+			t.Fatal(err)
+		}
 		if bytes.HasPrefix(data, []byte(zipMagic)) && !Sniff(data) {
 			t.Fatalf("Extract succeeded but Sniff says not a docx")
 		}

@@ -9,13 +9,14 @@ import (
 	"image/color"
 	"image/jpeg"
 	"image/png"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/strata-kb/strata/ingestor/extract"
-	"github.com/strata-kb/strata/shared/metadata"
+	"github.com/strata-kb/strata/ingestor/extract/extracttest"
 )
 
 // Samples are built here from XML written for the tests, so no
@@ -232,60 +233,24 @@ func richBody() string {
 		para("", "Ünïcödé — 日本語 — emoji 🎉")
 }
 
-// checkInvariants asserts what every Document must satisfy.
-func checkInvariants(tb testing.TB, doc *extract.Document) {
-	tb.Helper()
-	if !utf8.ValidString(doc.Text) {
-		tb.Fatalf("Text is not valid UTF-8")
-	}
-	if doc.Format != "docx" || doc.Pages != 0 {
-		tb.Fatalf("Format %q Pages %d", doc.Format, doc.Pages)
-	}
-	prev := 0
-	for i, b := range doc.Blocks {
-		if b.Start < prev || b.End <= b.Start || b.End > len(doc.Text) {
-			tb.Fatalf("block %d [%d,%d) overlaps, is empty or out of range (prev end %d, len %d)", i, b.Start, b.End, prev, len(doc.Text))
-		}
-		if doc.Text[b.Start:b.End] == "" {
-			tb.Fatalf("block %d is empty", i)
-		}
-		if b.Kind == extract.Heading && (b.Level < 1 || b.Level > 6) {
-			tb.Fatalf("block %d: heading level %d", i, b.Level)
-		}
-		if b.Kind == extract.Figure && (b.Image < 0 || b.Image >= len(doc.Images)) {
-			tb.Fatalf("block %d: image index %d of %d", i, b.Image, len(doc.Images))
-		}
-		prev = b.End
-	}
-	for _, c := range doc.Text {
-		if c < 0x20 && c != '\t' && c != '\n' {
-			tb.Fatalf("control character %U in Text", c)
-		}
-	}
-	keys := map[string]bool{}
-	for _, k := range coreKeys {
-		keys[k] = true
-	}
-	for k, v := range doc.Metadata {
-		if !keys[k] {
-			tb.Fatalf("metadata key %q", k)
-		}
-		if d, ok := metadata.ParseDate(v.Text); v.Kind == metadata.Date && (!ok || !d.Equal(v.Date)) {
-			tb.Fatalf("metadata %s: date %q does not read back as %v", k, v.Text, v.Date)
-		}
-		for _, s := range append([]string{v.Text}, v.List...) {
-			if !utf8.ValidString(s) || strings.TrimSpace(s) != s || len(s) > extract.MaxPropBytes {
-				tb.Fatalf("metadata %s: value %q not clean", k, s)
-			}
-		}
-	}
+// profile is what every DOCX document promises: clean text (no control
+// characters), images with their figures, no pages, the core properties
+// under their keys (coreKeys), cleaned; a zip archive MaxUncompressed bounds.
+var profile = extracttest.Profile{
+	Format:        "docx",
+	Images:        true,
+	CleanText:     true,
+	CleanTitle:    true,
+	TrimmedBlocks: true,
+	MetadataKeys:  slices.Collect(maps.Values(coreKeys)),
+	CleanMetadata: true,
 }
 
 func run(tb testing.TB, data []byte, lim extract.Limits) (*extract.Document, error) {
 	tb.Helper()
 	doc, err := Extractor{}.Extract(context.Background(), data, "sample.docx", lim)
 	if err == nil {
-		checkInvariants(tb, doc)
+		extracttest.Verify(tb, doc, data, profile)
 	}
 	return doc, err
 }

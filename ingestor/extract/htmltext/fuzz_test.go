@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/strata-kb/strata/ingestor/extract"
+	"github.com/strata-kb/strata/ingestor/extract/extracttest"
 )
 
 // FuzzExtract checks that no input makes the extractor panic, and that every
@@ -40,6 +41,6 @@ func FuzzExtract(f *testing.F) {
 			}
 			return
 		}
-		checkDoc(t, doc)
+		extracttest.Verify(t, doc, nil, profile)
 	})
 }

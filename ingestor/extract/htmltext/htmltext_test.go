@@ -3,13 +3,13 @@ package htmltext
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/strata-kb/strata/ingestor/extract"
-	"github.com/strata-kb/strata/shared/metadata"
+	"github.com/strata-kb/strata/ingestor/extract/extracttest"
 )
 
 // extractCases are small pages and the blocks they must give, rendered by
@@ -279,60 +279,22 @@ func mustExtract(t testing.TB, data []byte, lim extract.Limits) *extract.Documen
 	if err != nil {
 		t.Fatalf("Extract: %v", err)
 	}
-	checkDoc(t, doc)
+	extracttest.Verify(t, doc, nil, profile)
 	return doc
 }
 
-// checkDoc checks what every extracted document must satisfy: valid UTF-8
-// without control characters, blocks in order, non-overlapping and
-// non-blank, and nothing the HTML extractor never produces.
-func checkDoc(t testing.TB, doc *extract.Document) {
-	t.Helper()
-	if doc.Format != "html" || doc.Pages != 0 || len(doc.Images) != 0 {
-		t.Errorf("format %q, pages %d, images %d; want html, 0, 0", doc.Format, doc.Pages, len(doc.Images))
-	}
-	if !utf8.ValidString(doc.Text) || !utf8.ValidString(doc.Title) {
-		t.Errorf("text or title is not valid UTF-8")
-	}
-	for _, r := range doc.Text + doc.Title {
-		if unicode.IsControl(r) && r != '\t' && r != '\n' {
-			t.Errorf("control character %U in the text", r)
-			break
-		}
-	}
-	for k, v := range doc.Metadata {
-		if _, ok := metaKeys[k]; !ok && k != extract.PropTitle {
-			t.Errorf("metadata key %q", k)
-		}
-		if d, ok := metadata.ParseDate(v.Text); v.Kind == metadata.Date && (!ok || !d.Equal(v.Date)) {
-			t.Errorf("metadata %s: date %q does not read back as %v", k, v.Text, v.Date)
-		}
-		for _, s := range append([]string{v.Text}, v.List...) {
-			if !utf8.ValidString(s) || strings.TrimSpace(s) != s || len(s) > extract.MaxPropBytes || strings.ContainsFunc(s, unicode.IsControl) {
-				t.Errorf("metadata %s: value %q not clean", k, s)
-			}
-		}
-	}
-	prevEnd := 0
-	for i, b := range doc.Blocks {
-		if b.Start < prevEnd || b.End <= b.Start || b.End > len(doc.Text) {
-			t.Fatalf("block %d [%d,%d) out of order or range (previous end %d, text length %d)", i, b.Start, b.End, prevEnd, len(doc.Text))
-		}
-		prevEnd = b.End
-		s := doc.Text[b.Start:b.End]
-		if strings.TrimSpace(s) == "" {
-			t.Errorf("block %d is blank: %q", i, s)
-		}
-		if b.Kind != extract.Code && strings.TrimSpace(s) != s {
-			t.Errorf("block %d has surrounding whitespace: %q", i, s)
-		}
-		if b.Kind == extract.Figure || b.Page != 0 {
-			t.Errorf("block %d: kind %v page %d", i, b.Kind, b.Page)
-		}
-		if (b.Kind == extract.Heading) != (b.Level >= 1 && b.Level <= 6) || b.Kind != extract.Heading && b.Level != 0 {
-			t.Errorf("block %d: kind %v with level %d", i, b.Kind, b.Level)
-		}
-	}
+// profile is what every HTML document promises: clean one-line text in
+// blocks without surrounding white space (code keeps its indentation), no
+// pages, images or figures, and the page's properties under the keys of
+// metaKeys and its title, cleaned.
+var profile = extracttest.Profile{
+	Format:        "html",
+	Kinds:         []extract.Kind{extract.Paragraph, extract.Heading, extract.Code, extract.Table},
+	CleanText:     true,
+	CleanTitle:    true,
+	TrimmedBlocks: true,
+	MetadataKeys:  append(slices.Collect(maps.Keys(metaKeys)), extract.PropTitle),
+	CleanMetadata: true,
 }
 
 // render describes the blocks one per line: kind, level and quoted text.

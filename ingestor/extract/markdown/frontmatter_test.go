@@ -2,15 +2,14 @@ package markdown
 
 import (
 	"context"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/strata-kb/strata/ingestor/extract"
+	"github.com/strata-kb/strata/ingestor/extract/extracttest"
 	"github.com/strata-kb/strata/shared/metadata"
 )
 
@@ -148,9 +147,10 @@ func sameValue(a, b metadata.Value) bool {
 		strings.Join(a.List, "\x00") == strings.Join(b.List, "\x00") && len(a.List) == len(b.List)
 }
 
-// FuzzFrontMatter: any front matter gives metadata with lower-case keys and
-// well-formed values (a date that reads back as a date, finite numbers),
-// warnings on one line, and the title from its title key.
+// FuzzFrontMatter: any front matter gives a document that keeps the
+// invariants (extracttest.Check): lower-case keys, well-formed values (a
+// date that reads back as itself, finite numbers), at most
+// maxFrontMatterKeys of them, warnings on one line.
 func FuzzFrontMatter(f *testing.F) {
 	if data, err := os.ReadFile(filepath.Join("testdata", "frontmatter.md")); err == nil {
 		f.Add(string(data))
@@ -164,33 +164,13 @@ func FuzzFrontMatter(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, text string) {
 		text = strings.ToValidUTF8(text, "\uFFFD")
-		p := parse(text)
-		if len(p.meta) > maxFrontMatterKeys {
-			t.Fatalf("%d keys", len(p.meta))
-		}
-		for k, v := range p.meta {
-			if k != strings.ToLower(k) {
-				t.Fatalf("key %q not lower-case", k)
+		doc, err := Extractor{}.Extract(context.Background(), []byte(text), "fuzz.md", extract.DefaultLimits())
+		if err != nil {
+			if !extracttest.Classified(err) {
+				t.Fatalf("unclassified error: %v", err)
 			}
-			switch v.Kind {
-			case metadata.Date:
-				// metadata.FromAny writes a time to the second.
-				if d, ok := metadata.ParseDate(v.Text); !ok || !d.Equal(v.Date.Truncate(time.Second)) {
-					t.Fatalf("%s: date %q does not read back as %v", k, v.Text, v.Date)
-				}
-			case metadata.Number:
-				if math.IsNaN(v.Number) || math.IsInf(v.Number, 0) {
-					t.Fatalf("%s: number %v", k, v.Number)
-				}
-			case metadata.String, metadata.List:
-			default:
-				t.Fatalf("%s: kind %v", k, v.Kind)
-			}
+			return
 		}
-		for _, w := range p.warnings {
-			if strings.Contains(w, "\n") {
-				t.Fatalf("warning %q has a line break", w)
-			}
-		}
+		extracttest.Verify(t, doc, []byte(text), profile)
 	})
 }

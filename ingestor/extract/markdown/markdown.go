@@ -137,7 +137,7 @@ func parse(text string) parsed {
 			root = plain.Parse(gtext.NewReader(src))
 		case err != nil:
 			// One line: callers join warnings with "; ".
-			out.warnings = []string{strings.Join(strings.Fields(fmt.Sprintf("front matter not read, kept as text: %v", err)), " ")}
+			out.warnings = []string{strings.ToValidUTF8(strings.Join(strings.Fields(fmt.Sprintf("front matter not read, kept as text: %v", err)), " "), "\uFFFD")}
 			root = plain.Parse(gtext.NewReader(src))
 		default:
 			out.meta, out.warnings, fmEnd = meta, warnings, end

@@ -3,14 +3,11 @@ package markdown
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/strata-kb/strata/ingestor/extract"
+	"github.com/strata-kb/strata/ingestor/extract/extracttest"
 )
 
 // blk is an expected block: its kind, level and exact text.
@@ -115,7 +112,7 @@ func TestBlocks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkBlocks(t, c.in, doc.Blocks)
+			extracttest.Verify(t, doc, []byte(c.in), profile)
 			var got []blk
 			for _, b := range doc.Blocks {
 				got = append(got, blk{b.Kind, b.Level, c.in[b.Start:b.End]})
@@ -157,62 +154,23 @@ func TestHeadingTitle(t *testing.T) {
 	}
 }
 
-// TestBlockProperties checks, on every test input and real Markdown from the
-// repository, that blocks are exact, ordered, non-overlapping slices and
-// that text outside them is only markup (blank lines, rules, underlines,
-// quote and list markers), so nothing readable is left out of the chunks.
-func TestBlockProperties(t *testing.T) {
-	inputs := map[string]string{}
-	for _, c := range cases {
-		inputs[c.name] = c.in
-	}
-	for _, p := range corpus {
-		data, err := os.ReadFile(filepath.FromSlash(p))
-		if err != nil {
-			t.Logf("skipping %s: %v", p, err)
-			continue
-		}
-		inputs[p] = string(data)
-	}
-	for name, text := range inputs {
-		t.Run(name, func(t *testing.T) {
-			blocks := Blocks(text)
-			checkBlocks(t, text, blocks)
-			checkGaps(t, text, blocks)
-		})
-	}
+// profile is what every Markdown document promises: the text is the file,
+// and what lies between blocks is only markup (blank lines, rules,
+// underlines, quote and list markers), so nothing readable is left out of
+// the chunks.
+var profile = extracttest.Profile{
+	Format:        "markdown",
+	TextIsInput:   true,
+	Markup:        "-=*_>+#.)0123456789",
+	Kinds:         []extract.Kind{extract.Paragraph, extract.Heading, extract.Code, extract.Table},
+	TrimmedBlocks: true,
+	Space:         " \t\r\n",
 }
 
-// checkGaps verifies that text outside the blocks is only markup.
-func checkGaps(t *testing.T, text string, blocks []extract.Block) {
-	t.Helper()
-	markup := func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune("-=*_>+#.)0123456789", r) }
-	prev := 0
-	for _, b := range append(blocks, extract.Block{Start: len(text)}) {
-		if gap := text[prev:b.Start]; strings.TrimFunc(gap, markup) != "" {
-			t.Fatalf("text between blocks at %d is not only markup: %q", prev, gap)
-		}
-		prev = b.End
-	}
-}
-
-// checkBlocks verifies the invariants the chunker relies on.
+// checkBlocks holds blocks of text to the invariants every document keeps.
 func checkBlocks(t *testing.T, text string, blocks []extract.Block) {
 	t.Helper()
-	prev := 0
-	for i, b := range blocks {
-		if b.Start < prev || b.End <= b.Start || b.End > len(text) {
-			t.Fatalf("block %d [%d,%d) out of order, empty or out of range (previous end %d, text %d bytes)", i, b.Start, b.End, prev, len(text))
-		}
-		prev = b.End
-		s := text[b.Start:b.End]
-		if !utf8.ValidString(s) || strings.Trim(s, " \t\r\n") == "" || strings.TrimRight(s, " \t\r\n") != s {
-			t.Fatalf("block %d [%d,%d) = %q: not at rune boundaries, blank or with trailing space", i, b.Start, b.End, s)
-		}
-		if (b.Kind == extract.Heading) != (b.Level >= 1 && b.Level <= 6) {
-			t.Fatalf("block %d: kind %v with level %d", i, b.Kind, b.Level)
-		}
-	}
+	extracttest.Verify(t, &extract.Document{Format: "markdown", Text: text, Blocks: blocks}, []byte(text), profile)
 }
 
 func FuzzBlocks(f *testing.F) {
@@ -226,7 +184,6 @@ func FuzzBlocks(f *testing.F) {
 		text = strings.ToValidUTF8(text, "\uFFFD")
 		blocks := Blocks(text)
 		checkBlocks(t, text, blocks)
-		checkGaps(t, text, blocks)
 	})
 }
 

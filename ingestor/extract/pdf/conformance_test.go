@@ -3,7 +3,7 @@ package pdf
 import (
 	"bytes"
 	"context"
-	"errors"
+	"fmt"
 	"image"
 	"os"
 	"path/filepath"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/strata-kb/strata/ingestor/extract"
+	"github.com/strata-kb/strata/ingestor/extract/extracttest"
 	"github.com/strata-kb/strata/ingestor/extract/pdf/pdftest"
 )
 
@@ -30,15 +31,96 @@ func testLimits() extract.Limits {
 	return lim
 }
 
-// runConformance is the suite every PDF extractor must pass.
-func runConformance(t *testing.T, ex extract.Extractor, wantHeadings, wantImages bool) {
+// profile is what every PDF document promises: pages, images with their
+// figures, clean text and title, trimmed paragraphs, the document
+// information under the Prop* keys, cleaned.
+var profile = extracttest.Profile{
+	Format:        "pdf",
+	Pages:         true,
+	Images:        true,
+	CleanText:     true,
+	CleanTitle:    true,
+	TrimmedBlocks: true,
+	MetadataKeys: []string{extract.PropTitle, extract.PropAuthor, extract.PropSubject, extract.PropKeywords,
+		extract.PropCreated, extract.PropModified},
+	CleanMetadata: true,
+}
+
+// harness describes a PDF extractor to the shared suite (extracttest):
+// generated PDFs as samples, the hostile corpus (testdata/hostile) and
+// broken files as hostile input.
+func harness(t *testing.T, ex extract.Extractor) extracttest.Harness {
+	var pictures []pdftest.Picture
+	for _, p := range pdftest.PictureKinds()[:3] {
+		pictures = append(pictures, p.Picture)
+	}
+	var bigPages []pdftest.Page
+	for p := range 40 {
+		var lines []string
+		for l := range 36 {
+			lines = append(lines, fmt.Sprintf("Page %d line %d of a long report, with words to index.", p+1, l+1))
+			if l%9 == 8 {
+				lines = append(lines, "")
+			}
+		}
+		bigPages = append(bigPages, pdftest.Page{Lines: lines})
+	}
+	lim := testLimits()
+	lim.MaxMemoryBytes = 768 << 20
+	h := extracttest.Harness{
+		Extractor: ex,
+		Profile:   profile,
+		Limits:    lim,
+		Samples: []extracttest.Sample{
+			{Name: "sample.pdf", Data: sample()},
+			{Name: "info.pdf", Data: pdftest.MakeWithInfo(map[string]string{"Title": "Annual Report", "Author": "Ann Lee",
+				"Keywords": "finance; 2024", "CreationDate": "D:20240131120000+01'00'"},
+				[]pdftest.Page{{Lines: []string{"Summary", "", "Revenue grew."}}}, nil)},
+			{Name: "pictures.pdf", Data: pdftest.Make([]pdftest.Page{{Lines: []string{"Figures"}, Pictures: pictures}}, nil)},
+		},
+		Big: &extracttest.Sample{Name: "big.pdf", Data: pdftest.Make(bigPages, nil)},
+		Hostile: []extracttest.Sample{
+			{Name: "junk.pdf", Data: append([]byte("%PDF-1.7\n"), []byte(strings.Repeat("garbage ", 100))...), Want: extract.ErrCorrupt},
+			{Name: "no-header.pdf", Data: []byte("hello"), Want: extract.ErrCorrupt},
+			{Name: "truncated.pdf", Data: sample()[:300], Want: extract.ErrCorrupt},
+		},
+		Known: map[string]string{
+			"MaxTextBytes": "pdftotext's output is capped at MaxTextBytes+64 KiB (TestTextOverTheOutputCap); the assembled text is not held to MaxTextBytes itself",
+			"zero limits":  "zero Limits fields are budgets of nothing: Timeout 0 expires at once, MaxPages 0 reads one page, MaxImages 0 keeps none",
+		},
+	}
+	files, _ := filepath.Glob(filepath.Join("testdata", "hostile", "*.pdf"))
+	if len(files) != 46 {
+		t.Fatalf("hostile PDF corpus: %d files in testdata/hostile, want 46", len(files))
+	}
+	encrypted := map[string]bool{"issue6010_1.pdf": true, "pr6531_1.pdf": true, "issue3371.pdf": true}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := extracttest.Sample{Name: filepath.Base(f), Data: data}
+		if encrypted[s.Name] {
+			s.Want = extract.ErrEncrypted
+		}
+		h.Hostile = append(h.Hostile, s)
+	}
+	return h
+}
+
+// runConformance runs the shared suite (extracttest) and what PDF
+// extractors promise besides: text by page, headings from the outline, the
+// pictures themselves.
+func runConformance(t *testing.T, h extracttest.Harness, wantHeadings, wantImages bool) {
+	extracttest.RunConformance(t, h)
+	ex := h.Extractor
 	ctx := context.Background()
 	t.Run("text per page", func(t *testing.T) {
 		doc, err := ex.Extract(ctx, sample(), "sample.pdf", testLimits())
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkDoc(t, doc)
+		extracttest.Verify(t, doc, nil, profile)
 		if doc.Pages != 2 {
 			t.Fatalf("pages %d", doc.Pages)
 		}
@@ -96,35 +178,6 @@ func runConformance(t *testing.T, ex extract.Extractor, wantHeadings, wantImages
 			}
 		})
 	}
-	t.Run("corrupt", func(t *testing.T) {
-		for name, data := range map[string][]byte{
-			"truncated": sample()[:300],
-			"junk":      append([]byte("%PDF-1.7\n"), []byte(strings.Repeat("garbage ", 100))...),
-			"no header": []byte("hello"),
-		} {
-			if _, err := ex.Extract(ctx, data, name+".pdf", testLimits()); !errors.Is(err, extract.ErrCorrupt) {
-				t.Errorf("%s: err = %v, want ErrCorrupt", name, err)
-			}
-		}
-	})
-	t.Run("cancelled", func(t *testing.T) {
-		cctx, cancel := context.WithCancel(ctx)
-		cancel()
-		if _, err := ex.Extract(cctx, sample(), "sample.pdf", testLimits()); !errors.Is(err, extract.ErrTimeout) {
-			t.Fatalf("err = %v, want ErrTimeout", err)
-		}
-	})
-}
-
-func checkDoc(t *testing.T, doc *extract.Document) {
-	t.Helper()
-	prev := 0
-	for i, b := range doc.Blocks {
-		if b.Start < prev || b.End <= b.Start || b.End > len(doc.Text) {
-			t.Fatalf("block %d [%d,%d) overlaps or is empty (prev end %d)", i, b.Start, b.End, prev)
-		}
-		prev = b.End
-	}
 }
 
 func TestPopplerConformance(t *testing.T) {
@@ -132,7 +185,8 @@ func TestPopplerConformance(t *testing.T) {
 	if err := p.Available(); err != nil {
 		t.Fatal(err) // the test task installs poppler-utils; its absence is a set-up error
 	}
-	runConformance(t, p, true, true)
+	p.PictureReader = pictureReader(t) // as the ingestor runs it
+	runConformance(t, harness(t, p), true, true)
 }
 
 // UniPDF needs a license to extract text. With one configured
@@ -142,7 +196,7 @@ func TestPopplerConformance(t *testing.T) {
 func TestUniPDF(t *testing.T) {
 	l := License{MeteredKey: os.Getenv("STRATA_UNIDOC_METERED_KEY"), OfflineKey: os.Getenv("STRATA_UNIDOC_LICENSE_KEY"), CustomerName: os.Getenv("STRATA_UNIDOC_CUSTOMER")}
 	if l.Configured() {
-		runConformance(t, Fallback{Primary: NewUniPDF(l), Secondary: Poppler{}}, false, false)
+		runConformance(t, harness(t, Fallback{Primary: NewUniPDF(l), Secondary: Poppler{}}), false, false)
 		return
 	}
 	u := NewUniPDF(l)
@@ -152,47 +206,6 @@ func TestUniPDF(t *testing.T) {
 	doc, err := Fallback{Primary: u, Secondary: Poppler{}}.Extract(context.Background(), sample(), "sample.pdf", testLimits())
 	if err != nil || !strings.Contains(doc.Text, "zebracorn") || len(doc.Warnings) == 0 || !strings.Contains(strings.Join(doc.Warnings, " "), "license") {
 		t.Fatalf("fallback: %v, warnings %v", err, doc)
-	}
-}
-
-// TestHostilePDFs runs every file of the hostile corpus (testdata/hostile): each must end
-// within the limits with text or a clear error, never hang or crash.
-func TestHostilePDFs(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "hostile", "*.pdf"))
-	if len(files) != 46 {
-		t.Fatalf("hostile PDF corpus: %d files in testdata/hostile, want 46", len(files))
-	}
-	lim := testLimits()
-	lim.Timeout = 8 * time.Second
-	lim.MaxMemoryBytes = 768 << 20
-	p := Poppler{PictureReader: pictureReader(t)} // as the ingestor runs it
-	expect := map[string]error{
-		"issue6010_1.pdf": extract.ErrEncrypted, "pr6531_1.pdf": extract.ErrEncrypted, "issue3371.pdf": extract.ErrEncrypted,
-	}
-	for _, f := range files {
-		name := filepath.Base(f)
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		start := time.Now()
-		doc, err := p.Extract(context.Background(), data, name, lim)
-		took := time.Since(start)
-		if took > lim.Timeout+5*time.Second {
-			t.Errorf("%s: took %v, limit %v", name, took, lim.Timeout)
-		}
-		if want := expect[name]; want != nil && !errors.Is(err, want) {
-			t.Errorf("%s: err = %v, want %v", name, err, want)
-		}
-		if err != nil {
-			if !errors.Is(err, extract.ErrCorrupt) && !errors.Is(err, extract.ErrEncrypted) && !errors.Is(err, extract.ErrTimeout) && !errors.Is(err, extract.ErrTooLarge) {
-				t.Errorf("%s: unclassified error %v", name, err)
-			}
-			t.Logf("%-34s %6.2fs error: %v", name, took.Seconds(), err)
-			continue
-		}
-		checkDoc(t, doc)
-		t.Logf("%-34s %6.2fs %d pages, %d blocks, %d images, warnings %v", name, took.Seconds(), doc.Pages, len(doc.Blocks), len(doc.Images), doc.Warnings)
 	}
 }
 

@@ -3,14 +3,15 @@ package pdf
 import (
 	"strings"
 	"testing"
-	"unicode/utf8"
 
-	"github.com/strata-kb/strata/shared/metadata"
+	"github.com/strata-kb/strata/ingestor/extract"
+	"github.com/strata-kb/strata/ingestor/extract/extracttest"
 )
 
 // FuzzAssemble feeds arbitrary pdftotext output (pages split on form feeds)
-// and outline titles through the assembly: blocks must stay in order, inside
-// the text, non-empty, and the text valid UTF-8 without control characters.
+// and outline titles through the assembly: the document must keep the
+// invariants (extracttest.Check): blocks in order, inside the text, on their
+// pages, not blank, and the text valid UTF-8 without control characters.
 func FuzzAssemble(f *testing.F) {
 	f.Add("Introduction\n\nBody text.\fDetails\n\nMore.", "Introduction", "Details")
 	f.Add("\x00\x1b[31m\u202eevil\ufb01le\f\f\f", "", "x")
@@ -19,24 +20,8 @@ func FuzzAssemble(f *testing.F) {
 		pages := strings.Split(text, "\f")
 		outline := []OutlineItem{{Title: title1, Page: 1, Level: 1}, {Title: title2, Page: 2, Level: 2}}
 		doc := Assemble(pages, outline, nil, testLimits())
-		if !utf8.ValidString(doc.Text) {
-			t.Fatal("text is not valid UTF-8")
-		}
-		for _, r := range doc.Text {
-			if r != '\n' && r != '\t' && (r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0)) {
-				t.Fatalf("control character %U left in text", r)
-			}
-		}
-		prev := 0
-		for i, b := range doc.Blocks {
-			if b.Start < prev || b.End <= b.Start || b.End > len(doc.Text) || b.Page < 1 || b.Page > len(pages) {
-				t.Fatalf("block %d %+v out of order or range (text %d bytes, %d pages)", i, b, len(doc.Text), len(pages))
-			}
-			if strings.TrimSpace(doc.Text[b.Start:b.End]) == "" {
-				t.Fatalf("block %d is blank", i)
-			}
-			prev = b.End
-		}
+		doc.Pages = len(pages)
+		extracttest.Verify(t, doc, nil, profile)
 	})
 }
 
@@ -64,11 +49,7 @@ func FuzzParseHTMLMeta(f *testing.F) {
 		if len(text.Info) > maxInfoMetas {
 			t.Fatalf("%d info entries", len(text.Info))
 		}
-		m, _ := InfoMetadata(text.Info)
-		for k, v := range m {
-			if d, ok := metadata.ParseDate(v.Text); v.Kind == metadata.Date && (!ok || !d.Equal(v.Date)) {
-				t.Fatalf("%s: date %q does not read back as %v", k, v.Text, v.Date)
-			}
-		}
+		m, warnings := InfoMetadata(text.Info)
+		extracttest.Verify(t, &extract.Document{Format: "pdf", Metadata: m, Warnings: warnings}, nil, profile)
 	})
 }

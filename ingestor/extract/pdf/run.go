@@ -41,7 +41,7 @@ func (p Poppler) run(ctx context.Context, lim extract.Limits, maxOut int, pdf []
 	cmd.WaitDelay = 2 * time.Second
 	stdout := &capped{max: maxOut}
 	stderr := &tail{max: 4096}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.Stdout, cmd.Stderr = struct{ io.Writer }{stdout}, stderr // hide bytes.Buffer.ReadFrom, which would bypass the cap
 	var stdin io.WriteCloser
 	if pdf != nil {
 		var err error

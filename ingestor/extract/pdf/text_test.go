@@ -37,6 +37,30 @@ func TestTitleAndTextInOnePass(t *testing.T) {
 	}
 }
 
+// TestTextOverTheOutputCap: pdftotext's output is capped at MaxTextBytes
+// plus 64 KiB, and more is ErrTooLarge. (The cap was once bypassed: the
+// capped buffer's embedded bytes.Buffer lent exec its ReadFrom.)
+func TestTextOverTheOutputCap(t *testing.T) {
+	var pages []pdftest.Page
+	for p := range 40 {
+		var lines []string
+		for l := range 36 {
+			lines = append(lines, fmt.Sprintf("Page %d line %d of a long report, with words to index.", p+1, l+1))
+		}
+		pages = append(pages, pdftest.Page{Lines: lines})
+	}
+	data := pdftest.Make(pages, nil)
+	lim := testLimits()
+	doc, err := Poppler{}.Extract(context.Background(), data, "long.pdf", lim)
+	if err != nil || len(doc.Text) < 70<<10 {
+		t.Fatalf("the file has no text over the cap: %v", err)
+	}
+	lim.MaxTextBytes = 1
+	if doc, err := (Poppler{}).Extract(context.Background(), data, "long.pdf", lim); !errors.Is(err, extract.ErrTooLarge) || doc != nil {
+		t.Fatalf("%d bytes of text, MaxTextBytes 1: %v, want ErrTooLarge", len(doc.Text), err)
+	}
+}
+
 // TestPageLimitNamesTheTotal: past lim.MaxPages, pdfinfo says how many pages
 // the file has, and the warning names both.
 func TestPageLimitNamesTheTotal(t *testing.T) {

@@ -35,7 +35,7 @@ func (Extractor) Extract(_ context.Context, data []byte, name string, lim extrac
 		return nil, fmt.Errorf("image %s: %w: %d bytes, limit %d", name, extract.ErrTooLarge, len(data), lim.MaxImageBytes)
 	}
 	b := extract.NewBuilder("image")
-	base := path.Base(name)
+	base := extract.PropText(path.Base(name)) // one clean line: it is in the text
 	b.SetTitle(base)
 	b.AddImage(extract.Image{Name: base, MIME: "image/" + format, Data: data, Width: cfg.Width, Height: cfg.Height},
 		fmt.Sprintf("Image %s (%s, %dx%d)", base, map[string]string{"png": "PNG", "jpeg": "JPEG"}[format], cfg.Width, cfg.Height))

@@ -608,20 +608,6 @@ func TestCancelDuringBackoffReturnsPromptly(t *testing.T) {
 	}
 }
 
-func TestCancelDuringRequest(t *testing.T) {
-	release := make(chan struct{})
-	defer close(release)
-	f := newFake(t, 4, func(w http.ResponseWriter, r recorded, n int) { <-release })
-	c := newClient(t, Config{BaseURL: f.srv.URL, Dimensions: 4})
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	_, err := c.Embed(ctx, []string{"a"})
-	if time.Since(start) > 2*time.Second || !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("err = %v after %s", err, time.Since(start))
-	}
-}
-
 func TestNetworkErrorAndTimeoutRetried(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)

@@ -1,0 +1,49 @@
+package docx
+
+import (
+	"archive/zip"
+	"strings"
+	"testing"
+
+	"github.com/strata-kb/strata/ingestor/extract"
+	"github.com/strata-kb/strata/ingestor/extract/extracttest"
+)
+
+func TestConformance(t *testing.T) {
+	core := parts(t, para("Title", "Agreement")+para("berschrift1", "Terms")+para("", "Body."))
+	core["docProps/core.xml"] = []byte(fullCoreXML)
+	twoImages := parts(t, para("Heading2", "Pictures")+`<w:p>`+drawingRun(1, "rId10", "red", "")+drawingRun(2, "rId11", "", "photo")+`</w:p>`)
+	var big strings.Builder
+	for i := 0; big.Len() < 512<<10; i++ {
+		if i%25 == 0 {
+			big.WriteString(para("berschrift1", "Chapter"))
+		}
+		big.WriteString(para("", "A paragraph of a long contract, clause after clause, ", "with runs."))
+		if i%40 == 0 {
+			big.WriteString(table([]string{"Name", "Value"}, []string{"alpha", "1"}))
+		}
+	}
+	deep := parts(t, strings.Repeat("<w:tbl><w:tr><w:tc>", 1000)+strings.Repeat("</w:tc></w:tr></w:tbl>", 1000))
+	lying := lyingDocxs(t, 50<<20, 100)[0]
+	extracttest.RunConformance(t, extracttest.Harness{
+		Extractor: Extractor{},
+		Profile:   profile,
+		Samples: []extracttest.Sample{
+			{Name: "rich.docx", Data: richDocx(t)},
+			{Name: "core.docx", Data: zipParts(t, core)},
+			{Name: "images.docx", Data: zipParts(t, twoImages)},
+			{Name: "stored.docx", Data: zipPartsMethod(t, core, zip.Store)},
+		},
+		Big:       &extracttest.Sample{Name: "big.docx", Data: docx(t, big.String())},
+		Container: true,
+		Hostile: []extracttest.Sample{
+			{Name: "bomb.docx", Data: bombDocx(t, 300<<20), Want: extract.ErrTooLarge},
+			{Name: "lying.docx", Data: lying, Want: extract.ErrTooLarge},
+			{Name: "deep.docx", Data: zipParts(t, deep), Want: extract.ErrCorrupt},
+			{Name: "entries.docx", Data: manyEntries(t, maxEntries+1), Want: extract.ErrTooLarge},
+			{Name: "encrypted.docx", Data: oleFile("EncryptionInfo"), Want: extract.ErrEncrypted},
+			{Name: "legacy.doc", Data: oleFile("WordDocument"), Want: extract.ErrUnsupported},
+			{Name: "zip-encrypted.docx", Data: encryptedEntry(t), Want: extract.ErrEncrypted},
+		},
+	})
+}
