@@ -22,7 +22,13 @@ type VectorQuery struct {
 	At            int64
 	Limit         int
 	MinSimilarity float64 // cosine similarity in [-1, 1]; 0 keeps all
-	Where         *Where
+	// Where filters the chunks found (Chunk properties), after the nearest
+	// vectors are found: a narrow Where can leave fewer than Limit.
+	Where *Where
+	// VectorWhere filters inside the nearest-vector search itself, on
+	// properties chunk vectors carry too (the document metadata), so the
+	// Limit nearest are all matching ones.
+	VectorWhere *Where
 }
 
 // ChunkEmbedding is a chunk's vector of one model.
@@ -57,6 +63,9 @@ func (s *Store) SearchVector(ctx context.Context, project string, q VectorQuery)
 		branches = append(branches, q.Branch)
 	}
 	scope := filters.Where().WithPath([]string{"branch"}).WithOperator(filters.ContainsAny).WithValueText(branches...)
+	if q.VectorWhere != nil {
+		scope = and(scope, q.VectorWhere)
+	}
 	var out []Chunk
 	fetch := max(q.Limit*3/2, 30) // replaced versions are dropped below; more rounds fetch further
 	for offset, round := 0, 0; len(out) < q.Limit && round < 6; round, offset = round+1, offset+fetch {

@@ -184,7 +184,7 @@ func (t *Tools) hybridSearch(ctx context.Context, p auth.Principal, a hybridArgs
 			}
 		}
 		if f.Alpha > 0 {
-			if vector, err = t.searchVector(ctx, project, qv, store.VectorQuery{Branch: v.branch, At: v.at, Limit: 2 * topK, Where: where}); err != nil {
+			if vector, err = t.searchVector(ctx, project, qv, store.VectorQuery{Branch: v.branch, At: v.at, Limit: 2 * topK, Where: where, VectorWhere: docMetaWhere}); err != nil {
 				return nil, err
 			}
 		}
