@@ -3,8 +3,12 @@ package index
 import (
 	"context"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/weaviate/weaviate/entities/models"
+
+	"github.com/strata-kb/strata/shared/schema"
 )
 
 // batchSize bounds one batch request to Weaviate.
@@ -24,36 +28,90 @@ func (w *Writer) SetBatchParallel(n int) { w.batchParallel = max(n, 1) }
 // once, and returns the first failure. Objects written before a failure
 // stay: a commit's are rolled back by the next commit (recover), the rest
 // are upserts that a retry writes again.
+//
+// Every request is an upsert of objects with fixed ids and contents, so it
+// may be sent again (schema.Idempotent): each attempt has its own deadline
+// (-weaviate-write-timeout), and an attempt held past it, or refused
+// because Weaviate lost its Raft leader, is sent again to the next node.
 func (w *Writer) batch(ctx context.Context, objs []*models.Object) error {
 	var parts [][]*models.Object
 	for start := 0; start < len(objs); start += batchSize {
 		parts = append(parts, objs[start:min(start+batchSize, len(objs))])
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
+	ctx, cancel := context.WithCancelCause(schema.Idempotent(ctx))
 	defer cancel(nil)
+	var first error
+	var once sync.Once
 	inParallel(len(parts), w.batchParallel, func(i int) {
 		if ctx.Err() != nil {
 			return // an earlier batch failed
 		}
 		if err := w.writeBatch(ctx, parts[i]); err != nil {
+			once.Do(func() { first = err }) // kept when the caller's deadline ends the rest
 			cancel(err)
 		}
 	})
+	if first != nil {
+		return first
+	}
 	return context.Cause(ctx)
 }
 
-// writeBatch writes one batch request.
+const (
+	// leaderRetries bounds how often the objects of one batch request that
+	// Weaviate refused because its Raft leader was lost are sent again.
+	leaderRetries = 8
+	// leaderPause is the first pause before they are (doubling up to
+	// leaderPauseMax): a new leader is elected in 1-3 s (docs/bench/weaviate-failover.md).
+	leaderPause    = 100 * time.Millisecond
+	leaderPauseMax = 1500 * time.Millisecond
+)
+
+// writeBatch writes one batch request. A batch answers 200 with an error
+// per object whose tenant Weaviate could not check with the Raft leader
+// (adapters/repos/db/index.go putObjectBatch resolves each object's shard
+// with the leader): those objects, and only those, are sent again once the
+// leader may be back.
 func (w *Writer) writeBatch(ctx context.Context, objs []*models.Object) error {
+	pause := leaderPause
+	for attempt := 0; ; attempt++ {
+		again, err := w.writeBatchOnce(ctx, objs)
+		if len(again) == 0 || attempt == leaderRetries {
+			return err // nil, a failure, or the last refusal
+		}
+		select {
+		case <-time.After(pause):
+			pause = min(2*pause, leaderPauseMax)
+		case <-ctx.Done():
+			return fmt.Errorf("%w (then: %w)", err, context.Cause(ctx))
+		}
+		objs = again
+	}
+}
+
+// writeBatchOnce sends one batch request and returns the objects refused
+// because the Raft leader was lost (to send again) with the first refusal,
+// or no objects and the first other failure.
+func (w *Writer) writeBatchOnce(ctx context.Context, objs []*models.Object) (again []*models.Object, err error) {
 	// ALL: every replica holds an object before its commit is published,
 	// so readers may ask any one replica (queryd reads with ONE).
 	resp, err := w.wv.Batch().ObjectsBatcher().WithConsistencyLevel("ALL").WithObjects(objs...).Do(ctx)
 	if err != nil {
-		return fmt.Errorf("batch of %d objects: %w", len(objs), err)
+		return nil, fmt.Errorf("batch of %d objects: %w", len(objs), err)
 	}
-	for _, r := range resp {
-		if r.Result != nil && r.Result.Errors != nil && len(r.Result.Errors.Error) > 0 {
-			return fmt.Errorf("batch object %s: %s", r.ID, r.Result.Errors.Error[0].Message)
+	var refused error
+	for i, r := range resp {
+		if r.Result == nil || r.Result.Errors == nil || len(r.Result.Errors.Error) == 0 {
+			continue
+		}
+		msg := r.Result.Errors.Error[0].Message
+		if !schema.LeaderLost(msg) || len(resp) != len(objs) {
+			return nil, fmt.Errorf("batch object %s: %s", r.ID, msg)
+		}
+		again = append(again, objs[i])
+		if refused == nil {
+			refused = fmt.Errorf("batch object %s: %s", r.ID, msg)
 		}
 	}
-	return nil
+	return again, refused
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/fault"
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
+
+	"github.com/strata-kb/strata/shared/schema"
 )
 
 // mergePage is how many objects one read of syncObjects returns (a
@@ -95,8 +97,12 @@ func (w *Writer) eachPage(ctx context.Context, class, project string, where *fil
 // merge PATCHes props into the objects of class with the given ids,
 // mergeParallel at once, and returns the first failure. An object gone
 // meanwhile (a 404) has nothing left to change.
+//
+// A merge of fixed values may be sent again (schema.Idempotent): each
+// attempt has its own deadline (-weaviate-write-timeout), and one held past
+// it, or refused because Weaviate lost its Raft leader, goes to the next node.
 func (w *Writer) merge(ctx context.Context, class, project string, ids []string, props map[string]any) error {
-	ctx, cancel := context.WithCancelCause(ctx)
+	ctx, cancel := context.WithCancelCause(schema.Idempotent(ctx))
 	defer cancel(nil)
 	inParallel(len(ids), mergeParallel, func(i int) {
 		if ctx.Err() != nil {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-openapi/strfmt"
@@ -19,15 +20,55 @@ import (
 	"github.com/strata-kb/strata/shared/schema"
 )
 
-// restByIDTimeout bounds the REST read of an object before the same read
-// goes through GraphQL. After the SIGKILL of the node that led Weaviate's
-// Raft group, REST object reads hung on every node for about ten seconds
-// while GraphQL reads went on (TestWeaviateFirstNodeLoss).
-const restByIDTimeout = 400 * time.Millisecond
+// Reads by id, and why they are hedged (Weaviate v1.35.2, 3 nodes): a REST
+// GET of an object of a multi-tenant collection checks its tenant with the
+// Raft leader (adapters/repos/db/sharding/resolver.go ResolveShardByObjectID
+// -> multitenancy ValidateTenants -> cluster QueryTenantsShards), on every
+// node, so after the leader's SIGKILL it waits for a new leader (1-3 s,
+// docs/bench/weaviate-failover.md) or, on the node that becomes leader,
+// for good. A filtered query (gRPC, or GraphQL) checks the tenant in the
+// node's own copy of the schema (cluster/router multiTenantRouter) and
+// answers on. So a REST read by id that has not answered within the hedge
+// delay is sent as a filtered query on the object's id too, and the first
+// answer wins; once a filtered query has won, reads by id skip REST for
+// restHeldFor.
+const (
+	// DefaultByIDHedge is how long a REST read by id runs alone: far above
+	// a healthy REST read by id (a few ms; p99 tens of ms on a loaded
+	// 2-core machine, docs/bench/weaviate-failover.md), and what a read by
+	// id costs at most when the Raft leader is lost (plus one filtered
+	// query). A read hedged without need costs one filtered query.
+	DefaultByIDHedge = 100 * time.Millisecond
+	// restHeldFor is how long reads by id go as filtered queries only
+	// after one overtook a REST read: longer than a leader election with
+	// RAFT_TIMEOUTS_MULTIPLIER=1, so one read in an election pays the hedge
+	// delay, not every read of it.
+	restHeldFor = 5 * time.Second
+)
+
+// byIDState is how a Store reads by id.
+type byIDState struct {
+	hedge    time.Duration // 0: DefaultByIDHedge
+	heldTill atomic.Int64  // unix nanoseconds: skip REST until then
+}
+
+// SetByIDHedge sets how long a REST read by id runs before the same read
+// also goes as a filtered query (at least 1 ms).
+func (s *Store) SetByIDHedge(d time.Duration) *Store {
+	s.byID.hedge = max(d, time.Millisecond)
+	return s
+}
+
+func (s *Store) byIDHedge() time.Duration {
+	if s.byID.hedge > 0 {
+		return s.byID.hedge
+	}
+	return DefaultByIDHedge
+}
 
 // objectByID reads one object: with a plain REST GET, the cheapest read
-// Weaviate has, and when that does not answer in restByIDTimeout, with a
-// GraphQL Get by id. nil when it does not exist.
+// Weaviate has, and when that does not answer within the hedge delay, also
+// with a filtered query on its id (objectByGraphQL); nil when it does not exist.
 // vectors names the named vectors to read with it (none: no vectors).
 func (s *Store) objectByID(ctx context.Context, class, project, id string, vectors ...string) (*models.Object, error) {
 	if documentClasses[class] && !access.GrantFrom(ctx).Admin {
@@ -47,13 +88,68 @@ func (s *Store) objectByID(ctx context.Context, class, project, id string, vecto
 			return s.objectByGraphQL(ctx, class, project, id, vectors)
 		}
 	}
-	restCtx, cancel := context.WithTimeout(ctx, restByIDTimeout)
-	o, err := s.objectByREST(restCtx, class, project, id, len(vectors) > 0)
-	cancel()
-	if err != nil && restCtx.Err() != nil && ctx.Err() == nil {
-		return s.objectByGraphQL(ctx, class, project, id, vectors)
+	return s.hedgedByID(ctx, class, project, id, vectors)
+}
+
+// byIDAnswer is one way's answer to a read by id.
+type byIDAnswer struct {
+	o      *models.Object
+	err    error
+	filter bool // the filtered query's
+}
+
+// hedgedByID sends a read by id over REST and, when that has not answered
+// within the hedge delay (or failed), as a filtered query too; the first
+// answer wins and the other read is cancelled. While REST is held (a
+// filtered query overtook it less than restHeldFor ago) the filtered query
+// goes first, alone.
+func (s *Store) hedgedByID(ctx context.Context, class, project, id string, vectors []string) (*models.Object, error) {
+	if time.Now().UnixNano() < s.byID.heldTill.Load() {
+		o, err := s.objectByGraphQL(ctx, class, project, id, vectors)
+		if err == nil || ctx.Err() != nil {
+			return o, err
+		}
+		// The filtered query failed: REST may still answer.
 	}
-	return o, err
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // the read that lost
+	answers := make(chan byIDAnswer, 2)
+	go func() {
+		o, err := s.objectByREST(ctx, class, project, id, len(vectors) > 0)
+		answers <- byIDAnswer{o: o, err: err}
+	}()
+	pending, filtering := 1, false
+	filter := func() {
+		pending, filtering = pending+1, true
+		go func() {
+			o, err := s.objectByGraphQL(ctx, class, project, id, vectors)
+			answers <- byIDAnswer{o: o, err: err, filter: true}
+		}()
+	}
+	hedge := time.NewTimer(s.byIDHedge())
+	defer hedge.Stop()
+	var errs []error
+	for pending > 0 {
+		select {
+		case a := <-answers:
+			pending--
+			if a.err == nil {
+				if a.filter {
+					s.byID.heldTill.Store(time.Now().Add(restHeldFor).UnixNano())
+				}
+				return a.o, nil
+			}
+			errs = append(errs, a.err)
+			if !filtering && ctx.Err() == nil {
+				filter() // REST failed: the filtered query may answer
+			}
+		case <-hedge.C:
+			if !filtering {
+				filter()
+			}
+		}
+	}
+	return nil, errors.Join(errs...)
 }
 
 func (s *Store) objectByREST(ctx context.Context, class, project, id string, withVector bool) (*models.Object, error) {
@@ -87,6 +183,8 @@ var byIDFields = map[string][]graphql.Field{
 	schema.ChunkVectorClass: {{Name: "chunk_id"}, {Name: "model"}, {Name: "source_checksum"}, {Name: "file_id"}, {Name: "file_version_id"}},
 }
 
+// objectByGraphQL reads one object with a filtered query on its id: over
+// gRPC when set and no vectors are asked (find), else over GraphQL.
 func (s *Store) objectByGraphQL(ctx context.Context, class, project, id string, vectors []string) (*models.Object, error) {
 	fields := slices.Clone(byIDFields[class])
 	fields = slices.DeleteFunc(fields, func(f graphql.Field) bool { return f.Name == "_additional" })

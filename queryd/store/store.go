@@ -96,6 +96,8 @@ type Store struct {
 	facts   schemaFacts
 	// rpc, when set (SetGRPC), runs filtered reads over gRPC.
 	rpc *searchRPC
+	// byID is how reads by id are hedged (byid.go).
+	byID byIDState
 }
 
 // SetCatalog makes the store answer from c whenever c covers the question.

@@ -43,9 +43,9 @@ const (
 // reads still held are sent again each retryPauseMax, until the request's
 // context ends. The first other answer wins and the other attempts are
 // cancelled; when none comes, the last retryable answer (or the errors) is
-// returned.
+// returned. The whole read, every attempt of it, ends at readTimeout.
 func (f *failover) hedged(req *http.Request, body []byte) (*http.Response, error) {
-	ctx := req.Context()
+	ctx, cancelRead := context.WithTimeout(req.Context(), f.readTimeout)
 	results := make(chan attemptResult, maxReadAttempts)
 	var cancels []context.CancelFunc
 	start := int(f.good.Load())
@@ -86,7 +86,8 @@ func (f *failover) hedged(req *http.Request, body []byte) (*http.Response, error
 				f.good.Store(int64(r.n))
 				cancelAll(r.i)
 				go drainLosers(results, pending)
-				r.resp.Body = &cancelOnClose{ReadCloser: r.resp.Body, cancel: cancels[r.i]}
+				win := cancels[r.i]
+				r.resp.Body = &cancelOnClose{ReadCloser: r.resp.Body, cancel: func() { win(); cancelRead() }}
 				return r.resp, nil
 			}
 			failed = true
@@ -120,11 +121,13 @@ func (f *failover) hedged(req *http.Request, body []byte) (*http.Response, error
 		case <-ctx.Done():
 			errs = append(errs, ctx.Err())
 			cancelAll(-1)
+			cancelRead()
 			go drainLosers(results, pending)
 			return giveUp(last, errs)
 		}
 		if pending == 0 && retry == nil {
 			cancelAll(-1)
+			cancelRead()
 			return giveUp(last, errs)
 		}
 	}
@@ -148,12 +151,7 @@ func retryable(resp *http.Response) bool {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	resp.Body.Close()
 	resp.Body = io.NopCloser(bytes.NewReader(b))
-	for _, m := range leaderLost {
-		if bytes.Contains(b, []byte(m)) {
-			return true
-		}
-	}
-	return false
+	return LeaderLost(string(b))
 }
 
 // hedges is how many attempts a read gets before any failed: one per node,

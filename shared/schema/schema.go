@@ -6,12 +6,9 @@ package schema
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strings"
-	"time"
 
 	"github.com/weaviate/weaviate-go-client/v4/weaviate"
-	"github.com/weaviate/weaviate-go-client/v4/weaviate/grpc"
 	"github.com/weaviate/weaviate/entities/models"
 
 	"github.com/strata-kb/strata/shared/metadata"
@@ -328,29 +325,12 @@ func EnsureTenantIn(ctx context.Context, c *weaviate.Client, project string, cla
 // are hedged and retried across the nodes (see hedge.go: after the Raft
 // leader's loss a read waits on every node until a new leader is elected,
 // and some never return); writes go to one node and move on only when it
-// is unreachable. gRPC (batches) is used with a single host only: it names
-// one node, so with several, batches go over REST through the failover.
+// is unreachable, or when marked Idempotent, also when an attempt runs out
+// of time (failover.go). Deadlines are ClientOptions' defaults. gRPC
+// (batches) is used with a single host only: it names one node, so with
+// several, batches go over REST through the failover.
 func NewClient(host, grpcHost, apiKey string) (*weaviate.Client, error) {
-	hosts := Hosts(host)
-	if len(hosts) == 0 {
-		return nil, fmt.Errorf("weaviate client: no host in %q", host)
-	}
-	cfg := weaviate.Config{Host: hosts[0], Scheme: "http", StartupTimeout: 30 * time.Second,
-		// The client's default bound on a request with no deadline of its own.
-		ConnectionClient: &http.Client{Transport: newFailover(hosts), Timeout: 60 * time.Second}}
-	if apiKey != "" {
-		// As auth.ApiKey would, but the client takes an AuthConfig or a
-		// ConnectionClient, not both; headers go with REST and gRPC alike.
-		cfg.Headers = map[string]string{"authorization": "Bearer " + apiKey}
-	}
-	if grpcHost != "" && len(hosts) == 1 {
-		cfg.GrpcConfig = &grpc.Config{Host: grpcHost, Secured: false}
-	}
-	c, err := weaviate.NewClient(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("weaviate client for %s: %w", host, err)
-	}
-	return c, nil
+	return NewClientWith(host, grpcHost, apiKey, ClientOptions{})
 }
 
 // TenantExists reports whether project has a tenant (has ever had a file).

@@ -10,6 +10,15 @@
 //	go run ./deploy/cmd/strata-failover            # 10 kills, about 5 minutes
 //	go run ./deploy/cmd/strata-failover -kills 4 -out /tmp/f.md
 //
+// With -byid it measures reads by id instead: every kill takes the Raft
+// leader, and reads of one chunk by id go on from a second before the kill
+// until -window after it, three ways (through queryd, REST and a filtered
+// query straight to Weaviate), with merges into one object, marked
+// idempotent and not; the report's section on them is replaced (-v lists
+// the slow requests):
+//
+//	go run ./deploy/cmd/strata-failover -byid     # 10 leader kills, about 6 minutes
+//
 // It is not part of `go test`: it runs for minutes and measures this
 // machine.
 package main
@@ -27,6 +36,7 @@ import (
 	"time"
 
 	"github.com/strata-kb/strata/deploy/localstack"
+	"github.com/strata-kb/strata/shared/schema"
 )
 
 func main() {
@@ -46,6 +56,11 @@ type config struct {
 	Deadline time.Duration
 	Out      string
 	Verbose  bool
+	ByID     bool          // measure reads by id across leader kills (byid.go)
+	Window   time.Duration // -byid: reads after each kill for this long
+	Every    time.Duration // -byid: a read of each probe this often
+	// WriteTimeout is -byid's write probe's attempt deadline.
+	WriteTimeout time.Duration
 }
 
 func parseConfig(args []string) (config, error) {
@@ -56,11 +71,15 @@ func parseConfig(args []string) (config, error) {
 	fs.DurationVar(&c.Deadline, "deadline", 10*time.Second, "each read tool's deadline after a kill")
 	fs.StringVar(&c.Out, "out", "", "report path (default docs/bench/weaviate-failover.md in the workspace)")
 	fs.BoolVar(&c.Verbose, "v", false, "print the stack's progress")
+	fs.BoolVar(&c.ByID, "byid", false, "kill the Raft leader every time and measure how long reads by id are delayed (writes the report's reads-by-id section)")
+	fs.DurationVar(&c.Window, "window", 5*time.Second, "with -byid: how long after each kill reads by id go on")
+	fs.DurationVar(&c.Every, "every", 25*time.Millisecond, "with -byid: how often each probe starts a read by id")
+	fs.DurationVar(&c.WriteTimeout, "write-timeout", schema.DefaultWriteTimeout, "with -byid: deadline of one attempt of the idempotent write probe (as the indexer's -weaviate-write-timeout)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
-	if c.Kills < 1 || c.Files < 1 || c.Deadline <= 0 {
-		return c, errors.New("-kills, -files and -deadline must be positive")
+	if c.Kills < 1 || c.Files < 1 || c.Deadline <= 0 || c.Window <= 0 || c.Every <= 0 {
+		return c, errors.New("-kills, -files, -deadline, -window and -every must be positive")
 	}
 	return c, nil
 }
@@ -105,6 +124,9 @@ func run(ctx context.Context, args []string) error {
 	defer b.close()
 	if err := b.seed(ctx); err != nil {
 		return err
+	}
+	if cfg.ByID {
+		return runByID(ctx, b)
 	}
 	rep := &report{cfg: cfg, started: time.Now(), load: loadAverage()}
 	for i := range cfg.Kills {

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -123,16 +122,13 @@ func (r *report) write(path string) error {
 		"`TenantsShards` -> `cluster/raft_query_endpoints.go` `QueryTenantsShards`), so they wait for a new leader (1-3 s with these settings, 10-15 s with Weaviate's default multiplier 5, " +
 		"and the node that becomes leader never answers the reads it had sent to the old one). The Weaviate client in `shared/schema` " +
 		"(hedge.go) sends a held or failed read again, to any node, schema and tenant reads with `consistency: false` " +
-		"(the node's own copy); queryd reads objects by id over REST and, when that takes more than 400 ms, through GraphQL, " +
-		"which checks the tenant locally.\n\n" +
+		"(the node's own copy); queryd reads objects by id over REST and, when that has not answered within 100 ms, as a filtered " +
+		"query on the id too, which checks the tenant locally (see the reads-by-id section below).\n\n" +
 		"Before: with Weaviate's default multiplier and one host per service, every `status` call failed for a minute " +
 		"after a replica's SIGKILL (`GET /v1/objects/ProjectState/...: context deadline exceeded`, the client's 60 s " +
 		"timeout) when the node lost led the Raft group. Vectors are indexed synchronously here (`ASYNC_INDEXING` off " +
 		"outside strata-bench): with vectors still queued, a search on the surviving replica once missed them.\n")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(path, []byte(b.String()), 0o644)
+	return spliceReport(path, b.String(), false)
 }
 
 // loadAverage is the 1-minute load average, or "?" off Linux.

@@ -40,6 +40,8 @@ type Config struct {
 	GCRetention    time.Duration
 	CommitLease    time.Duration
 	Replication    int
+	WriteTimeout   time.Duration // one attempt of a batch or merge (schema.ClientOptions)
+	ReadTimeout    time.Duration // one read, every attempt of it
 }
 
 // RegisterFlags registers the indexer's flags.
@@ -54,6 +56,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.GCRetention, "gc-retention", 7*24*time.Hour, "superseded versions no release pins are kept this long")
 	fs.IntVar(&c.Replication, "weaviate-replication-factor", 1, "copies of every shard in new collections (multi-node Weaviate; 1 on a single node)")
 	fs.DurationVar(&c.CommitLease, "commit-lease", 30*time.Second, "how long a crashed replica's hold on a project's commits lasts (renewed every third of it while committing)")
+	fs.DurationVar(&c.WriteTimeout, "weaviate-write-timeout", schema.DefaultWriteTimeout, "deadline of one attempt of a Weaviate write (a batch request, a merge); a write held past it, or refused because Weaviate lost its Raft leader, is sent again to the next node with twice the time (both are idempotent upserts and merges)")
+	fs.DurationVar(&c.ReadTimeout, "weaviate-read-timeout", schema.DefaultReadTimeout, "deadline of one Weaviate read, every hedge and retry of it across the nodes")
 }
 
 // Validate reports every problem at once.
@@ -72,6 +76,12 @@ func (c *Config) Validate() error {
 	}
 	if c.GCInterval < 0 || c.GCRetention < 0 {
 		p.Addf("gc-interval", "gc interval and retention must not be negative")
+	}
+	if c.WriteTimeout < 100*time.Millisecond || c.WriteTimeout > 10*time.Minute {
+		p.Addf("weaviate-write-timeout", "must be 100ms..10m, got %s", c.WriteTimeout)
+	}
+	if c.ReadTimeout < 100*time.Millisecond || c.ReadTimeout > 10*time.Minute {
+		p.Addf("weaviate-read-timeout", "must be 100ms..10m, got %s", c.ReadTimeout)
 	}
 	if c.MaxAckPending < c.Concurrency {
 		p.Addf("max-ack-pending", "must be >= concurrency (%d), got %d", c.Concurrency, c.MaxAckPending)
@@ -110,7 +120,8 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer stopTracing(context.WithoutCancel(ctx))
-	wv, err := schema.NewClient(cfg.WeaviateHost, cfg.WeaviateGRPC, cfg.WeaviateAPIKey)
+	wv, err := schema.NewClientWith(cfg.WeaviateHost, cfg.WeaviateGRPC, cfg.WeaviateAPIKey,
+		schema.ClientOptions{WriteTimeout: cfg.WriteTimeout, ReadTimeout: cfg.ReadTimeout})
 	if err != nil {
 		return err
 	}
