@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-openapi/strfmt"
+	"github.com/weaviate/weaviate-go-client/v4/weaviate"
 	"github.com/weaviate/weaviate/entities/models"
 
 	"github.com/strata-kb/strata/shared/access"
@@ -43,7 +44,6 @@ var metaDocs = []metaDoc{
 // and requires exactly what metadata.Filter.Match says, document by document.
 func TestMetadataFilterInWeaviate(t *testing.T) {
 	const project = "metafilter"
-	ctx := asSystem()
 	wv := weaviateWithTenant(t, project)
 	ranges := map[string]metadata.Kind{}
 	for _, d := range metaDocs {
@@ -53,11 +53,7 @@ func TestMetadataFilterInWeaviate(t *testing.T) {
 			}
 		}
 	}
-	for name, k := range ranges {
-		if err := schema.AddRangeProperty(ctx, wv, schema.ChunkClass, name, k); err != nil {
-			t.Fatal(err)
-		}
-	}
+	addRangeProperties(t, wv, ranges)
 	var objs []*models.Object
 	for _, d := range metaDocs {
 		fileID := ids.File(project, "", d.path)
@@ -149,9 +145,7 @@ func TestMetadataRangeFollowsTokens(t *testing.T) {
 	ctx := asSystem()
 	wv := weaviateWithTenant(t, project)
 	prop := metadata.RangeProperty("reviewed", metadata.Date)
-	if err := schema.AddRangeProperty(ctx, wv, schema.ChunkClass, prop, metadata.Date); err != nil {
-		t.Fatal(err)
-	}
+	addRangeProperties(t, wv, map[string]metadata.Kind{prop: metadata.Date})
 	m := metadata.Metadata{"reviewed": metaDate("2025-01-02")}
 	fileID := ids.File(project, "", "x.md")
 	fv := ids.FileVersion(fileID, "e", "s")
@@ -196,4 +190,21 @@ func visibleVersion(project, fileID, fv, path string) *models.Object {
 	return &models.Object{Class: schema.VersionClass, ID: strfmt.UUID(fv), Tenant: project, Properties: map[string]any{
 		"file_id": fileID, "file_path": path, "branch": "", "file_version_id": fv, "status": pipeline.StatusIndexed,
 		"deleted": false, "valid_from": 1, "chunk_count": 1, schema.ReadersProperty: []string{access.Everyone}}}
+}
+
+// addRangeProperties adds range properties as the indexer does: to Chunk
+// and ChunkVector (queryd uses a range only when both have it).
+func addRangeProperties(t *testing.T, wv *weaviate.Client, props map[string]metadata.Kind) {
+	t.Helper()
+	ctx := asSystem()
+	if err := schema.EnsureVectorSpace(ctx, wv, "metadata-test-model", 1); err != nil {
+		t.Fatal(err)
+	}
+	for name, k := range props {
+		for _, class := range []string{schema.ChunkClass, schema.ChunkVectorClass} {
+			if err := schema.AddRangeProperty(ctx, wv, class, name, k); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }
