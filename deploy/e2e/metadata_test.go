@@ -158,6 +158,19 @@ func TestDocumentMetadata(t *testing.T) {
 	if meta["author"] != "Grace Hopper" || meta["title"] != "Annual report" || meta["department"] != "finance" {
 		t.Errorf("PDF hit metadata: %v", meta)
 	}
+	if top["relevance"] == "low" || strings.HasPrefix(mcpclient.Text(res), "No strong match") {
+		t.Errorf("an exact match is marked low: %v / %.80s", top["relevance"], mcpclient.Text(res))
+	}
+	// A query no document is about: every hit low, and the text says so first.
+	weak := callRaw(t, h.mcp, "hybrid_search", map[string]any{"project_reference": "acme", "query": "photosynthesis chlorophyll mitochondria"})
+	if first, ok := weak.Content[0].(mcp.TextContent); !ok || !strings.HasPrefix(first.Text, "No strong match") {
+		t.Errorf("a query matching nothing well does not start with the notice: %v", weak.Content[0])
+	}
+	for _, r := range decodeJSON(t, mcpclient.JSON(weak))["results"].([]any) {
+		if level := r.(map[string]any)["relevance"]; level != "low" {
+			t.Errorf("a hit sharing no word with the query is %v", level)
+		}
+	}
 	if !hasResourceLink(res, "strata://acme/reports/annual.pdf") {
 		t.Errorf("no resource_link for the hit's document: %v", res.Content)
 	}

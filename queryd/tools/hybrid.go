@@ -199,9 +199,12 @@ func (t *Tools) hybridSearch(ctx context.Context, p auth.Principal, a hybridArgs
 		}
 		return strings.Compare(x.Chunk.ID, y.Chunk.ID)
 	})
-	for _, h := range fused[:min(len(fused), topK)] {
+	fused = fused[:min(len(fused), topK)]
+	levels := relevanceLevels(q, fused, f.Alpha < 1)
+	for i, h := range fused {
 		hh := hybridHit{Hit: hit(h.Chunk.Project, h.Chunk), Branch: h.Chunk.Branch}
 		hh.Score = round4(h.Score)
+		hh.Relevance = levels[i]
 		if h.KeywordRank > 0 {
 			hh.Explain.KeywordRank, hh.Explain.KeywordScore = ptr(h.KeywordRank), ptr(round4(h.KeywordScore))
 		}
@@ -234,16 +237,13 @@ type hybridResult struct {
 	links []mcp.Content
 }
 
-// NoStrongMatch starts the text of an answer whose best hit's relevance is low.
-const NoStrongMatch = "No strong match: the best hit's relevance is low; the results below may not answer the query."
-
 func (r hybridResult) toolResult() (*mcp.CallToolResult, error) {
 	res, err := structured(r.out)
 	if err != nil {
 		return nil, err
 	}
-	if len(r.out.Results) > 0 && r.out.Results[0].Relevance == RelevanceLow {
-		res.Content = append([]mcp.Content{mcp.NewTextContent(NoStrongMatch + "\n")}, res.Content...)
+	if len(r.out.Results) > 0 && r.out.Results[0].Relevance == relevanceLow {
+		res.Content = append([]mcp.Content{mcp.NewTextContent(noStrongMatch + "\n")}, res.Content...)
 	}
 	res.Content = append(res.Content, r.links...)
 	return res, nil
@@ -338,10 +338,3 @@ func andWhere(a, b *store.Where) *store.Where {
 	}
 	return store.And(a, b)
 }
-
-// Relevance levels of a hit.
-const (
-	RelevanceHigh   = "high"
-	RelevanceMedium = "medium"
-	RelevanceLow    = "low"
-)

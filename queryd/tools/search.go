@@ -99,7 +99,7 @@ func sortHits(hits []Hit) {
 }
 
 func (t *Tools) searchKeyword(ctx context.Context, p auth.Principal, a searchArgs) (any, error) {
-	return t.searchProjects(ctx, p, a, func(ctx context.Context, project, q string, topK int, where *store.Where, at int64) ([]store.Chunk, error) {
+	return t.searchProjects(ctx, p, a, true, func(ctx context.Context, project, q string, topK int, where *store.Where, at int64) ([]store.Chunk, error) {
 		return t.read.SearchKeyword(ctx, project, q, topK, where, at)
 	})
 }
@@ -107,7 +107,7 @@ func (t *Tools) searchKeyword(ctx context.Context, p auth.Principal, a searchArg
 // searchProjects runs one of Knowledge Stack's searches over every project
 // the caller may read, scoped by parent_path_part_ids, as of each project's
 // watermark, and keeps the best top_k hits.
-func (t *Tools) searchProjects(ctx context.Context, p auth.Principal, a searchArgs,
+func (t *Tools) searchProjects(ctx context.Context, p auth.Principal, a searchArgs, keyword bool,
 	search func(ctx context.Context, project, q string, topK int, where *store.Where, at int64) ([]store.Chunk, error)) (any, error) {
 	q, topK, err := checkSearchArgs(a)
 	if err != nil {
@@ -145,6 +145,13 @@ func (t *Tools) searchProjects(ctx context.Context, p auth.Principal, a searchAr
 	}
 	sortHits(out.Results)
 	out.Results = out.Results[:min(len(out.Results), topK)]
+	ranked := make([]store.Chunk, len(out.Results))
+	for i, h := range out.Results {
+		ranked[i] = store.Chunk{Project: h.Project, FilePath: h.DocumentPath, Content: h.Content, HeadingPath: h.HeadingPath, Score: h.Score}
+	}
+	for i, level := range chunkRelevanceLevels(q, ranked, keyword) {
+		out.Results[i].Relevance = level
+	}
 	return out, t.fillMetadata(ctx, out.Results)
 }
 

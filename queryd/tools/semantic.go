@@ -243,7 +243,7 @@ func (t *Tools) embeddingsOf(ctx context.Context, project string, cs []store.Chu
 // Score = cosine similarity.
 func (t *Tools) searchKnowledge(ctx context.Context, p auth.Principal, a searchArgs) (any, error) {
 	qv := &queryVectors{text: strings.TrimSpace(a.Query)}
-	return t.searchProjects(ctx, p, a, func(ctx context.Context, project, _ string, topK int, where *store.Where, at int64) ([]store.Chunk, error) {
+	return t.searchProjects(ctx, p, a, false, func(ctx context.Context, project, _ string, topK int, where *store.Where, at int64) ([]store.Chunk, error) {
 		return t.searchVector(ctx, project, qv, store.VectorQuery{At: at, Limit: topK, Where: where})
 	})
 }

@@ -1,0 +1,124 @@
+package tools
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/strata-kb/strata/queryd/store"
+)
+
+// TestRelevanceOf checks the levels at and around their thresholds.
+func TestRelevanceOf(t *testing.T) {
+	// rankAt is the rank at which a keyword ratio of 1 has strength s.
+	rankAt := func(s float64) int { return int(math.Round(math.Exp((1 - s) / relevanceRankWeight))) }
+	for _, tc := range []struct {
+		name string
+		f    relevanceFeatures
+		want string
+	}{
+		{"best hit with every query term", relevanceFeatures{KeywordRatio: 1, Coverage: 1, Rank: 1}, relevanceHigh},
+		{"strength at the high threshold", relevanceFeatures{KeywordRatio: relevanceHighStrength, Coverage: relevanceHighCoverage, Rank: 1}, relevanceHigh},
+		{"coverage just under high", relevanceFeatures{KeywordRatio: 1, Coverage: relevanceHighCoverage - 0.01, Rank: 1}, relevanceMedium},
+		{"strength just under high", relevanceFeatures{KeywordRatio: relevanceHighStrength - 0.01, Coverage: 1, Rank: 1}, relevanceMedium},
+		{"strength at the low threshold", relevanceFeatures{KeywordRatio: relevanceLowStrength, Coverage: 1, Rank: 1}, relevanceMedium},
+		{"strength just under low", relevanceFeatures{KeywordRatio: relevanceLowStrength - 0.01, Coverage: 1, Rank: 1}, relevanceLow},
+		{"coverage at the low threshold", relevanceFeatures{KeywordRatio: 1, Coverage: relevanceLowCoverage, Rank: 1}, relevanceMedium},
+		{"coverage just under low", relevanceFeatures{KeywordRatio: 1, Coverage: relevanceLowCoverage - 0.01, Rank: 1}, relevanceLow},
+		{"not found by keyword", relevanceFeatures{KeywordRatio: 0, Coverage: 1, Rank: 1}, relevanceLow},
+		{"strong but far down", relevanceFeatures{KeywordRatio: 1, Coverage: 1, Rank: rankAt(relevanceLowStrength) + 1}, relevanceLow},
+		{"rank 0 counts as 1", relevanceFeatures{KeywordRatio: 1, Coverage: 1}, relevanceHigh},
+		{"half as strong as the best, second", relevanceFeatures{KeywordRatio: 0.5, Coverage: 0.5, Rank: 2}, relevanceMedium},
+		{"a tenth of the best", relevanceFeatures{KeywordRatio: 0.1, Coverage: 0.8, Rank: 2}, relevanceLow},
+	} {
+		if got := relevanceOf(tc.f); got != tc.want {
+			t.Errorf("%s: relevanceOf(%+v) = %s (strength %.3f), want %s", tc.name, tc.f, got, tc.f.strength(), tc.want)
+		}
+	}
+}
+
+// relevanceAnswer is a hand-made answer to "heat conduction in composite
+// slabs" (terms heat, conduct, composit, slab), best first.
+func relevanceAnswer() []fusedHit {
+	h := func(path, content string, kwRank int, kwScore float64) fusedHit {
+		return fusedHit{Chunk: store.Chunk{Project: "p", FilePath: path, Content: content}, KeywordRank: kwRank, KeywordScore: kwScore}
+	}
+	return []fusedHit{
+		h("a.md", "Heat conduction through composite slabs", 1, 10), // all 4 terms, the best BM25
+		h("b.md", "Conduction of heat in pipes", 2, 6),              // 2 of 4, ratio 0.6
+		h("a.md", "Results are tabulated.", 0, 0),                   // a.md again: takes a.md's best
+		h("c.md", "Slabs of concrete", 4, 1),                        // ratio 0.1
+		h("d.md", "Thermal diffusion in layered plates", 0, 0),      // vector only
+		h("e.md", "Heat", 3, 9),                                     // ratio 0.9, 1 of 4 terms
+	}
+}
+
+func TestAnswerRelevance(t *testing.T) {
+	got := answerRelevance("heat conduction in composite slabs", relevanceAnswer(), true)
+	want := []relevanceFeatures{
+		{KeywordRatio: 1, Coverage: 1, Rank: 1},
+		{KeywordRatio: 0.6, Coverage: 0.5, Rank: 2},
+		{KeywordRatio: 1, Coverage: 1, Rank: 1},
+		{KeywordRatio: 0.1, Coverage: 0.25, Rank: 4},
+		{KeywordRatio: 0, Coverage: 0, Rank: 5},
+		{KeywordRatio: 0.9, Coverage: 0.25, Rank: 6},
+	}
+	if !slices.EqualFunc(got, want, func(a, b relevanceFeatures) bool {
+		return math.Abs(a.KeywordRatio-b.KeywordRatio) < 1e-9 && math.Abs(a.Coverage-b.Coverage) < 1e-9 && a.Rank == b.Rank
+	}) {
+		t.Fatalf("answerRelevance =\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+func TestRelevanceLevels(t *testing.T) {
+	q := "heat conduction in composite slabs"
+	for _, tc := range []struct {
+		name            string
+		hits            []fusedHit
+		keywordSearched bool
+		want            []string
+	}{
+		{"hybrid", relevanceAnswer(), true, []string{relevanceHigh, relevanceMedium, relevanceHigh, relevanceLow, relevanceLow, relevanceLow}},
+		// Without a keyword side every ratio is 1: coverage and rank decide.
+		{"vector only", relevanceAnswer(), false, []string{relevanceHigh, relevanceMedium, relevanceHigh, relevanceLow, relevanceLow, relevanceLow}},
+		// No BM25 hit at all: nothing shares the query's words strongly.
+		{"keyword found nothing", relevanceAnswer()[4:5], true, []string{relevanceLow}},
+		{"no hits", nil, true, []string{}},
+	} {
+		got := relevanceLevels(q, tc.hits, tc.keywordSearched)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: relevanceLevels = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	// A query without terms has nothing to miss: coverage 1.
+	if got := answerRelevance("?!", relevanceAnswer()[:1], true); got[0].Coverage != 1 {
+		t.Errorf("coverage of a query without terms = %v, want 1", got[0].Coverage)
+	}
+	// Documents of different projects with the same path are different documents.
+	hits := relevanceAnswer()[:3]
+	hits[2].Chunk.Project = "other"
+	if got := relevanceLevels(q, hits, true); got[2] != relevanceLow {
+		t.Errorf("a.md of another project without keyword score: %s, want low", got[2])
+	}
+}
+
+// A single ranking gets the levels of the same hits in a fused answer.
+func TestChunkRelevanceLevels(t *testing.T) {
+	q := "heat conduction in composite slabs"
+	var keyword, vector []store.Chunk
+	for _, h := range relevanceAnswer() {
+		c := h.Chunk
+		if h.KeywordRank > 0 {
+			c.Score = h.KeywordScore
+			keyword = append(keyword, c)
+		}
+		vector = append(vector, h.Chunk)
+	}
+	// keyword: a.md, b.md, c.md, e.md with BM25 10, 6, 1, 9 (not sorted: the ratio does not care).
+	if got, want := chunkRelevanceLevels(q, keyword, true), []string{relevanceHigh, relevanceMedium, relevanceLow, relevanceLow}; !slices.Equal(got, want) {
+		t.Errorf("keyword: %q, want %q", got, want)
+	}
+	if got, want := chunkRelevanceLevels(q, vector, false), relevanceLevels(q, relevanceAnswer(), false); !slices.Equal(got, want) {
+		t.Errorf("vector: %q, want %q", got, want)
+	}
+}
