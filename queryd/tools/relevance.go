@@ -19,7 +19,9 @@ package tools
 
 import (
 	"math"
+	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/strata-kb/strata/queryd/store"
 	"github.com/strata-kb/strata/shared/terms"
@@ -42,8 +44,8 @@ const (
 	relevanceLowStrength = 0.19
 	relevanceLowCoverage = 0.27
 	// A hit is high when its strength and coverage are both at least these.
-	relevanceHighStrength = 0.85
-	relevanceHighCoverage = 0.50
+	relevanceHighStrength = 0.70
+	relevanceHighCoverage = 0.60
 )
 
 // noStrongMatch is the first line of hybrid_search's text when its best hit is low.
@@ -110,10 +112,7 @@ func chunkRelevanceLevels(query string, chunks []store.Chunk, keyword bool) []st
 
 // answerRelevance computes the features of every hit of an answer.
 func answerRelevance(query string, hits []fusedHit, keywordSearched bool) []relevanceFeatures {
-	want := map[string]bool{}
-	for _, t := range strings.Fields(terms.Query(query)) {
-		want[t] = true
-	}
+	qt := newQueryTerms(query)
 	best := 0.0
 	for _, h := range hits {
 		if h.KeywordRank > 0 {
@@ -139,7 +138,7 @@ func answerRelevance(query string, hits []fusedHit, keywordSearched bool) []rele
 		case h.KeywordRank > 0 && best > 0:
 			d.ratio = max(d.ratio, h.KeywordScore/best)
 		}
-		d.coverage = max(d.coverage, termCoverage(want, h.Chunk.Content, h.Chunk.HeadingPath, h.Chunk.FilePath))
+		d.coverage = max(d.coverage, qt.coverage(append([]string{h.Chunk.Content, h.Chunk.FilePath}, h.Chunk.HeadingPath...)...))
 	}
 	out := make([]relevanceFeatures, len(hits))
 	for i, k := range keys {
@@ -149,22 +148,114 @@ func answerRelevance(query string, hits []fusedHit, keywordSearched bool) []rele
 	return out
 }
 
-// termCoverage is the share of the terms in want found in a hit's content,
-// headings and path (1 when want is empty).
-func termCoverage(want map[string]bool, content string, headings []string, path string) float64 {
-	if len(want) == 0 {
-		return 1
-	}
-	found := map[string]bool{}
-	see := func(t string) {
-		if want[t] {
-			found[t] = true
+// queryTerms are a query's distinct terms, to measure how many of them a
+// hit's text has. Stemming every word of every hit costs more than the
+// search, so the words that cannot yield a query term are skipped and every
+// other word is analysed once per answer.
+type queryTerms struct {
+	index map[string]int // term → its number
+	// prefixes holds, for the first two bytes of every term (its only byte
+	// for a one-byte term), the length of the shortest term starting so. A
+	// plain word (ASCII letters, no camelCase) yields one term, its stem;
+	// Snowball English rewrites suffixes only, never lengthens a word, and
+	// keeps its first two letters but in dying, lying and tying (die, lie,
+	// tie). So a plain word none of whose prefixes starts a term at most
+	// as long as the word is not analysed. TestTermCoverage checks this
+	// against terms.Each, TestStemKeepsPrefix the stemmer.
+	prefixes map[string]int
+	memo     map[string][]int // word → the numbers of the terms it yields
+}
+
+func newQueryTerms(query string) *queryTerms {
+	q := &queryTerms{index: map[string]int{}, prefixes: map[string]int{}, memo: map[string][]int{}}
+	for _, t := range strings.Fields(terms.Query(query)) {
+		if _, ok := q.index[t]; ok {
+			continue
+		}
+		q.index[t] = len(q.index)
+		p := t[:min(2, len(t))]
+		if m, ok := q.prefixes[p]; !ok || len(t) < m {
+			q.prefixes[p] = len(t)
 		}
 	}
-	terms.Each(content, see)
-	for _, h := range headings {
-		terms.Each(h, see)
-	}
-	terms.Each(path, see)
-	return float64(len(found)) / float64(len(want))
+	return q
 }
+
+// mayYield reports whether the plain lowercase word w (3 bytes or more)
+// may yield a query term.
+func (q *queryTerms) mayYield(w string) bool {
+	for _, p := range []string{w[:2], w[:1]} {
+		if m, ok := q.prefixes[p]; ok && len(w) >= m {
+			return true
+		}
+	}
+	return len(w) == 5 && strings.HasSuffix(w, "ying") // dying, lying, tying
+}
+
+// coverage is the share of the query's terms found in texts (1 for a
+// query without terms): those terms.Each finds there.
+func (q *queryTerms) coverage(texts ...string) float64 {
+	if len(q.index) == 0 {
+		return 1
+	}
+	found := make([]bool, len(q.index))
+	n := 0
+	for _, text := range texts {
+		// Whitespace never joins words, so analysing text word by word
+		// (without the non-word runes around them) is analysing text.
+		for _, w := range strings.Fields(text) {
+			if w = strings.TrimFunc(w, notWordRune); w == "" {
+				continue
+			}
+			for _, i := range q.termsOf(w) {
+				if !found[i] {
+					found[i] = true
+					n++
+				}
+			}
+		}
+	}
+	return float64(n) / float64(len(q.index))
+}
+
+// termsOf are the numbers of the query terms word w yields.
+func (q *queryTerms) termsOf(w string) []int {
+	if plainWord(w) {
+		w = strings.ToLower(w)
+		if len(w) > 2 && !q.mayYield(w) {
+			return nil
+		}
+	}
+	if ids, ok := q.memo[w]; ok {
+		return ids
+	}
+	var ids []int
+	terms.Each(w, func(t string) {
+		if i, ok := q.index[t]; ok && !slices.Contains(ids, i) {
+			ids = append(ids, i)
+		}
+	})
+	q.memo[w] = ids
+	return ids
+}
+
+// plainWord reports whether w is ASCII letters in one case, or capitalised:
+// a word terms.Each turns into one term, its lowercased stem.
+func plainWord(w string) bool {
+	lower, upper := 0, 0
+	for i := 0; i < len(w); i++ {
+		switch c := w[i]; {
+		case c >= 'a' && c <= 'z':
+			lower++
+		case c >= 'A' && c <= 'Z':
+			if i > 0 {
+				upper++
+			}
+		default:
+			return false
+		}
+	}
+	return upper == 0 || lower == 0
+}
+
+func notWordRune(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }

@@ -1,11 +1,16 @@
 package tools
 
 import (
+	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/strata-kb/strata/queryd/store"
+	"github.com/strata-kb/strata/shared/terms"
 )
 
 // TestRelevanceOf checks the levels at and around their thresholds.
@@ -121,4 +126,117 @@ func TestChunkRelevanceLevels(t *testing.T) {
 	if got, want := chunkRelevanceLevels(q, vector, false), relevanceLevels(q, relevanceAnswer(), false); !slices.Equal(got, want) {
 		t.Errorf("vector: %q, want %q", got, want)
 	}
+}
+
+// naiveCoverage is what queryTerms.coverage must equal: every term
+// terms.Each finds in the texts.
+func naiveCoverage(query string, texts ...string) float64 {
+	want := map[string]bool{}
+	for _, t := range strings.Fields(terms.Query(query)) {
+		want[t] = true
+	}
+	if len(want) == 0 {
+		return 1
+	}
+	found := map[string]bool{}
+	for _, text := range texts {
+		terms.Each(text, func(t string) {
+			if want[t] {
+				found[t] = true
+			}
+		})
+	}
+	return float64(len(found)) / float64(len(want))
+}
+
+// TestTermCoverage checks the word skipping of queryTerms against
+// terms.Each: on hand-made words and on the evaluation's labelled sets
+// (each query against its judged documents and others).
+func TestTermCoverage(t *testing.T) {
+	check := func(query string, texts ...string) {
+		t.Helper()
+		if got, want := newQueryTerms(query).coverage(texts...), naiveCoverage(query, texts...); got != want {
+			t.Fatalf("coverage(%q, %.200q) = %v, want %v", query, texts, got, want)
+		}
+	}
+	check("heat conduction in composite slabs", "Heat-conduction (through) COMPOSITE slabs.", "b.md")
+	check("dying lying tying skies news", "Dying, lying and tying under the skies: news")
+	check("yellow yields", "Yellow yielding YIELDS")
+	check("HTTPServer panicNil asn1_der_coding", "the HTTPServer calls panicNil in asn1_der_coding, e.g. net/http")
+	check("generously hopefully", "generous hopeful generously hopefully")
+	check("Ünïcode wörds 東京", "ünïcode Wörds 東京_tokyo")
+	check("?!", "anything")
+	check("a of", "a b of")
+
+	words := 0
+	for _, set := range []string{"scifact", "cranfield", "identifiers"} {
+		dir := filepath.Join("..", "..", "deploy", "cmd", "strata-eval", "testdata", set)
+		docs := readLines(t, filepath.Join(dir, "corpus.jsonl"))
+		queries := readLines(t, filepath.Join(dir, "queries.jsonl"))
+		if len(docs) == 0 || len(queries) == 0 {
+			t.Logf("%s: not found, skipped", dir)
+			continue
+		}
+		for i, q := range queries {
+			for j := range 2 {
+				d := docs[(i*2+j)*7919%len(docs)]
+				check(q, d)
+				words += len(strings.Fields(d))
+			}
+		}
+	}
+	t.Logf("%d words of the labelled sets checked", words)
+}
+
+// readLines reads the "title" and "text" (or "text" alone) of a JSON-lines file.
+func readLines(t *testing.T, path string) []string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for line := range strings.Lines(string(b)) {
+		var v struct{ Title, Text string }
+		if err := json.Unmarshal([]byte(line), &v); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out = append(out, strings.TrimSpace(v.Title+"\n"+v.Text))
+	}
+	return out
+}
+
+// TestStemKeepsPrefix checks what queryTerms assumes of the stemmer: a
+// plain word's one term is no longer than the word and starts with its
+// first two letters, or its only letter with the word's first (but in
+// dying, lying and tying), on every plain word
+// of the labelled sets and on the stemmer's special words.
+func TestStemKeepsPrefix(t *testing.T) {
+	words := map[string]bool{}
+	for _, w := range strings.Fields("skis skies dying lying tying idly gently ugly early only singly sky news howe atlas cosmos bias andes " +
+		"inning innings outing outings canning cannings herring herrings earring earrings proceed exceed succeed " +
+		"hoping using cries ties dies yes bus gas crying flies generously communism arsenal yielding yearly") {
+		words[w] = true
+	}
+	for _, set := range []string{"scifact", "cranfield", "identifiers"} {
+		dir := filepath.Join("..", "..", "deploy", "cmd", "strata-eval", "testdata", set)
+		for _, text := range readLines(t, filepath.Join(dir, "corpus.jsonl")) {
+			for _, w := range strings.Fields(text) {
+				if w = strings.TrimFunc(w, notWordRune); plainWord(w) && len(w) > 2 {
+					words[strings.ToLower(w)] = true
+				}
+			}
+		}
+	}
+	for w := range words {
+		var got []string
+		terms.Each(w, func(t string) { got = append(got, t) })
+		if len(got) != 1 {
+			t.Fatalf("plain word %q yields %q, want one term", w, got)
+		}
+		s := got[0]
+		if n := min(2, len(s)); len(s) > len(w) || (s[:n] != w[:n] && w != "dying" && w != "lying" && w != "tying") {
+			t.Errorf("%q stems to %q", w, s)
+		}
+	}
+	t.Logf("%d words", len(words))
 }

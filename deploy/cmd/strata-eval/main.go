@@ -7,6 +7,12 @@
 // nDCG@10 and recall@10 side by side:
 //
 //	go run ./deploy/cmd/strata-eval -datasets scifact,cranfield -out docs/eval/retrieval.md
+//
+// With -relevance it fits and reports hybrid_search's relevance levels
+// instead (relevance.go, docs/eval/relevance.md); -fit-only refits from the
+// hits an earlier run dumped:
+//
+//	go run ./deploy/cmd/strata-eval -relevance -out docs/eval/relevance.md
 package main
 
 import (
@@ -60,6 +66,11 @@ type Config struct {
 	IndexTimeout time.Duration // per dataset
 	StateDir     string        // "" = a temporary directory, removed afterwards
 	Render       string        // re-render -out from this JSON report instead of evaluating
+	// Relevance fits and reports hybrid_search's relevance levels instead
+	// of comparing modes (relevance.go); Hits is its dump of every hit.
+	Relevance bool
+	Hits      string
+	FitOnly   bool // fit and report from the Hits dump of an earlier run (no stack, no searches)
 }
 
 // projectRE is what a dataset name must look like to be a Strata project.
@@ -86,6 +97,9 @@ func parseConfig(args []string, root string, stderr io.Writer) (Config, error) {
 	fs.DurationVar(&c.IndexTimeout, "index-timeout", 30*time.Minute, "how long a dataset may take to be indexed and embedded")
 	fs.StringVar(&c.StateDir, "state", "", "stack state directory (default: a temporary one, removed at the end)")
 	fs.StringVar(&c.Render, "render", "", "rewrite the -out report from this JSON report of an earlier run (no stack, no searches)")
+	fs.BoolVar(&c.Relevance, "relevance", false, "fit and report hybrid_search's relevance levels (docs/eval/relevance.md) instead of comparing search modes; every hit is dumped to -hits")
+	fs.StringVar(&c.Hits, "hits", filepath.Join(os.TempDir(), "strata-relevance-hits.json"), "with -relevance: the dump of every hit (large: keep it out of git)")
+	fs.BoolVar(&c.FitOnly, "fit-only", false, "with -relevance: fit and report from the -hits dump of an earlier run (no stack, no searches)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -141,6 +155,12 @@ func parseConfig(args []string, root string, stderr io.Writer) (Config, error) {
 	if c.Render != "" && c.Out == "" {
 		return c, errors.New("-render needs -out")
 	}
+	if c.FitOnly && !c.Relevance {
+		return c, errors.New("-fit-only needs -relevance")
+	}
+	if !filepath.IsAbs(c.Hits) {
+		c.Hits = filepath.Join(root, c.Hits)
+	}
 	if c.Render != "" && !filepath.IsAbs(c.Render) {
 		c.Render = filepath.Join(root, c.Render)
 	}
@@ -176,6 +196,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		return render(cfg.Render, cfg.Out)
 	}
 	started := time.Now()
+	if cfg.Relevance && cfg.FitOnly {
+		dump, err := readDump(cfg.Hits)
+		if err != nil {
+			return err
+		}
+		return fitAndReport(cfg, dump, stdout, stderr)
+	}
 	var datasets []*Dataset
 	for _, name := range cfg.Datasets {
 		d, err := loadDataset(datasetDir(cfg, name), name)
@@ -187,6 +214,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		datasets = append(datasets, d)
 	}
 
+	if cfg.Relevance {
+		return runRelevance(ctx, cfg, args, datasets, started, stdout, stderr)
+	}
 	ev, err := startEvaluator(ctx, cfg, stderr)
 	if err != nil {
 		return err
