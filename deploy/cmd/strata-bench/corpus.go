@@ -83,9 +83,36 @@ type corpus struct {
 	Files         []*corpusFile
 	ChunksPerFile int
 	Projects      []string
+	// SpreadSample spreads the chunks embedded with the model evenly over
+	// the files (sampleSlot) instead of giving them to the first files, so
+	// a query's nearest neighbours are in many files (metadata mode: a
+	// filter's share of them is its share of the documents).
+	SpreadSample bool
 }
 
 func (c *corpus) chunkCount() int { return len(c.Files) * c.ChunksPerFile }
+
+// sampleSlot is where in a sample of n model-embedded vectors the corpus's
+// chunk g is (file k's chunk i is g = k*ChunksPerFile+i), -1 for a chunk
+// that gets a random vector: the first n chunks, or with SpreadSample one
+// chunk in each stretch of chunkCount/n, at a different place in each
+// (chunk j*stride + j%stride is vector j).
+func (c *corpus) sampleSlot(g, n int) int {
+	switch {
+	case n <= 0:
+		return -1
+	case !c.SpreadSample:
+		if g < n {
+			return g
+		}
+		return -1
+	}
+	stride := max(1, c.chunkCount()/n)
+	if j := g / stride; j < n && g%stride == j%stride {
+		return j
+	}
+	return -1
+}
 
 // projectNames names n projects: "bench", or bench0..bench(n-1).
 func projectNames(n int) []string {

@@ -39,17 +39,17 @@ func startStack(ctx context.Context, root, stateDir string, indexWorkers int, we
 	return st, nil
 }
 
-// embedSample embeds the first n chunks of the corpus (in file order) with
-// the real model, batch by batch.
+// embedSample embeds n chunks of the corpus (the first n in file order, or
+// spread over the files: corpus.sampleSlot) with the real model, batch by
+// batch.
 func embedSample(ctx context.Context, m *uselite.Model, c *corpus, n int, progress io.Writer) ([][]float32, error) {
 	n = min(n, c.chunkCount())
 	texts := make([]string, 0, n)
-	for _, f := range c.Files {
-		for _, ch := range f.FV.Chunks {
-			if len(texts) == n {
-				break
+	for k, f := range c.Files {
+		for i, ch := range f.FV.Chunks {
+			if c.sampleSlot(k*c.ChunksPerFile+i, n) >= 0 {
+				texts = append(texts, ch.Content)
 			}
-			texts = append(texts, ch.Content)
 		}
 	}
 	const batch = 64
@@ -69,15 +69,15 @@ func embedSample(ctx context.Context, m *uselite.Model, c *corpus, n int, progre
 }
 
 // vectorsOf returns file k's chunk vectors: the real embeddings where the
-// sample has them, random unit vectors for the rest.
+// sample has them (corpus.sampleSlot), random unit vectors for the rest.
 func vectorsOf(seed int64, c *corpus, k int, real [][]float32) []pipeline.ChunkVector {
 	f := c.Files[k]
 	rng := rand.New(rand.NewPCG(uint64(seed)^0x5eed, uint64(k)))
 	out := make([]pipeline.ChunkVector, len(f.FV.Chunks))
 	for i, ch := range f.FV.Chunks {
 		out[i] = pipeline.ChunkVector{ChunkID: ch.ID, SourceChecksum: ch.SourceChecksum}
-		if g := k*c.ChunksPerFile + i; g < len(real) {
-			out[i].Vector = real[g]
+		if j := c.sampleSlot(k*c.ChunksPerFile+i, len(real)); j >= 0 {
+			out[i].Vector = real[j]
 		} else {
 			out[i].Vector = randomUnitVector(rng, uselite.Dim)
 		}

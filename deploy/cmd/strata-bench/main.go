@@ -19,6 +19,15 @@
 //
 //	go run ./deploy/cmd/strata-bench -access -chunks 100000 -out docs/bench/access.md
 //
+// With -metadata it measures what a document metadata filter costs a
+// search (metadata.go): every document has metadata (dept, year,
+// reviewed), hybrid_search runs keyword, vector and hybrid without and with
+// filters that match 10% of the documents, side by side, with Weaviate's
+// queries without and with the filter and a check of the filtered answers;
+// the markdown report goes to -out (docs/bench/metadata.md):
+//
+//	go run ./deploy/cmd/strata-bench -metadata -chunks 100000 -out docs/bench/metadata.md
+//
 // It is a benchmark, not a test: numbers depend on the machine, and nothing
 // fails on a slow result.
 package main
@@ -86,12 +95,18 @@ type Config struct {
 	AccessEvery      int
 	AccessChecks     int
 	AccessFlatCutoff int // experiment after the rows: ChunkVector's flatSearchCutoff set to this (0: none)
-	Out              string
-	KeepState        bool
-	Pprof            bool
-	CPUProfile       string // this process's CPU profile (its loader is the indexer's writer)
-	Verbose          bool
-	args             []string
+	// Metadata mode: every document has metadata, hybrid_search measured
+	// without and with filters matching 10% of them (metadata.go);
+	// MetadataChecks inputs per row in its check of the filtered answers.
+	Metadata       bool
+	MetadataChecks int
+	MetadataIndex  []indexSetting // experiments after the rows: ChunkVector's vector index settings changed in turn
+	Out            string
+	KeepState      bool
+	Pprof          bool
+	CPUProfile     string // this process's CPU profile (its loader is the indexer's writer)
+	Verbose        bool
+	args           []string
 }
 
 func parseConfig(args []string) (Config, error) {
@@ -120,6 +135,9 @@ func parseConfig(args []string) (Config, error) {
 	fs.IntVar(&c.AccessEvery, "access-every", 10, "with -access: one file in this many is readable by the restricted key (10: 10%)")
 	fs.IntVar(&c.AccessChecks, "access-checks", 100, "with -access: inputs per tool in the check of the restricted key's answers (0: no check)")
 	fs.IntVar(&c.AccessFlatCutoff, "access-flat-cutoff", 0, "with -access, an experiment after the rows: set flatSearchCutoff of ChunkVector's vector index to this (Weaviate searches a filtered query flat below it, over the graph above it; its default is 40000) and measure the vector rows again (0: skip)")
+	fs.BoolVar(&c.Metadata, "metadata", false, "metadata mode: give every document metadata (dept: 10 strings, year: a number, reviewed: a date; the model-embedded chunks spread over the files), check hybrid_search's filtered answers and measure it side by side without and with filters matching 10% of the documents (equality, number range, date range, a combination) for keyword (alpha 0), vector (alpha 1) and hybrid, plus Weaviate's own queries without and with the filter; writes a markdown report (-out, default docs/bench/metadata.md)")
+	fs.IntVar(&c.MetadataChecks, "metadata-checks", 100, "with -metadata: inputs per row in the check of the filtered answers (0: no check)")
+	metaIndex := fs.String("metadata-index", "", "with -metadata, experiments after the rows: comma-separated key=value settings of ChunkVector's vector index (e.g. flatSearchCutoff=5000,filterStrategy=sweeping), applied in turn, each on top of the ones before, the vector and hybrid rows measured again after each")
 	fs.StringVar(&c.Out, "out", "", "also write the report to this file")
 	fs.BoolVar(&c.Pprof, "pprof", false, "serve queryd's Go profiles at /debug/pprof/ on its address (logged), to profile a row from outside: e.g. -tools read_around -concurrency 1 -calls 5000 and go tool pprof on it meanwhile")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write this process's CPU profile to the file: the whole run, whose loading runs the indexer's writer here (profile loading with -tools status)")
@@ -129,16 +147,26 @@ func parseConfig(args []string) (Config, error) {
 		return c, err
 	}
 	var err error
-	if !c.Access {
+	for _, m := range []struct {
+		mode string
+		on   bool
+	}{{"access", c.Access}, {"metadata", c.Metadata}} {
+		mode := m.mode
+		if m.on {
+			continue
+		}
 		var stray []string
 		fs.Visit(func(f *flag.Flag) {
-			if strings.HasPrefix(f.Name, "access-") {
+			if strings.HasPrefix(f.Name, mode+"-") {
 				stray = append(stray, "-"+f.Name)
 			}
 		})
 		if len(stray) > 0 {
-			return c, fmt.Errorf("%s only apply with -access", strings.Join(stray, " and "))
+			return c, fmt.Errorf("%s only apply with -%s", strings.Join(stray, " and "), mode)
 		}
+	}
+	if c.MetadataIndex, err = parseIndexSettings(*metaIndex); err != nil {
+		return c, fmt.Errorf("-metadata-index: %w", err)
 	}
 	if c.Concurrency, err = intList(*conc); err != nil {
 		return c, fmt.Errorf("-concurrency: %w", err)
@@ -199,6 +227,14 @@ func (c Config) validate() error {
 		}
 		if c.AccessChecks < 0 || c.AccessFlatCutoff < 0 {
 			errs = append(errs, errors.New("-access-checks and -access-flat-cutoff must be at least 0"))
+		}
+	}
+	if c.Metadata {
+		if c.Access || len(c.Sizes) > 0 {
+			errs = append(errs, errors.New("-metadata measures one index on its own: it does not take -access or -sizes"))
+		}
+		if c.MetadataChecks < 0 {
+			errs = append(errs, errors.New("-metadata-checks must be at least 0"))
 		}
 	}
 	return errors.Join(errs...)
@@ -269,6 +305,10 @@ func run(ctx context.Context, args []string) error {
 		accessEvery = cfg.AccessEvery
 	}
 	rep.corpus = generateCorpus(cfg.Seed, cfg.Chunks, cfg.ChunksPerFile, cfg.Projects, accessEvery)
+	if cfg.Metadata {
+		addMetadata(rep.corpus, cfg.Seed)
+		rep.corpus.SpreadSample = true
+	}
 	pool := rep.corpus
 	if cfg.Access { // queries name the files the restricted key may read
 		pool = &corpus{Files: rep.corpus.readable(), ChunksPerFile: rep.corpus.ChunksPerFile, Projects: rep.corpus.Projects}
@@ -352,7 +392,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	logf(progress, "loaded in %s (%.0f chunks/s)", rep.load.Elapsed.Round(time.Second), rep.load.chunksPerSecond())
 	var drain time.Duration
-	if cfg.Access { // searches measure the vector index, not its queue
+	if cfg.Access || cfg.Metadata { // searches measure the vector index, not its queue
 		logf(progress, "waiting for Weaviate's vector queue")
 		t0 := time.Now()
 		if err := waitVectorQueue(ctx, st); err != nil {
@@ -368,6 +408,9 @@ func run(ctx context.Context, args []string) error {
 	defer b.close()
 	if cfg.Access {
 		return runAccessMode(ctx, rep, st, b, keys, drain)
+	}
+	if cfg.Metadata {
+		return runMetadataMode(ctx, rep, st, b, drain)
 	}
 	if rep.check, err = b.checkIndex(ctx); err != nil {
 		return err
