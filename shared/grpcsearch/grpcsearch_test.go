@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
 	pb "github.com/weaviate/weaviate/grpc/generated/protocol/v1"
@@ -46,11 +47,21 @@ func TestFilter(t *testing.T) {
 	for _, bad := range []*filters.WhereBuilder{
 		filters.Where().WithPath([]string{"geo"}).WithOperator(filters.WithinGeoRange).WithValueText("x"),
 		filters.Where().WithPath([]string{"a", "b"}).WithOperator(filters.Equal).WithValueText("x"),
-		filters.Where().WithPath([]string{"n"}).WithOperator(filters.Equal).WithValueNumber(1.5),
+		filters.Where().WithPath([]string{"n"}).WithOperator(filters.Equal).WithValueNumber(1.5, 2.5),
 	} {
 		if _, err := filter(bad.Build()); !errors.Is(err, ErrUnsupported) {
 			t.Errorf("%+v: want a refusal, got %v", bad.Build(), err)
 		}
+	}
+	// Numbers and dates (metadata range properties) are served.
+	n, err := filter(filters.Where().WithPath([]string{"n"}).WithOperator(filters.GreaterThanEqual).WithValueNumber(1.5).Build())
+	if err != nil || n.GetValueNumber() != 1.5 || n.Operator != pb.Filters_OPERATOR_GREATER_THAN_EQUAL {
+		t.Errorf("number: %v %v", n, err)
+	}
+	day := time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
+	d, err := filter(filters.Where().WithPath([]string{"d"}).WithOperator(filters.LessThan).WithValueDate(day).Build())
+	if got, _ := time.Parse(time.RFC3339Nano, d.GetValueText()); err != nil || !got.Equal(day) {
+		t.Errorf("date: %v %v", d, err)
 	}
 }
 
