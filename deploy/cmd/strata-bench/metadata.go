@@ -9,9 +9,10 @@ package main
 // the documents. Each row calls hybrid_search with the same inputs without
 // and with one filter, for keyword (alpha 0), vector (alpha 1) and hybrid
 // (the default), in rounds that alternate which side goes first; Weaviate
-// rows run the core queries from this process without and with the filter,
-// both as queryd sends them and with the filter inside the nearVector
-// query, which tells Weaviate's cost from Strata's. A check pass verifies
+// rows run the core queries from this process without and with the filter
+// (for the vector ranking both as queryd sends it, the filter inside the
+// nearVector query, and as it did before commit 9f68d19, the filter on the
+// chunks found after it), which tells Weaviate's cost from Strata's. A check pass verifies
 // the filtered answers: every hit's document matches the filter (Filter.Match
 // on the metadata the corpus gave it), the hit shows that metadata, and
 // top_k is full whenever the filter lets that many through.
@@ -254,8 +255,9 @@ func (d *direct) keywordWhere(ctx context.Context, project, query string, limit 
 // rounds of nearest neighbours.
 const querydVectorRounds = 6
 
-// vectorRounds is hybrid_search's vector ranking as queryd asks Weaviate
-// for it today (store.SearchVector): rounds of the max(3/2 limit, 30)
+// vectorRounds is hybrid_search's vector ranking as queryd asked Weaviate
+// for it before commit 9f68d19 (store.SearchVector without VectorWhere,
+// the filter on the chunks found after it): rounds of the max(3/2 limit, 30)
 // nearest ChunkVectors (nearVector with an offset, no metadata filter),
 // then those chunks within where, until limit chunks pass or 6 rounds are
 // done. It returns the chunks found (at most limit) and the rounds taken.
@@ -284,8 +286,8 @@ func (d *direct) vectorRounds(ctx context.Context, project string, vec []float32
 // vectorInside is the vector ranking with the filter inside the nearVector
 // query (ChunkVector carries the same meta tokens and range properties as
 // Chunk): one round of the max(3/2 limit, 30) nearest ChunkVectors that
-// match, then their chunks. What queryd would send if store.SearchVector
-// passed its Where to the ChunkVector query.
+// match, then their chunks: what queryd sends (store.SearchVector with
+// VectorWhere, since commit 9f68d19).
 func (d *direct) vectorInside(ctx context.Context, project string, vec []float32, limit int, where *filters.WhereBuilder) (int, error) {
 	ids, err := d.nearest(ctx, project, vec, 0, max(limit*3/2, 30), where)
 	if err != nil || len(ids) == 0 {
@@ -487,10 +489,10 @@ func (mb *metaBench) metaRows() []metaRow {
 		rows = append(rows,
 			metaRow{name: "Weaviate keyword, " + fc.name, filter: fc, plain: kw(nil), filtered: kw(fc.where),
 				doc: fmt.Sprintf("the keyword ranking's BM25 query as queryd sends it (limit %d), the filter ANDed to its where", 3*hybridFetch)},
-			metaRow{name: "Weaviate vector as queryd, " + fc.name, filter: fc, plain: rounds(nil), filtered: rounds(fc.where),
-				doc: fmt.Sprintf("the vector ranking as queryd asks for it today (store.SearchVector): nearVector on ChunkVector without the filter, %d at a time with an offset, then those chunks within the filter, until %d pass or %d rounds", max(hybridFetch*3/2, 30), hybridFetch, querydVectorRounds)},
+			metaRow{name: "Weaviate vector, filter after nearVector, " + fc.name, filter: fc, plain: rounds(nil), filtered: rounds(fc.where),
+				doc: fmt.Sprintf("the vector ranking as queryd asked for it before commit 9f68d19: nearVector on ChunkVector without the filter, %d at a time with an offset, then those chunks within the filter, until %d pass or %d rounds", max(hybridFetch*3/2, 30), hybridFetch, querydVectorRounds)},
 			metaRow{name: "Weaviate vector, filter in nearVector, " + fc.name, filter: fc, plain: inside(nil), filtered: inside(fc.where),
-				doc: fmt.Sprintf("the vector ranking with the filter inside the nearVector query on ChunkVector (one round of %d), then the chunks: what queryd would send if SearchVector passed its filter to ChunkVector", max(hybridFetch*3/2, 30))},
+				doc: fmt.Sprintf("the vector ranking as queryd asks for it (store.SearchVector with VectorWhere, since commit 9f68d19): the filter inside the nearVector query on ChunkVector (one round of %d), then the chunks", max(hybridFetch*3/2, 30))},
 			metaRow{name: "Weaviate nearVector alone, " + fc.name, filter: fc, plain: near(nil), filtered: near(fc.where),
 				doc: fmt.Sprintf("the first half of the previous row: nearVector on ChunkVector, limit %d, chunk ids only, without and with the filter", max(hybridFetch*3/2, 30))},
 		)
@@ -1056,9 +1058,9 @@ func (run *metaRun) markdown(w io.Writer) error {
 
 	fmt.Fprintln(bw, "## Filter check")
 	fmt.Fprintln(bw)
-	fmt.Fprintf(bw, "Before measuring, each tool row's hybrid_search was called without and with its filter for %d inputs, at its default top_k (%d) and at its largest (%d). A violation is a filtered hit in a document the filter does not match (metadata.Filter.Match on the metadata the corpus gave the document); wrong metadata a hit whose `metadata` is not its document's. Full counts the inputs where the filter lets at least top_k through in Weaviate (each ranking's query with the filter inside, 2 x top_k rows each, as hybrid_search asks), short the answers with fewer hits than that (at most top_k). The vector ranking is also replayed from this process as the repository's queryd asks for it (store.SearchVector: nearVector without the filter, then the chunks within it, max(3 x top_k, 30) at a time, at most %d rounds): rounds is its mean, short rankings those that ended with fewer than 2 x top_k chunks.\n\n",
+	fmt.Fprintf(bw, "Before measuring, each tool row's hybrid_search was called without and with its filter for %d inputs, at its default top_k (%d) and at its largest (%d). A violation is a filtered hit in a document the filter does not match (metadata.Filter.Match on the metadata the corpus gave the document); wrong metadata a hit whose `metadata` is not its document's. Full counts the inputs where the filter lets at least top_k through in Weaviate (each ranking's query with the filter inside, 2 x top_k rows each, as hybrid_search asks), short the answers with fewer hits than that (at most top_k). The vector ranking is also replayed from this process as queryd asked for it before commit 9f68d19 (the filter after nearVector: nearVector without the filter, then the chunks within it, max(3 x top_k, 30) at a time, at most %d rounds): rounds is its mean, short rankings those that ended with fewer than 2 x top_k chunks.\n\n",
 		cfg.MetadataChecks, hybridTopK, hybridMaxTopK, querydVectorRounds)
-	fmt.Fprintln(bw, "| row | filter | top_k | inputs | unfiltered hits | of them matching | filtered hits | violations | wrong metadata | full top_k available | short answers | vector rounds replayed (mean) | short vector rankings | errors |")
+	fmt.Fprintln(bw, "| row | filter | top_k | inputs | unfiltered hits | of them matching | filtered hits | violations | wrong metadata | full top_k available | short answers | filter after nearVector: rounds (mean) | filter after nearVector: short rankings | errors |")
 	fmt.Fprintln(bw, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 	for _, k := range run.checks {
 		rounds, shortRank := "-", "-"

@@ -75,6 +75,9 @@ type RelevanceQuery struct {
 	TopK    int       `json:"top_k"`
 	Alpha   float64   `json:"alpha"` // as the answer says
 	Hits    []DumpHit `json:"hits"`
+	// Notes are the answer's text blocks besides its JSON: the server's
+	// "No strong match" line when its best hit is low.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // DumpHit is one hit as hybrid_search returned it, with its document's judgement.
@@ -175,10 +178,11 @@ func (ev *evaluator) askRelevance(ctx context.Context, d *Dataset, foreign strin
 		args := c.args()
 		args["query"], args["project_reference"] = q.Text, project
 		var ans relevanceAnswer
-		if err := call(ctx, ev.sessions[worker], "hybrid_search", args, &ans); err != nil {
+		notes, err := callNotes(ctx, ev.sessions[worker], "hybrid_search", args, &ans)
+		if err != nil {
 			return fmt.Errorf("query %s, %s top_k %d: %w", q.ID, c.Name, c.TopK, err)
 		}
-		rq := RelevanceQuery{Dataset: d.Name, Foreign: foreign, QueryID: q.ID, Query: q.Text, Call: c.Name, TopK: c.TopK, Alpha: ans.Alpha}
+		rq := RelevanceQuery{Dataset: d.Name, Foreign: foreign, QueryID: q.ID, Query: q.Text, Call: c.Name, TopK: c.TopK, Alpha: ans.Alpha, Notes: notes}
 		docs := map[string]bool{}
 		for _, h := range ans.Results {
 			doc := strings.TrimSuffix(h.DocumentPath, ".md")

@@ -147,6 +147,9 @@ type relRow struct {
 	Relevant bool
 	F        relFeatures
 	Server   string // the server's level, if it gave one
+	// NoStrongMatch is whether the answer's text says there is no strong
+	// match (the server's note; only meaningful when Server is set).
+	NoStrongMatch bool
 }
 
 // heldOut splits queries in two halves by a hash of dataset and query id.
@@ -162,9 +165,13 @@ func relevanceRows(d HitsDump) []relRow {
 		fs := relevanceFeaturesOf(a)
 		seen := map[string]bool{}
 		held := heldOut(a.Dataset, a.QueryID)
+		note := false
+		for _, n := range a.Notes {
+			note = note || strings.HasPrefix(n, "No strong match")
+		}
 		for i, h := range a.Hits {
 			rows = append(rows, relRow{Dataset: a.Dataset, Foreign: a.Foreign != "", Call: a.Call, TopK: a.TopK, Held: held,
-				Rank: i + 1, FirstDoc: !seen[h.Path], Relevant: h.Grade > 0, F: fs[i], Server: h.Relevance})
+				Rank: i + 1, FirstDoc: !seen[h.Path], Relevant: h.Grade > 0, F: fs[i], Server: h.Relevance, NoStrongMatch: note})
 			seen[h.Path] = true
 		}
 	}
@@ -353,6 +360,11 @@ type RelevanceCell struct {
 	// where it is the level computed here.
 	ServerHits  int `json:"server_hits,omitempty"`
 	ServerAgree int `json:"server_agree,omitempty"`
+	// ServerAnswers counts answers whose hits carry the server's levels;
+	// NoteAgree those whose "No strong match" line is there exactly when
+	// the best hit is low as computed here.
+	ServerAnswers int `json:"server_answers,omitempty"`
+	NoteAgree     int `json:"note_agree,omitempty"`
 }
 
 func cellOf(rows []relRow, p relevanceParams, call string, topK int, unit, dataset string) RelevanceCell {
@@ -368,6 +380,12 @@ func cellOf(rows []relRow, p relevanceParams, call string, topK int, unit, datas
 			c.ServerHits++
 			if r.Server == lvl {
 				c.ServerAgree++
+			}
+			if r.Rank == 1 {
+				c.ServerAnswers++
+				if r.NoStrongMatch == (lvl == "low") {
+					c.NoteAgree++
+				}
 			}
 		}
 		if r.Foreign {
@@ -769,12 +787,13 @@ func relevanceMarkdown(r RelevanceReport) string {
 		"and the answer then says there is no strong match. Vector only (α 1) has no keyword ratio, so coverage and rank alone decide: " +
 		"an answer whose best hit shares few of the query's words says there is no strong match even when the embeddings ranked it first.\n\n")
 
-	server := 0
-	agree := 0
+	server, agree, answers, notes := 0, 0, 0, 0
 	for _, c := range append(slices.Clone(r.HeldOut), r.Fit...) {
 		if c.Dataset == "all" {
 			server += c.ServerHits
 			agree += c.ServerAgree
+			answers += c.ServerAnswers
+			notes += c.NoteAgree
 		}
 	}
 	b.WriteString("## The server's own levels\n\n")
@@ -782,7 +801,9 @@ func relevanceMarkdown(r RelevanceReport) string {
 		b.WriteString("The dumped answers carry no `relevance` of their own (the server that answered did not compute it yet), so the levels above are " +
 			"computed by strata-eval's copy of `relevanceOf` (relevancefit.go) with the fitted thresholds.\n\n")
 	} else {
-		fmt.Fprintf(&b, "The server gave %d of the counted hits a level; on %d (%s) it is the level computed here with the fitted thresholds.\n\n", server, agree, pct(ratio(agree, server)))
+		fmt.Fprintf(&b, "The server gave %d of the counted hits a level; on %d (%s) it is the level computed here with the fitted thresholds. "+
+			"Of %d answers, %d (%s) have the \"No strong match\" line before the JSON exactly when their best hit is low as computed here.\n\n",
+			server, agree, pct(ratio(agree, server)), answers, notes, pct(ratio(notes, answers)))
 	}
 
 	b.WriteString("## Fit half\n\n")

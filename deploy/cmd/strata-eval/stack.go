@@ -93,26 +93,38 @@ func (ev *evaluator) stop(keep bool) {
 
 // call invokes a tool and decodes its JSON answer into out.
 func call(ctx context.Context, c *client.Client, tool string, args map[string]any, out any) error {
+	_, err := callNotes(ctx, c, tool, args, out)
+	return err
+}
+
+// callNotes is call that also returns the answer's text blocks other than
+// its JSON, such as hybrid_search's "No strong match" line before it.
+func callNotes(ctx context.Context, c *client.Client, tool string, args map[string]any, out any) (notes []string, err error) {
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
 	res, err := c.CallTool(ctx, req)
 	if err != nil {
-		return fmt.Errorf("%s: %w", tool, err)
+		return nil, fmt.Errorf("%s: %w", tool, err)
 	}
-	var b strings.Builder
+	var all, js strings.Builder
 	for _, content := range res.Content {
 		if tc, ok := content.(mcp.TextContent); ok {
-			b.WriteString(tc.Text)
+			all.WriteString(tc.Text)
+			if t := strings.TrimSpace(tc.Text); strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
+				js.WriteString(tc.Text)
+			} else {
+				notes = append(notes, tc.Text)
+			}
 		}
 	}
 	if res.IsError {
-		return fmt.Errorf("%s: tool error: %s", tool, b.String())
+		return notes, fmt.Errorf("%s: tool error: %s", tool, all.String())
 	}
-	if err := json.Unmarshal([]byte(b.String()), out); err != nil {
-		return fmt.Errorf("%s: answer is not the expected JSON: %w", tool, err)
+	if err := json.Unmarshal([]byte(js.String()), out); err != nil {
+		return notes, fmt.Errorf("%s: answer is not the expected JSON: %w", tool, err)
 	}
-	return nil
+	return notes, nil
 }
 
 // upload puts every document of d into the bucket as Markdown.
