@@ -9,24 +9,22 @@
 // client name the request carries in _meta (self-reported: the budget helps
 // an agent stop, it is not an access control). A run ends after an idle gap,
 // so a desktop agent that keeps one session open across many conversations
-// gets a fresh budget per task. Counters live in NATS KV when queryd has
-// NATS, so every replica behind one URL counts the same run together.
+// gets a fresh budget per task. With NATS, every replica behind one URL counts
+// the same run together (KV): a run is counted in the memory of the replica
+// that serves its calls, and handed over through NATS when a call of it
+// reaches another replica.
 package budget
 
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/strata-kb/strata/queryd/auth"
 )
@@ -162,70 +160,4 @@ func (m *Memory) Use(_ context.Context, run string, now time.Time, idle time.Dur
 	r.last = now
 	m.runs[run] = r
 	return r.calls, nil
-}
-
-// Bucket is the NATS KV bucket of the shared counters.
-const Bucket = "strata_tool_budget"
-
-// KV counts in NATS KV with compare-and-set, shared by every replica.
-type KV struct{ kv jetstream.KeyValue }
-
-// OpenKV creates or opens the counter bucket; an entry expires ttl after its
-// last call (at least the idle gap: an expired entry is a new run anyway).
-func OpenKV(ctx context.Context, js jetstream.JetStream, replicas int, ttl time.Duration) (*KV, error) {
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: Bucket, Description: "Strata: tool calls per agent run",
-		History: 1, TTL: ttl, Storage: jetstream.FileStorage, Replicas: replicas})
-	if err != nil {
-		return nil, fmt.Errorf("open kv %s: %w", Bucket, err)
-	}
-	return &KV{kv: kv}, nil
-}
-
-// Use implements Counter.
-func (k *KV) Use(ctx context.Context, run string, now time.Time, idle time.Duration) (int, error) {
-	key := keyOf(run)
-	for range 20 {
-		e, err := k.kv.Get(ctx, key)
-		switch {
-		case errors.Is(err, jetstream.ErrKeyNotFound):
-			if _, err := k.kv.Create(ctx, key, encode(1, now)); err == nil {
-				return 1, nil
-			} else if !errors.Is(err, jetstream.ErrKeyExists) {
-				return 0, fmt.Errorf("count run: %w", err)
-			}
-		case err != nil:
-			return 0, fmt.Errorf("count run: %w", err)
-		default:
-			n, last := decode(e.Value())
-			if now.Sub(last) > idle {
-				n = 0 // the run ended: a new one starts
-			}
-			n++
-			if _, err := k.kv.Update(ctx, key, encode(n, now), e.Revision()); err == nil {
-				return n, nil
-			} else if !errors.Is(err, jetstream.ErrKeyExists) { // ErrKeyExists: another replica counted first; again
-				return 0, fmt.Errorf("count run: %w", err)
-			}
-		}
-	}
-	return 0, errors.New("count run: too much contention")
-}
-
-// keyOf is a KV-safe key for a run id of any characters.
-func keyOf(run string) string {
-	sum := sha256.Sum256([]byte(run))
-	return hex.EncodeToString(sum[:16])
-}
-
-// encode stores the count and the time of the last call.
-func encode(n int, last time.Time) []byte {
-	b := binary.BigEndian.AppendUint64(nil, uint64(n))
-	return binary.BigEndian.AppendUint64(b, uint64(last.UnixNano()))
-}
-
-func decode(b []byte) (int, time.Time) {
-	if len(b) != 16 { // an older entry (count only): its run is over
-		return 0, time.Time{}
-	}
-	return int(binary.BigEndian.Uint64(b[:8])), time.Unix(0, int64(binary.BigEndian.Uint64(b[8:])))
 }

@@ -3,11 +3,14 @@ package budget
 import (
 	"context"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/nats-io/nats.go"
 
 	"github.com/strata-kb/strata/queryd/auth"
 	"github.com/strata-kb/strata/shared/pipeline"
@@ -230,5 +233,250 @@ func TestStdioRunIsTheProcess(t *testing.T) {
 	}
 	if again := RunOf(ctx, mcp.CallToolRequest{}); again != run {
 		t.Fatalf("one process is one run: %q then %q", run, again)
+	}
+}
+
+// budgetWiretap counts the NATS messages of the tool budget every client of
+// url sends: KV reads and writes of the bucket, and handover requests.
+func budgetWiretap(t *testing.T, url string) func() int64 {
+	t.Helper()
+	nc, _, err := pipeline.Connect(url, "budget-wiretap", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	var n atomic.Int64
+	if _, err := nc.Subscribe(">", func(m *nats.Msg) {
+		if strings.Contains(m.Subject, Bucket) || strings.HasPrefix(m.Subject, HandoverSubject) {
+			n.Add(1)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return func() int64 {
+		_ = nc.Flush()
+		time.Sleep(50 * time.Millisecond) // what was sent before has arrived
+		return n.Load()
+	}
+}
+
+// kvReplicas opens the budget on n connections to url, as n replicas do.
+func kvReplicas(t *testing.T, url string, n int) []*KV {
+	t.Helper()
+	var out []*KV
+	for range n {
+		nc, js, err := pipeline.Connect(url, "budget-test", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		kv, err := OpenKV(context.Background(), js, 1, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// TestKVRunOnOneReplicaSendsNothing: a run whose calls stay on one replica
+// takes the run at its first call (a KV read and a KV write) and sends no
+// NATS message for any later call, counted by a wiretap on every subject;
+// it is still refused at call 21.
+func TestKVRunOnOneReplicaSendsNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a real nats-server")
+	}
+	url := serverstest.NATS(t)
+	sent := budgetWiretap(t, url)
+	replicas := kvReplicas(t, url, 2) // the other replica is there, never called
+	h := Middleware(Config{Limit: 20, Warn: 4}, replicas[0])(answer)
+	before := sent()
+	if _, isErr := call(t, h, "one-replica"); isErr {
+		t.Fatal("call 1 refused")
+	}
+	first := sent() - before
+	if first == 0 || first > 4 {
+		t.Fatalf("taking the run sent %d budget messages, want a read and a write", first)
+	}
+	for i := 2; i <= 20; i++ {
+		if _, isErr := call(t, h, "one-replica"); isErr {
+			t.Fatalf("call %d refused", i)
+		}
+	}
+	if text, isErr := call(t, h, "one-replica"); !isErr || !strings.Contains(text, "exhausted") {
+		t.Fatalf("call 21 must be refused: %q", text)
+	}
+	if n := sent() - before - first; n != 0 {
+		t.Fatalf("calls 2 to 21 on the owning replica sent %d budget messages to NATS, want 0", n)
+	}
+	t.Logf("call 1: %d budget messages; calls 2-21: none", first)
+}
+
+// TestKVRunAlternatingReplicas: a run whose calls alternate between two
+// replicas on every call is handed over at every call and refused at
+// exactly call 21, through either replica; each call reports its true count.
+func TestKVRunAlternatingReplicas(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a real nats-server")
+	}
+	url := serverstest.NATS(t)
+	sent := budgetWiretap(t, url)
+	replicas := kvReplicas(t, url, 2)
+	now := time.Now()
+	for i := 1; i <= 25; i++ {
+		n, err := replicas[i%2].Use(context.Background(), "alternating", now, time.Minute)
+		if err != nil || n != i {
+			t.Fatalf("call %d through replica %d counted %d, %v", i, i%2, n, err)
+		}
+	}
+	before := sent()
+	var hs []server.ToolHandlerFunc
+	for _, kv := range replicas {
+		hs = append(hs, Middleware(Config{Limit: 20, Warn: 4}, kv)(answer))
+	}
+	for i := 1; i <= 20; i++ {
+		if text, isErr := call(t, hs[i%2], "alternating-session"); isErr {
+			t.Fatalf("call %d through replica %d refused: %q", i, i%2, text)
+		}
+	}
+	for i := 21; i <= 22; i++ {
+		if text, isErr := call(t, hs[i%2], "alternating-session"); !isErr || !strings.Contains(text, "exhausted") {
+			t.Fatalf("call %d through replica %d must be refused: %q", i, i%2, text)
+		}
+	}
+	t.Logf("22 alternating calls: %d budget messages", sent()-before)
+}
+
+// TestKVRunContinuesAfterRelease: a replica that stops hands its runs back;
+// one that dies without doing so is taken over from the run's entry, which
+// has the count as of when it took the run (the calls it counted since are
+// lost with it).
+func TestKVRunContinuesAfterRelease(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a real nats-server")
+	}
+	url := serverstest.NATS(t)
+	replicas := kvReplicas(t, url, 3)
+	now := time.Now()
+	use := func(kv *KV, run string) int {
+		t.Helper()
+		n, err := kv.Use(context.Background(), run, now, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for i := 1; i <= 5; i++ {
+		use(replicas[0], "released")
+	}
+	replicas[0].Release(context.Background())
+	if n := use(replicas[1], "released"); n != 6 {
+		t.Fatalf("after a release the run goes on at 6, got %d", n)
+	}
+	// Replica 1 owns both runs now; it dies (stops answering) after 3 calls
+	// of a run whose entry it wrote at its first.
+	for i := 1; i <= 3; i++ {
+		use(replicas[1], "crashed")
+	}
+	if err := replicas[1].sub.Unsubscribe(); err != nil {
+		t.Fatal(err)
+	}
+	if n := use(replicas[2], "crashed"); n != 1 {
+		t.Fatalf("a dead owner's run continues from its entry (taken at call 1, before it counted): got %d", n)
+	}
+	// It had taken "released" at 5 (its entry) and counted call 6 in memory:
+	// that call is lost with it.
+	if n := use(replicas[2], "released"); n != 6 {
+		t.Fatalf("a dead owner's run continues from its entry's count: got %d", n)
+	}
+}
+
+// TestKVEntryEncoding: entries written before owners existed (16 bytes)
+// read as a run without owner.
+func TestKVEntryEncoding(t *testing.T) {
+	last := time.Unix(1700000000, 5)
+	n, l, owner := decode(encode(7, last, "replica-a"))
+	if n != 7 || !l.Equal(last) || owner != "replica-a" {
+		t.Fatalf("round trip: %d %v %q", n, l, owner)
+	}
+	n, l, owner = decode(encode(3, last, "")[:16])
+	if n != 3 || !l.Equal(last) || owner != "" {
+		t.Fatalf("old entry: %d %v %q", n, l, owner)
+	}
+	if n, l, _ := decode(encode(0, time.Time{}, "x")); n != 0 || !l.IsZero() {
+		t.Fatalf("no call yet: %d %v", n, l)
+	}
+}
+
+// TestKVConcurrentReplicas: calls of one run made at once through three
+// replicas each get a different count, and together every count from 1 to
+// their number: the run is never counted by two replicas at once.
+func TestKVConcurrentReplicas(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a real nats-server")
+	}
+	replicas := kvReplicas(t, serverstest.NATS(t), 3)
+	now := time.Now()
+	const calls = 90
+	seen := make(chan int, calls)
+	var wg sync.WaitGroup
+	for i := range calls {
+		wg.Go(func() {
+			n, err := replicas[i%3].Use(context.Background(), "concurrent", now, time.Hour)
+			if err != nil {
+				t.Error(err)
+			}
+			seen <- n
+		})
+	}
+	wg.Wait()
+	close(seen)
+	got := map[int]bool{}
+	for n := range seen {
+		if got[n] {
+			t.Fatalf("count %d given twice", n)
+		}
+		got[n] = true
+	}
+	for i := 1; i <= calls; i++ {
+		if !got[i] {
+			t.Fatalf("count %d never given", i)
+		}
+	}
+}
+
+// TestKVRefreshesOwnedEntry: a run owned for longer than a quarter of the
+// bucket's TTL gets its entry rewritten with its count, so it does not
+// expire under the run.
+func TestKVRefreshesOwnedEntry(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a real nats-server")
+	}
+	kv := kvReplicas(t, serverstest.NATS(t), 1)[0]
+	now := time.Now()
+	for i := 1; i <= 3; i++ {
+		if _, err := kv.Use(context.Background(), "long", now, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e, err := kv.kv.Get(context.Background(), keyOf("long"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _, owner := decode(e.Value()); n != 0 || owner != kv.id {
+		t.Fatalf("entry after taking the run: %d calls, owner %q", n, owner)
+	}
+	if _, err := kv.Use(context.Background(), "long", now.Add(kv.refresh+time.Second), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if e, err = kv.kv.Get(context.Background(), keyOf("long")); err != nil {
+		t.Fatal(err)
+	}
+	if n, _, owner := decode(e.Value()); n != 4 || owner != kv.id {
+		t.Fatalf("entry after a refresh: %d calls, owner %q; want 4, this replica", n, owner)
 	}
 }

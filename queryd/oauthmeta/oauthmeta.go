@@ -150,24 +150,30 @@ func (c Config) origin(r *http.Request) string {
 // error="invalid_token" when the request did send a token (RFC 6750 §3.1).
 func (c Config) Challenge(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		v := fmt.Sprintf(`Bearer realm="strata", resource_metadata=%q`, c.MetadataURL(r))
-		if r.Header.Get("Authorization") != "" {
-			v += `, error="invalid_token"`
-		}
-		next.ServeHTTP(&challengeWriter{ResponseWriter: w, challenge: v}, r)
+		next.ServeHTTP(&challengeWriter{ResponseWriter: w, challenge: func() string { return c.challenge(r) }}, r)
 	})
 }
 
-// challengeWriter sets the challenge when the status written is 401.
+// challenge is the WWW-Authenticate value of a 401 to r.
+func (c Config) challenge(r *http.Request) string {
+	v := fmt.Sprintf(`Bearer realm="strata", resource_metadata=%q`, c.MetadataURL(r))
+	if r.Header.Get("Authorization") != "" {
+		v += `, error="invalid_token"`
+	}
+	return v
+}
+
+// challengeWriter sets the challenge when the status written is 401 (made
+// only then: most answers are not).
 type challengeWriter struct {
 	http.ResponseWriter
-	challenge string
+	challenge func() string
 	wrote     bool
 }
 
 func (w *challengeWriter) WriteHeader(code int) {
 	if !w.wrote && code == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", w.challenge)
+		w.Header().Set("WWW-Authenticate", w.challenge())
 	}
 	w.wrote = true
 	w.ResponseWriter.WriteHeader(code)

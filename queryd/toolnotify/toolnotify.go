@@ -70,6 +70,9 @@ func Middleware(cfg Config) server.ToolHandlerMiddleware {
 
 // notification is what to tell the client about one call, if anything.
 func notification(tool string, took, slow time.Duration, res *mcp.CallToolResult, err error) (mcp.LoggingMessageNotification, bool) {
+	if err == nil && (res == nil || !res.IsError) && (slow <= 0 || took <= slow) {
+		return mcp.LoggingMessageNotification{}, false // most calls: nothing to tell
+	}
 	data := map[string]any{"tool": tool, "duration_ms": took.Milliseconds()}
 	switch {
 	case err != nil:
@@ -107,10 +110,14 @@ func sendThroughServer(ctx context.Context, n mcp.LoggingMessageNotification) er
 // the forwarder then discards what it holds. Waiting until the queue is empty
 // plus a moment for the forwarder to take that lock makes the notification
 // reach the SSE stream before the answer does; only failed or slow calls pay
-// the millisecond.
+// the millisecond. A transport whose sessions deliver what is queued when
+// the call returns (queryd/mcphttp: DeliversQueued) needs no wait.
 func awaitForwarded(ctx context.Context) {
 	session := server.ClientSessionFromContext(ctx)
 	if session == nil {
+		return
+	}
+	if d, ok := session.(interface{ DeliversQueued() bool }); ok && d.DeliversQueued() {
 		return
 	}
 	queue := session.NotificationChannel()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -84,38 +85,80 @@ func uncheckedDimensionEnum(tool string, doc any) {
 }
 
 // checked refuses a call whose arguments the schema rejects, with sentences.
+// The JSON checked here goes on with the call (in its context, for the
+// arguments it encodes), which handler decodes as it is: the arguments are
+// encoded once per call, not once here and again in the handler. The
+// request itself is unchanged, so mcp-go's argument helpers still work.
 func (a *argumentSchema) checked(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		if msg := a.check(req.GetRawArguments()); msg != "" {
+		args := req.GetRawArguments()
+		raw, msg := a.checkJSON(args)
+		if msg != "" {
 			return mcp.NewToolResultError(msg), nil
 		}
-		return next(ctx, req)
+		return next(context.WithValue(ctx, checkedKey{}, checkedArguments{args: identity(args), json: raw}), req)
 	}
+}
+
+type checkedKey struct{}
+
+// checkedArguments are a call's arguments (by identity) and their JSON.
+type checkedArguments struct {
+	args uintptr
+	json json.RawMessage
+}
+
+// identity tells one decoded arguments value from another without comparing
+// them: the map (or pointer) it is, or 0 for anything else.
+func identity(args any) uintptr {
+	switch v := reflect.ValueOf(args); v.Kind() {
+	case reflect.Map, reflect.Pointer:
+		return uintptr(v.UnsafePointer())
+	}
+	return 0
+}
+
+// argumentsJSON is a call's arguments as JSON: the JSON checked encoded when
+// ctx carries it for these very arguments, else encoded now.
+func argumentsJSON(ctx context.Context, args any) (json.RawMessage, error) {
+	if c, ok := ctx.Value(checkedKey{}).(checkedArguments); ok && c.args != 0 && c.args == identity(args) {
+		return c.json, nil
+	}
+	if raw, ok := args.(json.RawMessage); ok {
+		return raw, nil
+	}
+	return json.Marshal(args)
 }
 
 // check returns "" for valid arguments, else what is wrong with them.
 func (a *argumentSchema) check(args any) string {
-	raw, err := json.Marshal(args)
+	_, msg := a.checkJSON(args)
+	return msg
+}
+
+// checkJSON is check, also returning the arguments' JSON.
+func (a *argumentSchema) checkJSON(args any) (json.RawMessage, string) {
+	raw, err := argumentsJSON(context.Background(), args)
 	if err != nil {
-		return fmt.Sprintf("the arguments of %s are not JSON: %v", a.tool, err)
+		return nil, fmt.Sprintf("the arguments of %s are not JSON: %v", a.tool, err)
 	}
 	value, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
-		return fmt.Sprintf("the arguments of %s are not JSON: %v", a.tool, err)
+		return nil, fmt.Sprintf("the arguments of %s are not JSON: %v", a.tool, err)
 	}
 	if value == nil { // no arguments at all: as {}
 		value = map[string]any{}
 	}
 	if _, ok := value.(map[string]any); !ok {
-		return fmt.Sprintf("the arguments of %s must be an object of named arguments", a.tool)
+		return nil, fmt.Sprintf("the arguments of %s must be an object of named arguments", a.tool)
 	}
 	err = a.schema.Validate(value)
 	if err == nil {
-		return ""
+		return raw, ""
 	}
 	verr, ok := err.(*jsonschema.ValidationError)
 	if !ok {
-		return fmt.Sprintf("invalid arguments for %s: %v", a.tool, err)
+		return nil, fmt.Sprintf("invalid arguments for %s: %v", a.tool, err)
 	}
 	var sentences []string
 	for _, leaf := range leaves(verr) {
@@ -123,7 +166,7 @@ func (a *argumentSchema) check(args any) string {
 			sentences = append(sentences, s)
 		}
 	}
-	return strings.Join(sentences, "; ")
+	return nil, strings.Join(sentences, "; ")
 }
 
 func leaves(e *jsonschema.ValidationError) []*jsonschema.ValidationError {

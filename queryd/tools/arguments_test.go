@@ -1,10 +1,13 @@
 package tools
 
 import (
+	"context"
 	"encoding/json"
 	"io/fs"
 	"strings"
 	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // TestArgumentSentences: for every tool's input schema, wrong types, missing
@@ -150,5 +153,38 @@ func TestArgumentSentencesServed(t *testing.T) {
 	_, errText = callTool(t, s, "*", "list_file_chunks", map[string]any{"project_reference": "acme", "file_path": "a.md", "drop": "table"})
 	if !strings.HasPrefix(errText, "drop is not an argument of list_file_chunks; it takes ") {
 		t.Fatalf("list_file_chunks with an unknown argument: %q", errText)
+	}
+}
+
+// TestCheckedArgumentsEncodedOnce: a checked call's handler gets the JSON
+// the check encoded, for the very arguments of its request (which stay as
+// mcp-go decoded them); other arguments in the same context are encoded.
+func TestCheckedArgumentsEncodedOnce(t *testing.T) {
+	a := compileArguments("get_file_chunk", Schema("get_file_chunk.input.json"))
+	args := map[string]any{"project_reference": "acme", "chunk_id": "6f1c6a52-9a7e-4d43-9a0e-2f5b3f1c9d10"}
+	other := map[string]any{"project_reference": "beta", "chunk_id": "6f1c6a52-9a7e-4d43-9a0e-2f5b3f1c9d10"}
+	var got, forOther json.RawMessage
+	h := a.checked(func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if m := req.GetArguments(); m["project_reference"] != "acme" {
+			t.Fatalf("the request's arguments changed: %#v", req.Params.Arguments)
+		}
+		var err error
+		if got, err = argumentsJSON(ctx, req.GetRawArguments()); err != nil {
+			t.Fatal(err)
+		}
+		if forOther, err = argumentsJSON(ctx, other); err != nil {
+			t.Fatal(err)
+		}
+		return mcp.NewToolResultText("ok"), nil
+	})
+	req := mcp.CallToolRequest{}
+	req.Params.Arguments = args
+	if res, err := h(context.Background(), req); err != nil || res.IsError {
+		t.Fatalf("%v %+v", err, res)
+	}
+	want, _ := json.Marshal(args)
+	wantOther, _ := json.Marshal(other)
+	if string(got) != string(want) || string(forOther) != string(wantOther) {
+		t.Fatalf("got %s and %s, want %s and %s", got, forOther, want, wantOther)
 	}
 }

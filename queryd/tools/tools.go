@@ -156,7 +156,7 @@ func handler[A any](t *Tools, name string, fn func(ctx context.Context, p auth.P
 			return mcp.NewToolResultError("not authenticated"), nil
 		}
 		var args A
-		raw, err := json.Marshal(req.GetRawArguments())
+		raw, err := argumentsJSON(ctx, req.GetRawArguments()) // the JSON checked encoded (arguments.go)
 		if err == nil {
 			err = json.Unmarshal(raw, &args)
 		}

@@ -30,6 +30,7 @@ import (
 	"github.com/strata-kb/strata/queryd/budget"
 	"github.com/strata-kb/strata/queryd/cursor"
 	"github.com/strata-kb/strata/queryd/deadletters"
+	"github.com/strata-kb/strata/queryd/mcphttp"
 	"github.com/strata-kb/strata/queryd/resources"
 	"github.com/strata-kb/strata/queryd/store"
 	"github.com/strata-kb/strata/queryd/toolnotify"
@@ -76,6 +77,8 @@ type Config struct {
 	Web            webConfig    // CORS, OAuth metadata, resources (web.go)
 	Pprof          bool
 	SlowToolCall   time.Duration
+	ReadTimeout    time.Duration // one Weaviate read, every attempt of it (schema.ClientOptions)
+	ByIDHedge      time.Duration // a REST read by id alone, before a filtered query joins it
 }
 
 // RegisterFlags registers queryd's flags.
@@ -91,6 +94,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Transport, "transport", "http", "http (streamable HTTP at -addr) or stdio (one client on stdin/stdout, for desktop agents)")
 	fs.StringVar(&c.StdioAPIKey, "stdio-api-key", "", "with -transport stdio: the API key whose projects and groups the client reads: one of -api-keys, or with -nats-url one made with strata keys create (looked up at every call: revoking it stops the client)")
 	fs.StringVar(&c.NATSURL, "nats-url", "", "NATS URL for state shared by replicas: tool budgets, and the API keys made with strata keys create (watched; a revoked key is refused at once); empty: budgets counted per process, -api-keys only")
+	fs.DurationVar(&c.ReadTimeout, "weaviate-read-timeout", schema.DefaultReadTimeout, "deadline of one Weaviate read, every hedge and retry of it across the nodes")
+	fs.DurationVar(&c.ByIDHedge, "weaviate-byid-hedge", store.DefaultByIDHedge, "a read by id over REST that has not answered after this long is also sent as a filtered query on the id, which does not wait for Weaviate's Raft leader; the first answer wins")
 	fs.StringVar(&c.ReadLevel, "weaviate-read-consistency", "", "read consistency on a replicated Weaviate: ONE (reads go on with a node down), QUORUM or ALL; empty on a single node")
 	fs.IntVar(&c.KVReplicas, "kv-replicas", 1, "replicas of the tool-budget and API-key KV buckets (1 on a single NATS server, 3 on a cluster)")
 	fs.IntVar(&c.ToolBudget, "tool-budget", 20, "tool calls per agent run: an MCP session, or without one the API key and client name (0 = unlimited)")
@@ -153,6 +158,12 @@ func (c *Config) Validate() error {
 	c.Web.validate(&p)
 	if c.ReadLevel != "" && c.ReadLevel != "ONE" && c.ReadLevel != "QUORUM" && c.ReadLevel != "ALL" {
 		p.Addf("weaviate-read-consistency", "must be ONE, QUORUM, ALL or empty, got %q", c.ReadLevel)
+	}
+	if c.ReadTimeout < 100*time.Millisecond || c.ReadTimeout > 10*time.Minute {
+		p.Addf("weaviate-read-timeout", "must be 100ms..10m, got %s", c.ReadTimeout)
+	}
+	if c.ByIDHedge < time.Millisecond || c.ByIDHedge > 10*time.Second {
+		p.Addf("weaviate-byid-hedge", "must be 1ms..10s, got %s", c.ByIDHedge)
 	}
 	if c.SlowToolCall < 0 {
 		p.Addf("slow-tool-call", "must be >= 0, got %s", c.SlowToolCall)
@@ -253,7 +264,7 @@ func run(ctx context.Context, args []string) error {
 	fromFlag, _ := flagKeys(cfg.APIKeys, cfg.NATSURL) // validated
 	var keys auth.KeyLookup = fromFlag
 	signer, _ := cursor.NewSigner(cfg.CursorSecret)
-	wv, err := schema.NewClient(cfg.WeaviateHost, cfg.WeaviateGRPC, cfg.WeaviateAPIKey)
+	wv, err := schema.NewClientWith(cfg.WeaviateHost, cfg.WeaviateGRPC, cfg.WeaviateAPIKey, schema.ClientOptions{ReadTimeout: cfg.ReadTimeout})
 	if err != nil {
 		return err
 	}
@@ -261,7 +272,7 @@ func run(ctx context.Context, args []string) error {
 	var counter budget.Counter = &budget.Memory{}
 	var states tools.ObjectStates
 	var dead tools.DeadLetters
-	st := store.New(wv).SetReadConsistency(cfg.ReadLevel)
+	st := store.New(wv).SetReadConsistency(cfg.ReadLevel).SetByIDHedge(cfg.ByIDHedge)
 	if cfg.WeaviateGRPC != "" {
 		if err := st.SetGRPC(cfg.WeaviateGRPC, cfg.WeaviateAPIKey, log); err != nil {
 			return err
@@ -279,6 +290,13 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 		counter = kv
+		defer func() {
+			// Hand the runs this replica counts back to NATS KV (before the
+			// connection closes), so that another replica continues them.
+			rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			kv.Release(rctx)
+		}()
 		if states, err = freshness.Lookup(ctx, js); err != nil {
 			return err
 		}
@@ -300,23 +318,9 @@ func run(ctx context.Context, args []string) error {
 	}
 	reg := metrics.New()
 	grpcFallbacks(reg, st.GRPCFailures)
-	budgeted := map[string]bool{}
-	for _, ts := range strings.Split(cfg.BudgetSets, ",") {
-		budgeted[strings.TrimSpace(ts)] = true
-	}
 	var tl *tools.Tools // set below; the budget asks it for a tool's toolset at call time
 	files := resources.New(st, signer, log).SetPageSize(cfg.Web.ResourcePage)
-	mcpServer := server.NewMCPServer("strata", version, append(files.Options(),
-		server.WithToolHandlerMiddleware(toolMetrics(reg)),
-		server.WithLogging(), // logging/setLevel, and the warnings toolnotify sends
-		server.WithToolHandlerMiddleware(toolnotify.Middleware(toolnotify.Config{Slow: cfg.SlowToolCall,
-			OnSendError: func(tool string, err error) { log.Warn("tool call warning not delivered", "tool", tool, "err", err) }})),
-		server.WithToolHandlerMiddleware(budget.Middleware(budget.Config{Limit: cfg.ToolBudget, Warn: cfg.ToolBudgetWarn, Idle: cfg.BudgetIdle,
-			Applies: func(tool string) bool { return budgeted[tl.ToolsetOf(tool)] }}, counter)),
-		server.WithToolCapabilities(false),
-		server.WithRecovery(),
-		server.WithInstructions("Strata: search and read the files of the projects your API key can read. All tools are read-only."),
-	)...)
+	mcpServer := newMCPServer(&cfg, reg, counter, func(tool string) string { return tl.ToolsetOf(tool) }, log, files.Options()...)
 	files.Register(mcpServer)
 	tl = tools.New(st, signer, log).SetTokenBudget(cfg.TokenBudget).SetStrata(st, st, states, dead)
 	provider, err := embed.New(cfg.Embedding)
@@ -353,44 +357,21 @@ func run(ctx context.Context, args []string) error {
 		// stdout carries the protocol; logs go to stderr.
 		return serveStdio(ctx, mcpServer, keys, cfg.StdioAPIKey, os.Stdin, os.Stdout, log.With("weaviate", cfg.WeaviateHost))
 	}
-	// Session ids are issued but not tracked in memory (mcp-go's default
-	// generating manager), so any replica answers any request of a session;
-	// per-session state (the tool budget) lives in NATS KV.
-	mcpHTTP := server.NewStreamableHTTPServer(mcpServer,
-		server.WithEndpointPath("/mcp"),
-		server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
-			if p, ok := auth.FromContext(r.Context()); ok {
-				return auth.WithPrincipal(ctx, p)
-			}
-			return ctx
-		}),
-	)
-	mux := http.NewServeMux()
-	authenticate, err := cfg.Web.authenticator(ctx, auth.Middleware(keys))
+	handler, err := cfg.httpHandler(ctx, mcpServer, keys, reg, func(ctx context.Context) error {
+		ok, err := wv.Misc().ReadyChecker().Do(ctx)
+		if err == nil && !ok {
+			err = errors.New("not ready")
+		}
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	cfg.Web.mount(mux, mcpHTTP, authenticate)
-	mux.Handle("GET /metrics", reg.Handler())
-	if cfg.Pprof {
-		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
-		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace) // where a call waits: go tool trace -pprof=sync (or net)
-	}
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		ok, err := wv.Misc().ReadyChecker().Do(r.Context())
-		if err != nil || !ok {
-			http.Error(w, fmt.Sprintf("weaviate not ready: %v", err), http.StatusServiceUnavailable)
-			return
-		}
-		fmt.Fprintln(w, "ready")
-	})
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", cfg.Addr, err)
 	}
-	srv := &http.Server{Handler: cfg.Web.guard(mux, cfg.Addr), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	log.Info("queryd serving MCP", "url", "http://"+ln.Addr().String()+"/mcp", "weaviate", cfg.WeaviateHost)
@@ -406,4 +387,62 @@ func run(ctx context.Context, args []string) error {
 	}
 	log.Info("queryd stopped")
 	return nil
+}
+
+// newMCPServer is queryd's MCP server without its tools: tool metrics, the
+// warnings toolnotify sends, the tool budget (applied to the tools whose
+// toolset, named by toolsetOf, -tool-budget-toolsets lists), recovery, and
+// extra (the resources' options).
+func newMCPServer(cfg *Config, reg *metrics.Registry, counter budget.Counter, toolsetOf func(tool string) string, log *slog.Logger, extra ...server.ServerOption) *server.MCPServer {
+	budgeted := map[string]bool{}
+	for _, ts := range strings.Split(cfg.BudgetSets, ",") {
+		budgeted[strings.TrimSpace(ts)] = true
+	}
+	return server.NewMCPServer("strata", version, append(extra,
+		server.WithToolHandlerMiddleware(toolMetrics(reg)),
+		server.WithLogging(), // logging/setLevel, and the warnings toolnotify sends
+		server.WithToolHandlerMiddleware(toolnotify.Middleware(toolnotify.Config{Slow: cfg.SlowToolCall,
+			OnSendError: func(tool string, err error) { log.Warn("tool call warning not delivered", "tool", tool, "err", err) }})),
+		server.WithToolHandlerMiddleware(budget.Middleware(budget.Config{Limit: cfg.ToolBudget, Warn: cfg.ToolBudgetWarn, Idle: cfg.BudgetIdle,
+			Applies: func(tool string) bool { return budgeted[toolsetOf(tool)] }}, counter)),
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+		server.WithInstructions("Strata: search and read the files of the projects your API key can read. All tools are read-only."),
+	)...)
+}
+
+// httpHandler is queryd's HTTP surface: the MCP endpoint at /mcp (API keys,
+// and with -oauth-issuer the issuer's tokens), OAuth metadata, /metrics,
+// /healthz, /readyz (ready reports whether Weaviate is) and with -pprof the
+// profiles, every endpoint behind the Origin check.
+//
+// The MCP transport is queryd/mcphttp: mcp-go's streamable HTTP transport
+// with tool calls on a shorter path. Session ids are issued but not tracked
+// in memory (mcp-go's default generating manager), so any replica answers any
+// request of a session; per-session state (the tool budget) lives in NATS KV.
+func (c *Config) httpHandler(ctx context.Context, mcpServer *server.MCPServer, keys auth.KeyLookup, reg *metrics.Registry, ready func(context.Context) error) (http.Handler, error) {
+	// A call's context is made from its request's, which carries the
+	// principal the authenticator found: no context function is needed.
+	mcpHTTP := mcphttp.New(mcpServer, nil)
+	mux := http.NewServeMux()
+	authenticate, err := c.Web.authenticator(ctx, auth.Middleware(keys))
+	if err != nil {
+		return nil, err
+	}
+	c.Web.mount(mux, mcpHTTP, authenticate)
+	mux.Handle("GET /metrics", reg.Handler())
+	if c.Pprof {
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace) // where a call waits: go tool trace -pprof=sync (or net)
+	}
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if err := ready(r.Context()); err != nil {
+			http.Error(w, fmt.Sprintf("weaviate not ready: %v", err), http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ready")
+	})
+	return c.Web.guard(mux, c.Addr), nil
 }

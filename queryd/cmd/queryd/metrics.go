@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -21,16 +23,36 @@ func toolMetrics(reg *metrics.Registry) server.ToolHandlerMiddleware {
 		Buckets: prometheus.ExponentialBuckets(0.001, 2, 14), // 1 ms .. 8 s
 	}, []string{"tool"})
 	reg.MustRegister(calls, seconds)
+	// A tool's series, looked up once: WithLabelValues hashes the labels
+	// and takes the vector's lock on every call.
+	// (An outcome's series appears with the tool's first call of it.)
+	type series struct {
+		outcomes [2]atomic.Pointer[prometheus.Counter] // ok, error
+		seconds  prometheus.Observer
+	}
+	var byTool sync.Map // tool name -> *series
 	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			start := time.Now()
 			res, err := next(ctx, req)
-			outcome := "ok"
-			if err != nil || (res != nil && res.IsError) {
-				outcome = "error"
+			name := req.Params.Name
+			v, ok := byTool.Load(name)
+			if !ok {
+				v, _ = byTool.LoadOrStore(name, &series{seconds: seconds.WithLabelValues(name)})
 			}
-			calls.WithLabelValues(req.Params.Name, outcome).Inc()
-			seconds.WithLabelValues(req.Params.Name).Observe(time.Since(start).Seconds())
+			s := v.(*series)
+			outcome := 0
+			if err != nil || (res != nil && res.IsError) {
+				outcome = 1
+			}
+			c := s.outcomes[outcome].Load()
+			if c == nil {
+				counter := calls.WithLabelValues(name, [2]string{"ok", "error"}[outcome])
+				c = &counter
+				s.outcomes[outcome].Store(c)
+			}
+			(*c).Inc()
+			s.seconds.Observe(time.Since(start).Seconds())
 			return res, err
 		}
 	}

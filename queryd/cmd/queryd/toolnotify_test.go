@@ -65,3 +65,45 @@ func TestFailedToolCallWarnsTheClient(t *testing.T) {
 		t.Fatalf("no warning for the failed call in:\n%s", body)
 	}
 }
+
+// TestFailedToolCallWarnsA2026Client: a client of protocol 2026-07-28 that
+// asks for warnings in _meta (io.modelcontextprotocol/logLevel) gets the
+// warning of a failed call in the answer's event stream, before the answer;
+// one that does not ask gets a plain JSON answer.
+func TestFailedToolCallWarnsA2026Client(t *testing.T) {
+	url := "http://" + startQueryd(t) + "/mcp"
+	call := func(level string) (string, string) {
+		t.Helper()
+		meta := `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}`
+		if level != "" {
+			meta += `,"io.modelcontextprotocol/logLevel":"` + level + `"`
+		}
+		body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"list_file_chunks","arguments":{"project_reference":"nope","file_path":"x.md"},"_meta":{` + meta + `}}}`
+		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewBufferString(body))
+		req.Header.Set("Authorization", "Bearer "+testKey)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", "list_file_chunks")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %s", resp.Status, b)
+		}
+		return resp.Header.Get("Content-Type"), string(b)
+	}
+	ct, body := call("warning")
+	events := strings.Split(strings.TrimSpace(body), "\n\n")
+	if !strings.HasPrefix(ct, "text/event-stream") || len(events) != 2 || !strings.Contains(events[0], `"notifications/message"`) ||
+		!strings.Contains(events[0], "tool list_file_chunks failed") || !strings.Contains(events[1], `"isError":true`) {
+		t.Fatalf("want the warning, then the answer: %s\n%s", ct, body)
+	}
+	if ct, body := call(""); ct != "application/json" || strings.Contains(body, "notifications/message") {
+		t.Fatalf("a client that asks for no log messages gets none: %s\n%s", ct, body)
+	}
+}
