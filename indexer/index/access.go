@@ -38,7 +38,10 @@ import (
 )
 
 // Absent is the outcome of an access change of a file the index has no
-// document of: its first commit will carry the groups its own read found.
+// document of. Nothing is written: the file's first version may still be
+// on its way, read with the groups before the change, so HandleChunks has
+// the change delivered again (see absentAccessChange); once that version
+// is committed, the redelivery is newer than its read and applies.
 const Absent Outcome = "absent"
 
 // ApplyAccessChange gives every object of ac's file the readers of

@@ -52,7 +52,6 @@ func labelsOfChange(tc pipeline.TagsChanged, file metadata.Metadata) labels {
 	return l
 }
 
-
 // labelsOfProps reads the labels a Document (or Version) records. Objects
 // written before access existed have none: empty readers, which only
 // admins match (access.Grant.Matches), and a zero read time that any
