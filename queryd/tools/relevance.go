@@ -15,7 +15,7 @@ package tools
 // keyword ratio and coverage of its document's hits in the answer and the
 // rank of the document's first hit. The thresholds were fitted on half of
 // the labelled queries of docs/eval/relevance.md and checked on the other
-// half (go run ./deploy/cmd/strata-eval -relevance).
+// half (go run ./deploy/measure/strata-eval -relevance).
 
 import (
 	"math"

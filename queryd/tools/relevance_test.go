@@ -170,7 +170,7 @@ func TestTermCoverage(t *testing.T) {
 
 	words := 0
 	for _, set := range []string{"scifact", "cranfield", "identifiers"} {
-		dir := filepath.Join("..", "..", "deploy", "cmd", "strata-eval", "testdata", set)
+		dir := filepath.Join("..", "..", "deploy", "measure", "strata-eval", "testdata", set)
 		docs := readLines(t, filepath.Join(dir, "corpus.jsonl"))
 		queries := readLines(t, filepath.Join(dir, "queries.jsonl"))
 		if len(docs) == 0 || len(queries) == 0 {
@@ -218,7 +218,7 @@ func TestStemKeepsPrefix(t *testing.T) {
 		words[w] = true
 	}
 	for _, set := range []string{"scifact", "cranfield", "identifiers"} {
-		dir := filepath.Join("..", "..", "deploy", "cmd", "strata-eval", "testdata", set)
+		dir := filepath.Join("..", "..", "deploy", "measure", "strata-eval", "testdata", set)
 		for _, text := range readLines(t, filepath.Join(dir, "corpus.jsonl")) {
 			for _, w := range strings.Fields(text) {
 				if w = strings.TrimFunc(w, notWordRune); plainWord(w) && len(w) > 2 {

@@ -241,7 +241,7 @@ func writeRecall(path string, cfg Config, r recallResult) error {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Vector compression and graph build: recall@10 and indexing speed of HNSW variants\n\n")
-	fmt.Fprintf(&b, "Written by `go run ./deploy/cmd/strata-bench %s` on %s (%s).\n\n", strings.Join(cfg.args, " "), time.Now().UTC().Format("2006-01-02 15:04 MST"), servers.Weaviate.Name+" "+servers.Weaviate.Version)
+	fmt.Fprintf(&b, "Written by `go run ./deploy/measure/strata-bench %s` on %s (%s).\n\n", strings.Join(cfg.args, " "), time.Now().UTC().Format("2006-01-02 15:04 MST"), servers.Weaviate.Name+" "+servers.Weaviate.Version)
 	fmt.Fprintf(&b, "%d vectors of 512 dimensions (clusters around %d real use-lite-512 embeddings, Gaussian noise %.2f per dimension, unit length), stored in one collection per variant (HNSW, cosine, asynchronous indexing), one variant after the other in one run. %d queries drawn the same way; the exact top 10 is computed by brute force. Indexing is the time from the last stored object until Weaviate's vector queue is empty (polled every 2 s).\n\n", r.Vectors, cfg.RealVectors, recallNoise, r.Queries)
 	fmt.Fprintf(&b, "| HNSW variant | Weaviate reports | recall@10 vs exact | overlap with uncompressed | p50 query | store | index | vectors/s (store + index) |\n|---|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, v := range r.Variants {

@@ -523,7 +523,7 @@ func fitAndReport(cfg Config, dump HitsDump, stdout, stderr io.Writer) error {
 	rows := relevanceRows(dump)
 	fitRows := filterRows(rows, func(r relRow) bool { return !r.Held })
 	p, obj := fitRelevance(fitRows)
-	rep := RelevanceReport{Command: strings.TrimSpace("go run ./deploy/cmd/strata-eval -relevance -fit-only -hits " + displayPath(cfg, cfg.Hits) + outArg(cfg)),
+	rep := RelevanceReport{Command: strings.TrimSpace("go run ./deploy/measure/strata-eval -relevance -fit-only -hits " + displayPath(cfg, cfg.Hits) + outArg(cfg)),
 		Dump: HitsDumpInfo{Command: dump.Command, Date: dump.Date, Machine: dump.Machine, Model: dump.Model, Seconds: dump.Seconds,
 			Path: displayPath(cfg, cfg.Hits), Answers: len(dump.Answers)},
 		Date: time.Now().UTC(), Params: p, Objective: obj, Datasets: dump.Datasets}
@@ -658,7 +658,7 @@ func relevanceMarkdown(r RelevanceReport) string {
 	b.WriteString("# Relevance levels of hybrid_search\n\n")
 	b.WriteString("Every hit of `hybrid_search` carries `relevance`: `high`, `medium` or `low`, and when the best hit is `low` the answer's text " +
 		"says there is no strong match (issue 35, part 4). The goal: on queries the levels were not fitted on, `low` hides at most 10% of the " +
-		"relevant hits in the top 10 while marking at least half of the non-relevant ones. This file is written by `deploy/cmd/strata-eval`; " +
+		"relevant hits in the top 10 while marking at least half of the non-relevant ones. This file is written by `deploy/measure/strata-eval`; " +
 		"the numbers are also in `relevance.json`.\n\n")
 	fmt.Fprintf(&b, "- Hits: `%s` (from the repository root), %s (UTC), run time %s; %d answers dumped to `%s` (kept out of git: large)\n",
 		r.Dump.Command, r.Dump.Date.Format("2006-01-02 15:04"), secs(r.Dump.Seconds), r.Dump.Answers, r.Dump.Path)
@@ -818,7 +818,7 @@ func relevanceMarkdown(r RelevanceReport) string {
 	for _, d := range r.Datasets {
 		fmt.Fprintf(&b, "| %s | %d | %d | %d |\n", d.Name, d.Documents, d.Chunks, d.Queries)
 	}
-	b.WriteString("\nRerun: `go run ./deploy/cmd/strata-eval -relevance -out docs/eval/relevance.md` asks every query again and refits (the run time is above); " +
+	b.WriteString("\nRerun: `go run ./deploy/measure/strata-eval -relevance -out docs/eval/relevance.md` asks every query again and refits (the run time is above); " +
 		"`-fit-only` refits from the dump. A changed threshold goes into the constants of queryd/tools/relevance.go, which name this report.\n")
 	return b.String()
 }

@@ -74,7 +74,7 @@ func ms(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) 
 func (r *report) write(path string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Weaviate failover: kill -> every read tool complete\n\n")
-	fmt.Fprintf(&b, "Produced by `go run ./deploy/cmd/strata-failover -kills %d` (not part of `go test`) on %s, %d CPUs, 1-minute load average before the first kill %s (other work shares the machine).\n\n",
+	fmt.Fprintf(&b, "Produced by `go run ./deploy/measure/strata-failover -kills %d` (not part of `go test`) on %s, %d CPUs, 1-minute load average before the first kill %s (other work shares the machine).\n\n",
 		r.cfg.Kills, r.started.UTC().Format("2006-01-02 15:04 MST"), runtime.NumCPU(), r.load)
 	b.WriteString("Setup: the local stack with Weaviate v1.35.2 as 3 nodes (every collection replicated twice, " +
 		"`RAFT_TIMEOUTS_MULTIPLIER=1`, `MEMBERLIST_FAST_FAILURE_DETECTION=true`), queryd and the indexer given all three " +

@@ -33,7 +33,7 @@ func scaleMarkdown(w io.Writer, cfg Config, stages []stage, full *corpus, plot s
 		title = "Loading without commits"
 	}
 	fmt.Fprintf(bw, "# %s from %s to %s chunks\n\n", title, count(cfg.Sizes[0]), count(cfg.Sizes[len(cfg.Sizes)-1]))
-	fmt.Fprintf(bw, "Written by `go run ./deploy/cmd/strata-bench %s` on %s.\n", strings.Join(cfg.args, " "), time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(bw, "Written by `go run ./deploy/measure/strata-bench %s` on %s.\n", strings.Join(cfg.args, " "), time.Now().UTC().Format("2006-01-02 15:04 MST"))
 	var bins []string
 	for _, b := range servers.All {
 		bins = append(bins, b.Name+" "+b.Version)

@@ -8,8 +8,8 @@
 // writer (no S3, no ingestion), measures, writes a plain-text report to
 // stdout (and -out) and stops the stack, also on Ctrl-C:
 //
-//	go run ./deploy/cmd/strata-bench -chunks 100000 -out docs/bench/queryd.txt
-//	go run ./deploy/cmd/strata-bench -chunks 2000   # a quick run
+//	go run ./deploy/measure/strata-bench -chunks 100000 -out docs/bench/queryd.txt
+//	go run ./deploy/measure/strata-bench -chunks 2000   # a quick run
 //
 // With -access it measures what per-document access control costs a
 // reader instead (access.go): one file in -access-every readable by a
@@ -17,7 +17,7 @@
 // by an admin side by side, and Weaviate's queries without and with the
 // readers filter; the markdown report goes to -out (docs/bench/access.md):
 //
-//	go run ./deploy/cmd/strata-bench -access -chunks 100000 -out docs/bench/access.md
+//	go run ./deploy/measure/strata-bench -access -chunks 100000 -out docs/bench/access.md
 //
 // With -metadata it measures what a document metadata filter costs a
 // search (metadata.go): every document has metadata (dept, year,
@@ -26,7 +26,7 @@
 // queries without and with the filter and a check of the filtered answers;
 // the markdown report goes to -out (docs/bench/metadata.md):
 //
-//	go run ./deploy/cmd/strata-bench -metadata -chunks 100000 -out docs/bench/metadata.md
+//	go run ./deploy/measure/strata-bench -metadata -chunks 100000 -out docs/bench/metadata.md
 //
 // It is a benchmark, not a test: numbers depend on the machine, and nothing
 // fails on a slow result.

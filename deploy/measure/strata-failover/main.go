@@ -7,8 +7,8 @@
 // once, each within its deadline, and records the time from the kill to
 // each complete answer. The report goes to docs/bench/weaviate-failover.md.
 //
-//	go run ./deploy/cmd/strata-failover            # 10 kills, about 5 minutes
-//	go run ./deploy/cmd/strata-failover -kills 4 -out /tmp/f.md
+//	go run ./deploy/measure/strata-failover            # 10 kills, about 5 minutes
+//	go run ./deploy/measure/strata-failover -kills 4 -out /tmp/f.md
 //
 // With -byid it measures reads by id instead: every kill takes the Raft
 // leader, and reads of one chunk by id go on from a second before the kill
@@ -17,7 +17,7 @@
 // idempotent and not; the report's section on them is replaced (-v lists
 // the slow requests):
 //
-//	go run ./deploy/cmd/strata-failover -byid     # 10 leader kills, about 6 minutes
+//	go run ./deploy/measure/strata-failover -byid     # 10 leader kills, about 6 minutes
 //
 // It is not part of `go test`: it runs for minutes and measures this
 // machine.

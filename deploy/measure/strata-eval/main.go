@@ -6,13 +6,13 @@
 // query in keyword, vector and several hybrid fusion modes, and reports
 // nDCG@10 and recall@10 side by side:
 //
-//	go run ./deploy/cmd/strata-eval -datasets scifact,cranfield -out docs/eval/retrieval.md
+//	go run ./deploy/measure/strata-eval -datasets scifact,cranfield -out docs/eval/retrieval.md
 //
 // With -relevance it fits and reports hybrid_search's relevance levels
 // instead (relevance.go, docs/eval/relevance.md); -fit-only refits from the
 // hits an earlier run dumped:
 //
-//	go run ./deploy/cmd/strata-eval -relevance -out docs/eval/relevance.md
+//	go run ./deploy/measure/strata-eval -relevance -out docs/eval/relevance.md
 package main
 
 import (
@@ -253,13 +253,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 
 // commandLine is how the run was started, for the report.
 func commandLine(args []string) string {
-	return strings.TrimSpace("go run ./deploy/cmd/strata-eval " + strings.Join(args, " "))
+	return strings.TrimSpace("go run ./deploy/measure/strata-eval " + strings.Join(args, " "))
 }
 
 // datasetDir is where dataset name lives: the repository's own sets
 // (testdata: scifact, cranfield, identifiers) before -data.
 func datasetDir(cfg Config, name string) string {
-	own := filepath.Join(cfg.Root, "deploy", "cmd", "strata-eval", "testdata")
+	own := filepath.Join(cfg.Root, "deploy", "measure", "strata-eval", "testdata")
 	if _, err := os.Stat(filepath.Join(own, name, "corpus.jsonl")); err == nil {
 		return own
 	}

@@ -122,7 +122,7 @@ func TestRenderRoundTrip(t *testing.T) {
 	for i, m := range modes {
 		d.Modes = append(d.Modes, ModeResult{Mode: m, NDCG: 0.1 * float64(i+1), Recall: 0.2, LatencyMS: 12})
 	}
-	r := Report{Command: "go run ./deploy/cmd/strata-eval", Machine: "test", Model: "m", TopK: 50, Sessions: 2, Modes: modes,
+	r := Report{Command: "go run ./deploy/measure/strata-eval", Machine: "test", Model: "m", TopK: 50, Sessions: 2, Modes: modes,
 		Datasets: []DatasetResult{d}, Duration: 90 * time.Second}
 	r.Choice = choose(r.Datasets, modes)
 	dir := t.TempDir()

@@ -969,7 +969,7 @@ func (run *metaRun) markdown(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	c, cfg := run.corpus, run.cfg
 	fmt.Fprintf(bw, "# Metadata filters: hybrid_search without and with a filter matching 10%% of the documents, side by side\n\n")
-	fmt.Fprintf(bw, "Written by `go run ./deploy/cmd/strata-bench %s` on %s.\n", strings.Join(cfg.args, " "), run.started.UTC().Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(bw, "Written by `go run ./deploy/measure/strata-bench %s` on %s.\n", strings.Join(cfg.args, " "), run.started.UTC().Format("2006-01-02 15:04 MST"))
 	var bins []string
 	for _, b := range servers.All {
 		bins = append(bins, b.Name+" "+b.Version)

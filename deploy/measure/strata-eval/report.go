@@ -164,7 +164,7 @@ func markdown(r Report) string {
 	var b strings.Builder
 	b.WriteString("# Retrieval evaluation\n\n")
 	b.WriteString("How well `hybrid_search` finds the documents people judged relevant, in keyword, vector and hybrid modes, " +
-		"on labelled public retrieval datasets. This file is written by `deploy/cmd/strata-eval`; rerun the command to refresh it " +
+		"on labelled public retrieval datasets. This file is written by `deploy/measure/strata-eval`; rerun the command to refresh it " +
 		"(the numbers are also in `retrieval.json`).\n\n")
 	fmt.Fprintf(&b, "- Command: `%s` (from the repository root)\n", r.Command)
 	fmt.Fprintf(&b, "- Date: %s (UTC); total run time %s\n", r.Date.Format("2006-01-02 15:04"), r.Duration.Round(time.Second))

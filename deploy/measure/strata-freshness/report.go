@@ -16,7 +16,7 @@ import (
 func render(cfg Config, results []modeResult, took time.Duration) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Freshness: upload to searchable\n\n")
-	fmt.Fprintf(&b, "`go run ./deploy/cmd/strata-freshness` (part of `go tool task bench`), commit %s, %d cores, %s, run took %s, load average at the end %s.\n\n",
+	fmt.Fprintf(&b, "`go run ./deploy/measure/strata-freshness` (part of `go tool task bench`), commit %s, %d cores, %s, run took %s, load average at the end %s.\n\n",
 		commit(cfg.Root), runtime.NumCPU(), time.Now().UTC().Format("2006-01-02"), took.Round(time.Second), loadAverage())
 	b.WriteString("Each sample PUTs one Markdown file with minio-go and polls queryd over MCP every 10 ms from the moment the PUT returns: " +
 		"`search_keyword` for a word only that file holds (keyword-searchable), and `hybrid_search` with alpha 1 restricted to the file's path " +

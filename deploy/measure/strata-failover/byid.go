@@ -366,7 +366,7 @@ const byIDHeading = "## Reads by id across Raft leader kills"
 func (r *byIDReport) write(path string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n\n", byIDHeading)
-	fmt.Fprintf(&b, "Produced by `go run ./deploy/cmd/strata-failover -byid -kills %d` (not part of `go test`) on %s, %d CPUs, 1-minute load average before the first kill %s (other work shares the machine).\n\n",
+	fmt.Fprintf(&b, "Produced by `go run ./deploy/measure/strata-failover -byid -kills %d` (not part of `go test`) on %s, %d CPUs, 1-minute load average before the first kill %s (other work shares the machine).\n\n",
 		r.cfg.Kills, r.started.UTC().Format("2006-01-02 15:04 MST"), runtime.NumCPU(), r.load)
 	fmt.Fprintf(&b, "Same stack and files as above, the services of this commit. Every kill takes the Raft leader with SIGKILL (the node is started again and "+
 		"the cluster left to settle in between). From 1 s before the kill until %s after it, three probes each start a read of one "+

@@ -151,7 +151,7 @@ func waitReaders(ctx context.Context, clients map[string]*bench, token, reader s
 func renderAccess(cfg Config, r accessResult, took time.Duration) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# How soon a tag change applies\n\n")
-	fmt.Fprintf(&b, "Command: `go run ./deploy/cmd/strata-freshness -access-samples %d -hidden-calls %d -sizes %s -out %s` (%s, took %s).\n\n",
+	fmt.Fprintf(&b, "Command: `go run ./deploy/measure/strata-freshness -access-samples %d -hidden-calls %d -sizes %s -out %s` (%s, took %s).\n\n",
 		cfg.AccessSamples, cfg.HiddenCalls, sizeList(cfg.Sizes), relOut(cfg), time.Now().UTC().Format("2006-01-02"), took.Round(time.Second))
 	fmt.Fprintf(&b, "One document's `strata-groups` tag flips between `hr` and `finance` (`PutObjectTagging`); a sample is the time from the\n"+
 		"tagging call's return until the `hr` key's and the `finance` key's `search_keyword` both answer as the new tag says\n"+

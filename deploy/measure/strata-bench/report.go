@@ -38,7 +38,7 @@ func (r *report) write(w io.Writer) error {
 
 func (r *report) header(w io.Writer) {
 	c := r.corpus
-	fmt.Fprintf(w, "Strata queryd benchmark (deploy/cmd/strata-bench)\n\n")
+	fmt.Fprintf(w, "Strata queryd benchmark (deploy/measure/strata-bench)\n\n")
 	fmt.Fprintf(w, "run:      %s, strata-bench %s\n", r.started.UTC().Format("2006-01-02 15:04 MST"), strings.Join(r.cfg.args, " "))
 	fmt.Fprintf(w, "machine:  %d CPUs (runtime.NumCPU), %s/%s, %s, %s; servers, services and this client share it\n",
 		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, cpuModel(), runtime.Version())

@@ -635,7 +635,7 @@ func (run *accessRun) markdown(w io.Writer) error {
 	c, cfg := run.corpus, run.cfg
 	readable := len(c.readable())
 	fmt.Fprintf(bw, "# Per-document access: a restricted key against an admin, side by side\n\n")
-	fmt.Fprintf(bw, "Written by `go run ./deploy/cmd/strata-bench %s` on %s.\n", strings.Join(cfg.args, " "), run.started.UTC().Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(bw, "Written by `go run ./deploy/measure/strata-bench %s` on %s.\n", strings.Join(cfg.args, " "), run.started.UTC().Format("2006-01-02 15:04 MST"))
 	var bins []string
 	for _, b := range servers.All {
 		bins = append(bins, b.Name+" "+b.Version)
