@@ -908,6 +908,35 @@ func (x *accRun) checkCounts(t *testing.T, report *accReport) {
 		}
 	}
 
+	// get_info tells an admin who reads a document (access, groups, the
+	// bad value); to anyone else it says nothing of the document's groups.
+	for _, tg := range x.fx.targets {
+		if !k.reads("acme", tg.readers) {
+			continue // hidden: the matrix's get_info-document cell covers it
+		}
+		gi := x.c.call("get_info", map[string]any{"path_part_id": tg.fileID})
+		access, _ := gi.field("access").(string)
+		groups := fmt.Sprint(gi.field("groups"))
+		accessErr := fmt.Sprint(gi.field("access_error"))
+		wantAccess, wantGroups := "", fmt.Sprint(nil)
+		if k.admin {
+			switch {
+			case tg.readers == nil:
+				wantAccess = "project"
+			case slices.Equal(tg.readers, adminsOnly):
+				wantAccess = "admins"
+			default:
+				wantAccess, wantGroups = "groups", fmt.Sprint(toAny(tg.readers))
+			}
+		}
+		if gi.err || access != wantAccess || groups != wantGroups {
+			fail("get_info access of "+tg.name, fmt.Sprintf("access %q groups %s", wantAccess, wantGroups), fmt.Sprintf("access %q groups %s", access, groups), gi.String())
+		}
+		if wantAccess == "admins" && !strings.Contains(accessErr, "HR") {
+			fail("get_info access_error of "+tg.name, `the bad value "HR"`, accessErr, gi.String())
+		}
+	}
+
 	// The root lists the key's project only.
 	root := x.c.call("list_contents", map[string]any{})
 	var roots []string
@@ -1248,4 +1277,12 @@ func revokeWhileCalling(t *testing.T, h *harness, token string) {
 	if code, _, stderr := cli.run("keys", "revoke", "finance-agent"); code != 1 || stderr == "" {
 		t.Errorf("revoking an unknown name: exit %d, stderr %q; want exit 1 with a message", code, stderr)
 	}
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, v := range ss {
+		out[i] = v
+	}
+	return out
 }

@@ -182,7 +182,7 @@ func documentOf(r map[string]any) Document {
 		FileID: str(r, "file_id"), FilePath: str(r, "file_path"), Name: str(r, "name"), Folder: str(r, "folder"),
 		Branch: str(r, "branch"), FileVersionID: str(r, "file_version_id"), Title: str(r, "title"),
 		Status: str(r, "status"), Error: str(r, "error"), Deleted: r["deleted"] == true, ChunkCount: num(r, "chunk_count"),
-		AccessError:  str(r, "access_error"),
+		AccessError: str(r, "access_error"), Readers: strs(r, schema.ReadersProperty),
 		DocumentInfo: DocumentInfo{Format: str(r, "format"), UpdatedAt: str(r, "updated_at"), IngestedAt: str(r, "ingested_at")},
 	}
 	d.Metadata, d.MetadataWarnings = metadataOf(r)

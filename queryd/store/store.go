@@ -72,7 +72,11 @@ type Document struct {
 	ChunkCount    int
 	// AccessError says why the document's groups could not be read: it is
 	// then readable by admins only (package access).
-	AccessError  string
+	AccessError string
+	// Readers is the document's readers list as the index holds it
+	// (package access: groups, or Everyone, or Nobody), filled by
+	// DocumentByID; get_info shows it to admins only.
+	Readers      []string
 	DocumentInfo // format and times, filled by AllDocuments (documents.go)
 	// Metadata is the document's metadata (package metadata), filled by
 	// the catalog and AllDocuments; MetadataWarnings what its merge dropped.

@@ -4,8 +4,10 @@ package tools
 
 import (
 	"context"
+	"slices"
 
 	"github.com/strata-kb/strata/queryd/auth"
+	"github.com/strata-kb/strata/shared/access"
 	"github.com/strata-kb/strata/shared/metadata"
 )
 
@@ -36,7 +38,12 @@ type infoOut struct {
 	// what its merge dropped (keys beyond the limits, invalid keys).
 	Metadata         metadata.Metadata `json:"metadata,omitempty"`
 	MetadataWarnings []string          `json:"metadata_warnings,omitempty"`
-	UpdatedAt        string            `json:"updated_at,omitempty"`
+	// Access, Groups and AccessError say who reads the document, shown to
+	// admins only (a member would learn other groups' names): see docAccess.
+	Access      string   `json:"access,omitempty"`
+	Groups      []string `json:"groups,omitempty"`
+	AccessError string   `json:"access_error,omitempty"`
+	UpdatedAt   string   `json:"updated_at,omitempty"`
 	// DOCUMENT and SECTION; CHUNK (its own).
 	TokenCount *int `json:"token_count,omitempty"`
 	ChunkCount *int `json:"chunk_count,omitempty"`
@@ -84,6 +91,9 @@ func (t *Tools) getInfo(ctx context.Context, p auth.Principal, a getInfoArgs) (a
 		out.FileVersionID, out.Pages, out.UpdatedAt = d.FileVersionID, d.Pages, d.UpdatedAt
 		out.Metadata, out.MetadataWarnings = nonNilMetadata(d.Metadata), d.MetadataWarnings
 		out.ChunkCount, out.SectionCount, out.TokenCount = ptr(d.ChunkCount), ptr(d.SectionCount), ptr(d.TokenCount)
+		if p.Admin() {
+			out.Access, out.Groups, out.AccessError = docAccess(d.Readers, d.AccessError)
+		}
 	case typeSection:
 		s := n.section
 		out.DocumentID, out.HeadingPath, out.PageStart, out.PageEnd = s.FileID, nonNilStrings(s.HeadingPath), s.PageStart, s.PageEnd
@@ -99,4 +109,23 @@ func (t *Tools) getInfo(ctx context.Context, p auth.Principal, a getInfoArgs) (a
 		}
 	}
 	return out, nil
+}
+
+// Who reads a document, as get_info shows it to an admin.
+const (
+	accessProject = "project" // no groups: every key of the project
+	accessGroups  = "groups"  // keys sharing one of its groups
+	accessAdmins  = "admins"  // its groups could not be read (fail closed)
+)
+
+// docAccess turns a document's readers list into get_info's access, groups
+// and access error.
+func docAccess(readers []string, accessError string) (string, []string, string) {
+	switch {
+	case slices.Contains(readers, access.Everyone):
+		return accessProject, nil, ""
+	case accessError != "" || len(readers) == 0 || slices.Contains(readers, access.Nobody):
+		return accessAdmins, nil, accessError
+	}
+	return accessGroups, readers, ""
 }
