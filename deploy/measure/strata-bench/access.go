@@ -648,7 +648,7 @@ func (run *accessRun) markdown(w io.Writer) error {
 		readersGroup, cfg.AccessEvery, readable, 100*float64(readable)/float64(len(c.Files)), otherGroup)
 	fmt.Fprintf(bw, "Loaded with the indexer's commit path (index.Writer.ApplyFileVersion + ApplyVectors, which write each file's readers from FileVersion.Access on every object) in %s (%.0f chunks/s), vector queue drained %s later. %s; %s.\n\n",
 		run.load.Elapsed.Round(time.Second), run.load.chunksPerSecond(), run.drain.Round(time.Second), run.check, run.restricted)
-	fmt.Fprintf(bw, "ChunkVector's vector index as Weaviate reports it: %s.\n\n", run.hnsw)
+	fmt.Fprintf(bw, "ChunkVector's vector index as Weaviate reports it: %s. A filtered search that admits fewer vectors than flatSearchCutoff scans them on %s goroutines (HNSW_FLAT_SEARCH_CONCURRENCY, as the stack sets it).\n\n", run.hnsw, flatSearchConcurrency(cfg.WeaviateEnv))
 	fmt.Fprintf(bw, "Keys: admin `%s` (every document: no readers filter) and restricted `%s` (queryd adds `readers ContainsAny [%s]` to its Weaviate queries of a document's objects; the Weaviate read-by-id rows show how it reads one object for each key).\n\n",
 		adminGrant, restrictedGrant, `"`+strings.Join(restrictedReaders, `", "`)+`"`)
 	fmt.Fprintf(bw, "Method: every row calls the same thing with the same inputs on both sides, drawn from the %d files the restricted key may read (the query pool from their made-up words); after a warm-up, %d rounds per side alternate which side goes first. Load average %s before measuring; measured in %s. Latencies in ms, percentiles nearest-rank.\n\n",

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"strconv"
 	"strings"
 
 	"github.com/weaviate/weaviate-go-client/v4/weaviate"
@@ -294,4 +296,16 @@ func (d *direct) document(ctx context.Context, project, fileID string) (int, err
 		return g.WithWhere(eq("file_id", fileID)).WithLimit(1)
 	})
 	return len(rows), err
+}
+
+// flatSearchConcurrency is Weaviate's HNSW_FLAT_SEARCH_CONCURRENCY in the
+// run: -weaviate-env's, else the stack's own (one per CPU).
+func flatSearchConcurrency(env []string) string {
+	n := strconv.Itoa(runtime.NumCPU())
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "HNSW_FLAT_SEARCH_CONCURRENCY="); ok {
+			n = v
+		}
+	}
+	return n
 }

@@ -983,7 +983,7 @@ func (run *metaRun) markdown(w io.Writer) error {
 	fmt.Fprintf(bw, "each value is given to 10%% of the documents by the digits of the document's place in a seeded permutation, so the keys are independent and follow neither the file order nor the model-embedded chunks. ")
 	fmt.Fprintf(bw, "Loaded with the indexer's commit path (index.Writer.ApplyFileVersion + ApplyVectors, which merge FileVersion.MetadataSources and write the `meta` tokens and range properties on every chunk and chunk vector) in %s (%.0f chunks/s), vector queue drained %s later. %s.\n\n",
 		run.load.Elapsed.Round(time.Second), run.load.chunksPerSecond(), run.drain.Round(time.Second), run.check)
-	fmt.Fprintf(bw, "ChunkVector's vector index as Weaviate reports it: %s.\n\n", run.hnsw)
+	fmt.Fprintf(bw, "ChunkVector's vector index as Weaviate reports it: %s. A filtered search that admits fewer vectors than flatSearchCutoff scans them on %s goroutines (HNSW_FLAT_SEARCH_CONCURRENCY, as the stack sets it).\n\n", run.hnsw, flatSearchConcurrency(cfg.WeaviateEnv))
 	fmt.Fprintf(bw, "Metadata properties as Weaviate reports them: %s.\n\n", run.props)
 	fmt.Fprintln(bw, "Filters (each matches exactly 10% of the documents, counted with metadata.Filter.Match on the corpus):")
 	fmt.Fprintln(bw)
