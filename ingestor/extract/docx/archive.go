@@ -52,6 +52,7 @@ type extraction struct {
 	images        int             // images kept
 	imagesOverMax int             // images dropped by lim.MaxImages
 	textBytes     int             // raw text accumulated, bounded by lim.MaxTextBytes
+	pages         *pager          // page breaks in the body
 
 	warnings, suppressed int
 	title, firstTitle    string

@@ -25,11 +25,17 @@ func isW(n xml.Name) bool { return n.Space == nsW || n.Space == nsWStrict }
 type frame struct {
 	table bool
 
+	// the page of a top-level block: that of its first content
+	started bool
+	at      pagePair
+
 	// paragraph
-	text    strings.Builder
-	style   string
-	outline int  // paragraph's own w:outlineLvl; -1 when absent
-	broken  bool // a text box was merged in; the next run starts a new line
+	text        strings.Builder
+	style       string
+	outline     int  // paragraph's own w:outlineLvl; -1 when absent
+	broken      bool // a text box was merged in; the next run starts a new line
+	breakBefore int  // own w:pageBreakBefore: 1 on, 0 off, -1 absent
+	sectionEnd  bool // holds a w:sectPr: the next section starts after it
 
 	// table
 	rows   [][]string // rows with at least one non-empty cell
@@ -37,6 +43,7 @@ type frame struct {
 	cell   strings.Builder
 	inRow  bool
 	inCell bool
+	pg     tablePages
 }
 
 // pending is an image met inside a block, emitted right after it so a
@@ -44,6 +51,7 @@ type frame struct {
 type pending struct {
 	img  extract.Image
 	desc string
+	at   pagePair
 }
 
 // drawing collects the pictures and alt text of one w:drawing or w:pict.
@@ -57,6 +65,7 @@ type walker struct {
 	x        *extraction
 	t        *tokens
 	frames   []*frame
+	tables   []*frame // the table frames of frames
 	drawings []*drawing
 	deferred []pending
 	choices  []bool // per open mc:AlternateContent: a branch was taken
@@ -65,6 +74,7 @@ type walker struct {
 
 // readBody streams word/document.xml into the builder.
 func (x *extraction) readBody() error {
+	x.pages = newPager()
 	return x.readXML(x.files[documentPart], func(t *tokens) error {
 		w := &walker{x: x, t: t}
 		return w.run()
@@ -86,7 +96,8 @@ func (w *walker) run() error {
 		case xml.EndElement:
 			err = w.end(tok)
 		case xml.CharData:
-			if w.inText > 0 {
+			if w.inText > 0 && len(tok) > 0 {
+				w.content()
 				err = w.appendText(string(tok))
 			}
 		}
@@ -131,9 +142,9 @@ func (w *walker) start(e xml.StartElement) error {
 	}
 	switch e.Name.Local {
 	case "p":
-		w.push(&frame{outline: -1})
+		w.push(&frame{outline: -1, breakBefore: -1})
 	case "tbl":
-		w.push(&frame{table: true})
+		w.push(&frame{table: true, pg: tablePages{leading: true}})
 	case "tr":
 		if f := w.table(); f != nil {
 			f.startRow()
@@ -150,14 +161,37 @@ func (w *walker) start(e xml.StartElement) error {
 	case "t":
 		w.inText++
 	case "tab", "ptab":
+		w.content()
 		return w.appendText("\t")
-	case "br", "cr":
+	case "br":
+		if attr(e, "type") == "page" {
+			w.pageBreak() // a line of its own, not content of the new page
+		} else {
+			w.content()
+		}
+		return w.appendText("\n")
+	case "cr":
+		w.content()
 		return w.appendText("\n")
 	case "noBreakHyphen":
+		w.content()
 		return w.appendText("-")
+	case "sym", "object":
+		w.content()
+	case "lastRenderedPageBreak":
+		w.lastRendered()
 	case "drawing", "pict":
+		w.content()
 		w.drawings = append(w.drawings, &drawing{})
-	case "del", "moveFrom", "rPr", "sectPr", "sdtPr", "tblPr", "tblGrid", "trPr", "tcPr":
+	case "sectPr":
+		if len(w.frames) > 0 {
+			return w.t.skip()
+		}
+		// The body's own w:sectPr, the last section's properties.
+		typ, err := w.sectionType()
+		w.x.pages.resolve(typ)
+		return err
+	case "del", "moveFrom", "rPr", "sdtPr", "tblPr", "tblGrid", "trPr", "tcPr":
 		// Deleted or moved-away revisions are not document text, and
 		// property elements hold none (w:tab in tab stops would otherwise
 		// read as text).
@@ -203,12 +237,26 @@ func (w *walker) end(e xml.EndElement) error {
 // push opens a frame; tokens bounds how deep frames can nest.
 func (w *walker) push(f *frame) {
 	w.frames = append(w.frames, f)
+	if f.table {
+		w.tables = append(w.tables, f)
+	}
 }
 
 func (w *walker) pop() *frame {
 	f := w.frames[len(w.frames)-1]
 	w.frames = w.frames[:len(w.frames)-1]
+	if f.table {
+		w.tables = w.tables[:len(w.tables)-1]
+	}
 	return f
+}
+
+// startPos is the page of the top-level block f, just closed.
+func (w *walker) startPos(f *frame) pagePair {
+	if f.started {
+		return f.at
+	}
+	return w.pos()
 }
 
 func (w *walker) top() *frame {
@@ -253,10 +301,11 @@ func (w *walker) appendText(s string) error {
 	return nil
 }
 
-// paragraphProps reads w:pStyle and w:outlineLvl, direct children of
-// w:pPr (those inside w:pPrChange are an old revision), and consumes
-// the rest of the element.
+// paragraphProps reads w:pStyle, w:outlineLvl, w:pageBreakBefore and
+// w:sectPr, direct children of w:pPr (those inside w:pPrChange are an
+// old revision), and consumes the rest of the element.
 func (w *walker) paragraphProps(f *frame) error {
+	section, typ := false, ""
 	for depth := 1; depth > 0; {
 		tok, err := w.t.next()
 		if err != nil {
@@ -270,12 +319,34 @@ func (w *walker) paragraphProps(f *frame) error {
 					f.style = attr(tok, "val")
 				case "outlineLvl":
 					f.outline = parseOutline(attr(tok, "val"))
+				case "pageBreakBefore":
+					f.breakBefore = onOff(tok)
+				case "sectPr":
+					if typ, err = w.sectionType(); err != nil {
+						return err
+					}
+					section = true
+					continue // consumed, end tag included
 				}
 			}
 			depth++
 		case xml.EndElement:
 			depth--
 		}
+	}
+	// Page breaks before the paragraph's content; properties after it
+	// (a malformed file) are too late to say where it starts.
+	if !w.inFlow() || f.started {
+		return nil
+	}
+	if section {
+		// This paragraph ends a section; the sectPr's type says how that
+		// section started, after the previous section break.
+		w.x.pages.resolve(typ)
+		f.sectionEnd = true
+	}
+	if f.breakBefore == 1 || f.breakBefore < 0 && w.x.style.breakBefore(f.style) {
+		w.x.pages.breakBefore()
 	}
 	return nil
 }
@@ -293,12 +364,18 @@ func (w *walker) endParagraph() error {
 	switch parent := w.top(); {
 	case parent == nil:
 		kind, level, title := w.x.paragraphKind(f)
-		added, err := w.x.add(kind, level, text)
+		added, err := w.x.add(kind, level, text, w.startPos(f))
 		if err != nil {
 			return err
 		}
 		w.x.noteHeading(kind, title, added)
-		return w.flush()
+		if err := w.flush(); err != nil {
+			return err
+		}
+		if f.sectionEnd {
+			w.x.pages.sectionEnd()
+		}
+		return nil
 	case parent.table:
 		parent.addToCell(text)
 	default:
@@ -316,9 +393,10 @@ func (w *walker) endTable() error {
 	}
 	w.pop()
 	f.endRow()
+	w.endTablePages(f)
 	switch parent := w.top(); {
 	case parent == nil:
-		if _, err := w.x.add(extract.Table, 0, f.tableText()); err != nil {
+		if _, err := w.x.add(extract.Table, 0, f.tableText(), w.startPos(f)); err != nil {
 			return err
 		}
 		return w.flush()
@@ -347,12 +425,17 @@ func (f *frame) appendLine(s string) {
 func (f *frame) startRow() {
 	f.endRow()
 	f.inRow = true
+	f.pg.startRow()
 }
 
 func (f *frame) startCell() {
 	f.endCell()
+	if !f.inRow {
+		f.pg.startRow()
+	}
 	f.inRow = true
 	f.inCell = true
+	f.pg.startCell()
 }
 
 // addToCell joins a cell's paragraphs with spaces: a row must stay on
@@ -372,6 +455,7 @@ func (f *frame) addToCell(s string) {
 }
 
 func (f *frame) endCell() {
+	f.pg.endCell()
 	if !f.inCell {
 		return
 	}
@@ -387,6 +471,7 @@ func (f *frame) endRow() {
 		return
 	}
 	f.inRow = false
+	f.pg.endRow()
 	for _, c := range f.row {
 		if c != "" {
 			f.rows = append(f.rows, f.row)
@@ -465,7 +550,7 @@ func (w *walker) image(target, alt string) error {
 	if err != nil || !ok {
 		return err
 	}
-	w.deferred = append(w.deferred, pending{img, desc})
+	w.deferred = append(w.deferred, pending{img, desc, w.pos()})
 	if len(w.frames) == 0 {
 		return w.flush()
 	}
@@ -475,7 +560,11 @@ func (w *walker) image(target, alt string) error {
 // flush adds the images queued behind the block just emitted.
 func (w *walker) flush() error {
 	for _, p := range w.deferred {
+		n := w.x.b.Len()
 		w.x.b.AddImage(p.img, p.desc)
+		if w.x.b.Len() != n { // a figure block was added
+			w.x.pages.record(p.at)
+		}
 		if err := w.x.checkText(); err != nil {
 			return err
 		}

@@ -47,3 +47,23 @@ func TestConformance(t *testing.T) {
 		},
 	})
 }
+
+// TestConformancePaged runs the suite on documents whose bodies record
+// page breaks, held to the paged profile.
+func TestConformancePaged(t *testing.T) {
+	paged := parts(t, pagedBody())
+	delete(paged, "word/media/fake.png")
+	extracttest.RunConformance(t, extracttest.Harness{
+		Extractor: Extractor{},
+		Profile:   pagedProfile,
+		Samples: []extracttest.Sample{
+			{Name: "paged.docx", Data: zipParts(t, paged)},
+			{Name: "paged-stored.docx", Data: zipPartsMethod(t, paged, zip.Store)},
+		},
+		Container: true,
+		Known: map[string]string{
+			"MaxPages": "MaxPages bounds the work of rendering PDF pages; a DOCX's pages are the breaks Word recorded, " +
+				"its text is bounded by MaxTextBytes, and cutting at a page would drop text only from files Word happened to paginate",
+		},
+	})
+}

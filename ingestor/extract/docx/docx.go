@@ -34,7 +34,9 @@ type Extractor struct{}
 var _ extract.Extractor = Extractor{}
 
 // Extract reads the document body of a .docx file in reading order:
-// headings, paragraphs, tables (one block each) and PNG/JPEG images.
+// headings, paragraphs, tables (one block each) and PNG/JPEG images,
+// each with the page it starts on when the file records page breaks
+// (pages.go).
 // Zero fields of lim take their value from extract.DefaultLimits, so a
 // zero Limits never means "unlimited".
 func (Extractor) Extract(ctx context.Context, data []byte, name string, lim extract.Limits) (*extract.Document, error) {

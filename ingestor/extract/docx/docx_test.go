@@ -77,6 +77,11 @@ func TestExtract(t *testing.T) {
 			images: 1,
 		},
 		{
+			name:   "table with an empty last cell",
+			body:   table([]string{"Q1", "Q2"}, []string{"10", ""}),
+			blocks: []string{"table:0:Q1 | Q2\n10 |"},
+		},
+		{
 			name:   "table with an empty first cell",
 			body:   table([]string{"", "Q1"}, []string{"Sales", "10"}),
 			blocks: []string{"table:0: | Q1\nSales | 10"},

@@ -3,20 +3,24 @@ package docx
 import (
 	"fmt"
 	"strings"
+	"unicode"
 
 	"github.com/strata-kb/strata/ingestor/extract"
 )
 
-// add cleans a block's text and appends it, returning the text added
-// ("" when it was blank and skipped).
-func (x *extraction) add(kind extract.Kind, level int, text string) (string, error) {
+// add cleans a block's text and appends it, starting on page at,
+// returning the text added ("" when it was blank and skipped).
+func (x *extraction) add(kind extract.Kind, level int, text string, at pagePair) (string, error) {
 	text = clean(text)
-	if kind != extract.Table { // a table's first cell may be empty: keep its " | "
+	if kind == extract.Table { // a table's first cell may be empty: keep its " | "
+		text = strings.TrimRightFunc(text, unicode.IsSpace) // its last may be too: "a | " ends "a |"
+	} else {
 		text = strings.TrimSpace(text)
 	}
 	if x.b.Add(kind, level, 0, text) < 0 {
 		return "", nil
 	}
+	x.pages.record(at)
 	return text, x.checkText()
 }
 
@@ -52,12 +56,13 @@ func (x *extraction) finish() (*extract.Document, error) {
 			x.warn("%s", w)
 		}
 	}
-	x.b.SetPages(0)
 	if x.imagesOverMax > 0 {
 		x.warn("%d images skipped: more than %d images", x.imagesOverMax, x.lim.MaxImages)
 	}
 	if x.suppressed > 0 {
 		x.b.Warn(fmt.Sprintf("%d more warnings not shown", x.suppressed))
 	}
-	return x.b.Doc(), nil
+	doc := x.b.Doc()
+	x.pages.apply(doc) // Pages and Block.Page stay 0 without page breaks
+	return doc, nil
 }

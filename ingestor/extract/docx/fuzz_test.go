@@ -52,6 +52,9 @@ func FuzzExtract(f *testing.F) {
 	core := parts(f, para("", "Body."))
 	core["docProps/core.xml"] = []byte(fullCoreXML)
 	f.Add(zipPartsMethod(f, core, zip.Store)) // stored: its properties are there to mutate
+	paged := parts(f, pagedBody())
+	delete(paged, "word/media/fake.png")
+	f.Add(zipPartsMethod(f, paged, zip.Store)) // stored: its page breaks are there to mutate
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// Extraction must stop by itself within lim.Timeout. A loop that
 		// ignores it would hang the fuzzer silently; crash instead, so the
@@ -73,7 +76,7 @@ func FuzzExtract(f *testing.F) {
 			}
 			return
 		}
-		extracttest.Verify(t, doc, data, profile)
+		extracttest.Verify(t, doc, data, profileFor(doc))
 		if err := extracttest.CheckLimits(doc, fuzzLimits()); err != nil {
 			t.Fatal(err)
 		}

@@ -234,8 +234,10 @@ func richBody() string {
 }
 
 // profile is what every DOCX document promises: clean text (no control
-// characters), images with their figures, no pages, the core properties
-// under their keys (coreKeys), cleaned; a zip archive MaxUncompressed bounds.
+// characters), images with their figures, the core properties under
+// their keys (coreKeys), cleaned; a zip archive MaxUncompressed bounds.
+// It has no pages: a document whose body records page breaks is held to
+// pagedProfile instead (profileFor).
 var profile = extracttest.Profile{
 	Format:        "docx",
 	Images:        true,
@@ -246,11 +248,28 @@ var profile = extracttest.Profile{
 	CleanMetadata: true,
 }
 
+// pagedProfile is profile for a document with page breaks: every block
+// and image on a page 1..Pages, in order.
+var pagedProfile = func() extracttest.Profile {
+	p := profile
+	p.Pages = true
+	return p
+}()
+
+// profileFor is the profile doc is held to: with pages or without, as
+// its body says (a DOCX either knows the page of every block or of none).
+func profileFor(doc *extract.Document) extracttest.Profile {
+	if doc != nil && doc.Pages > 0 {
+		return pagedProfile
+	}
+	return profile
+}
+
 func run(tb testing.TB, data []byte, lim extract.Limits) (*extract.Document, error) {
 	tb.Helper()
 	doc, err := Extractor{}.Extract(context.Background(), data, "sample.docx", lim)
 	if err == nil {
-		extracttest.Verify(tb, doc, data, profile)
+		extracttest.Verify(tb, doc, data, profileFor(doc))
 	}
 	return doc, err
 }

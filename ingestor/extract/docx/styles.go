@@ -16,6 +16,9 @@ type style struct {
 	name    string
 	basedOn string
 	outline int // w:outlineLvl, 0-based; -1 when absent
+	// breakBefore is w:pageBreakBefore: 1 on, 0 off, -1 absent
+	// (inherited through basedOn).
+	breakBefore int
 }
 
 // styleSheet maps style ids to styles.
@@ -44,7 +47,7 @@ func (x *extraction) parseStyles(t *tokens) error {
 					}
 					continue
 				}
-				id, cur = attr(tok, "styleId"), &style{outline: -1}
+				id, cur = attr(tok, "styleId"), &style{outline: -1, breakBefore: -1}
 			case "name":
 				if cur != nil {
 					cur.name = attr(tok, "val")
@@ -56,6 +59,10 @@ func (x *extraction) parseStyles(t *tokens) error {
 			case "outlineLvl":
 				if cur != nil {
 					cur.outline = parseOutline(attr(tok, "val"))
+				}
+			case "pageBreakBefore":
+				if cur != nil {
+					cur.breakBefore = onOff(tok)
 				}
 			}
 		case xml.EndElement:
@@ -92,6 +99,32 @@ func (s styleSheet) heading(id string) (level int, title bool) {
 		id = st.basedOn
 	}
 	return 0, false
+}
+
+// breakBefore reports whether a paragraph style, or the first style up
+// its basedOn chain that says, sets w:pageBreakBefore.
+func (s styleSheet) breakBefore(id string) bool {
+	for i := 0; i < maxStyleChain && id != ""; i++ {
+		st, known := s[id]
+		if !known {
+			return false
+		}
+		if st.breakBefore >= 0 {
+			return st.breakBefore == 1
+		}
+		id = st.basedOn
+	}
+	return false
+}
+
+// onOff reads a toggle property (ST_OnOff): present without w:val, or
+// with any value but false/0/off, means on. It returns 1 or 0.
+func onOff(e xml.StartElement) int {
+	switch strings.ToLower(attr(e, "val")) {
+	case "0", "false", "off":
+		return 0
+	}
+	return 1
 }
 
 // levelFromName recognises "heading N" / "HeadingN" and "Title".
