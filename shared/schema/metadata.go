@@ -35,7 +35,10 @@ func RangeProperties(ctx context.Context, c *weaviate.Client, class string) (map
 // first write of a value: auto-schema would make a date a text property.
 func AddRangeProperty(ctx context.Context, c *weaviate.Client, class, name string, k metadata.Kind) error {
 	err := c.Schema().PropertyCreator().WithClassName(class).WithProperty(RangeProperty(name, k)).Do(ctx)
-	if err != nil && !strings.Contains(err.Error(), "already exists") {
+	// A concurrent writer (another commit, or a retried request whose first
+	// attempt succeeded) may have added it: Weaviate then says "already
+	// exists" or "conflict for property ...: already in use".
+	if err != nil && !strings.Contains(err.Error(), "already exists") && !strings.Contains(err.Error(), "already in use") {
 		return fmt.Errorf("add metadata property %s to %s: %w", name, class, err)
 	}
 	return nil
