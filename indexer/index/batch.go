@@ -70,8 +70,9 @@ const (
 // writeBatch writes one batch request. A batch answers 200 with an error
 // per object whose tenant Weaviate could not check with the Raft leader
 // (adapters/repos/db/index.go putObjectBatch resolves each object's shard
-// with the leader): those objects, and only those, are sent again once the
-// leader may be back.
+// with the leader), or whose shard was read-only while another writer
+// updated the collection (schema.ClassUpdating): those objects, and only
+// those, are sent again once the leader may be back or the update done.
 func (w *Writer) writeBatch(ctx context.Context, objs []*models.Object) error {
 	pause := leaderPause
 	for attempt := 0; ; attempt++ {
@@ -90,7 +91,8 @@ func (w *Writer) writeBatch(ctx context.Context, objs []*models.Object) error {
 }
 
 // writeBatchOnce sends one batch request and returns the objects refused
-// because the Raft leader was lost (to send again) with the first refusal,
+// because the Raft leader was lost or the collection was being updated (to
+// send again) with the first refusal,
 // or no objects and the first other failure.
 func (w *Writer) writeBatchOnce(ctx context.Context, objs []*models.Object) (again []*models.Object, err error) {
 	// ALL: every replica holds an object before its commit is published,
@@ -105,7 +107,7 @@ func (w *Writer) writeBatchOnce(ctx context.Context, objs []*models.Object) (aga
 			continue
 		}
 		msg := r.Result.Errors.Error[0].Message
-		if !schema.LeaderLost(msg) || len(resp) != len(objs) {
+		if !(schema.LeaderLost(msg) || schema.ClassUpdating(msg)) || len(resp) != len(objs) {
 			return nil, fmt.Errorf("batch object %s: %s", r.ID, msg)
 		}
 		again = append(again, objs[i])

@@ -2,13 +2,16 @@ package index
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-openapi/strfmt"
 	"github.com/weaviate/weaviate/entities/models"
 
 	"github.com/strata-kb/strata/shared/ids"
+	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
 )
 
@@ -45,5 +48,68 @@ func TestParallelBatchesWriteEverythingAndReportFailures(t *testing.T) {
 	err := w.batch(ctx, objs)
 	if err == nil || !strings.Contains(err.Error(), string(bad.ID)) {
 		t.Fatalf("err %v, want the refused object %s named", err, bad.ID)
+	}
+}
+
+// Vectors written while another writer adds a model's named vector to the
+// collection are all stored: Weaviate makes the collection's shards
+// read-only while it applies the update, and the refused objects are sent
+// again (CI once failed a write on it).
+func TestVectorWritesDuringCollectionUpdate(t *testing.T) {
+	w, wv := newWriter(t)
+	ctx := context.Background()
+	const p = "class-updating"
+	var files []pipeline.FileVersion
+	for i := range 12 {
+		fv := version(p, fmt.Sprintf("doc-%d.md", i), "e", fmt.Sprint(100+i), "one", "two", "three")
+		mustApply(t, w, fv, Applied)
+		files = append(files, fv)
+	}
+	stop := make(chan struct{})
+	updates := make(chan error, 1)
+	go func() {
+		// Each new model is a collection update (schema.EnsureVectorSpace).
+		defer close(updates)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if err := schema.EnsureVectorSpace(ctx, wv, fmt.Sprintf("updating-model-%d-%d", time.Now().UnixNano(), i), 1); err != nil {
+				updates <- err
+				return
+			}
+		}
+	}()
+	for round := range 4 {
+		for _, fv := range files {
+			if err := w.ApplyVectors(ctx, vectorsOf(fv, testModel, 3)); err != nil {
+				close(stop)
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+	}
+	close(stop)
+	if err := <-updates; err != nil {
+		t.Fatalf("collection update: %v", err)
+	}
+	for _, fv := range files {
+		got := fileObjects(t, wv, schema.ChunkVectorClass, p, fv.FileID)
+		if len(got) != len(fv.Chunks) {
+			t.Errorf("%s: %d vectors stored, want %d", fv.Object.Key, len(got), len(fv.Chunks))
+		}
+	}
+}
+
+func TestClassUpdating(t *testing.T) {
+	for msg, want := range map[string]bool{
+		"store is read-only due to: UpdateVectorIndexConfigs: [m_a m_b]": true,
+		"store is read-only due to: disk usage too high":                  false,
+		"invalid text property 'index'":                                   false,
+	} {
+		if got := schema.ClassUpdating(msg); got != want {
+			t.Errorf("ClassUpdating(%q) = %v, want %v", msg, got, want)
+		}
 	}
 }

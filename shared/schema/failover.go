@@ -302,6 +302,15 @@ func LeaderLost(msg string) bool {
 	return false
 }
 
+// ClassUpdating reports a per-object batch error Weaviate gives while it
+// applies a collection update (a named vector or BM25 parameters added by
+// another writer): every shard of the collection is read-only until the
+// update is done (index.updateVectorIndexConfigs), a fraction of a second.
+// Nothing was written, and the same objects are accepted right after.
+func ClassUpdating(msg string) bool {
+	return strings.Contains(msg, "read-only due to: UpdateVectorIndexConfigs")
+}
+
 // unreachable reports errors that mean the node is not there (so another
 // may be), as opposed to a request that reached a node and failed.
 func unreachable(err error) bool {

@@ -109,22 +109,38 @@ func EnsureVectorProperties(ctx context.Context, c *weaviate.Client) error {
 	return copyRangeProperties(ctx, c)
 }
 
+// namedVectorAttempts bounds how often a named vector is added again after
+// another writer changed the collection's vectors in between.
+const namedVectorAttempts = 8
+
+// ensureNamedVector adds a named vector to ChunkVector. An update sends the
+// whole collection, so writers adding models at once race: Weaviate refuses
+// an update that lacks a vector another writer just added ("missing config
+// for vector"), and may accept it and drop the other's (seen with six at
+// once, TestModelsAddedConcurrently). So every update is read back, and
+// made again until the vector is there.
 func ensureNamedVector(ctx context.Context, c *weaviate.Client, name string) error {
-	have, err := c.Schema().ClassGetter().WithClassName(ChunkVectorClass).Do(ctx)
-	if err != nil {
-		return fmt.Errorf("read collection %s: %w", ChunkVectorClass, err)
+	var lastErr error
+	for range namedVectorAttempts {
+		have, err := c.Schema().ClassGetter().WithClassName(ChunkVectorClass).Do(ctx)
+		if err != nil {
+			return fmt.Errorf("read collection %s: %w", ChunkVectorClass, err)
+		}
+		if _, ok := have.VectorConfig[name]; ok {
+			return nil
+		}
+		if have.VectorConfig == nil {
+			have.VectorConfig = map[string]models.VectorConfig{}
+		}
+		have.VectorConfig[name] = namedVector()
+		err = c.Schema().ClassUpdater().WithClass(have).Do(ctx)
+		if err != nil && !strings.Contains(err.Error(), "missing config for vector") {
+			return fmt.Errorf("add named vector %s to %s: %w", name, ChunkVectorClass, err)
+		}
+		lastErr = err
 	}
-	if _, ok := have.VectorConfig[name]; ok {
-		return nil
-	}
-	if have.VectorConfig == nil {
-		have.VectorConfig = map[string]models.VectorConfig{}
-	}
-	have.VectorConfig[name] = namedVector()
-	if err := c.Schema().ClassUpdater().WithClass(have).Do(ctx); err != nil {
-		return fmt.Errorf("add named vector %s to %s: %w", name, ChunkVectorClass, err)
-	}
-	return nil
+	return fmt.Errorf("add named vector %s to %s: still missing after %d updates (others kept changing it): %v",
+		name, ChunkVectorClass, namedVectorAttempts, lastErr)
 }
 
 // HasVectorSpace reports whether vectors of model have been written at all.

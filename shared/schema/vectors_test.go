@@ -2,6 +2,8 @@ package schema_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/strata-kb/strata/shared/schema"
@@ -58,5 +60,42 @@ func TestSecondModelIsAddedSideBySide(t *testing.T) {
 	}
 	if ok, _ := schema.HasVectorSpace(ctx, wv, "model-c"); ok {
 		t.Fatal("model-c was never added")
+	}
+}
+
+// Models added at once by several writers all get their vector space: an
+// update that lost the race to another writer's is read again and retried.
+func TestModelsAddedConcurrently(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a real weaviate-server; skipped with -short")
+	}
+	st := serverstest.StartShared(t)
+	defer serverstest.StopShared()
+	wv, err := schema.NewClient(st.WeaviateHost, st.WeaviateGRPCHost, servers.LocalWeaviateWriter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := schema.EnsureVectorSpace(ctx, wv, "concurrent-0", 1); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 6)
+	for i := 1; i <= 6; i++ {
+		wg.Go(func() {
+			if err := schema.EnsureVectorSpace(ctx, wv, fmt.Sprintf("concurrent-%d", i), 1); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for i := range 7 {
+		if ok, err := schema.HasVectorSpace(ctx, wv, fmt.Sprintf("concurrent-%d", i)); err != nil || !ok {
+			t.Errorf("concurrent-%d: %v %v", i, ok, err)
+		}
 	}
 }
