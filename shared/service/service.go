@@ -8,11 +8,10 @@
 //	func main() { service.Main("ingestor", run) }
 //
 //	func run(ctx context.Context, args []string) error {
-//		var cfg Config
-//		return service.Start(ctx, "ingestor", args, &cfg, func(ctx context.Context, deps service.Deps) error {
-//			return serve(ctx, &cfg, deps)
-//		})
+//		return service.Start(ctx, "ingestor", args, new(Config), serve)
 //	}
+//
+//	func serve(ctx context.Context, cfg *Config, deps service.Deps) error { ... }
 //
 // run stays a function of its own so that tests start the service in process.
 package service
@@ -80,10 +79,11 @@ func Main(name string, run func(ctx context.Context, args []string) error) {
 // Start registers cfg's flags on a flag set called name, parses args into
 // them (config.Parse: flags, then STRATA_ variables, then the -config file),
 // validates cfg, makes the logger and, where cfg has -trace-exporter, sets up
-// tracing for name; then it calls run and returns its error, after flushing
-// the traces. After -h, -help or -version it returns nil without calling run:
-// config.Parse has printed what was asked.
-func Start(ctx context.Context, name string, args []string, cfg Config, run func(ctx context.Context, deps Deps) error) error {
+// tracing for name; then it calls serve with cfg and returns its error, after
+// flushing the traces. After -h, -help or -version it returns nil without
+// calling serve: config.Parse has printed what was asked. (C is generic so
+// that serve takes the service's own *Config, not the interface.)
+func Start[C Config](ctx context.Context, name string, args []string, cfg C, serve func(ctx context.Context, cfg C, deps Deps) error) error {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	cfg.RegisterFlags(fs)
 	level, format := fs.Lookup(logLevelFlag), fs.Lookup(logFormatFlag)
@@ -114,7 +114,7 @@ func Start(ctx context.Context, name string, args []string, cfg Config, run func
 		// flushed all the same.
 		defer stopTracing(context.WithoutCancel(ctx))
 	}
-	return run(ctx, Deps{Log: log, Metrics: metrics.New()})
+	return serve(ctx, cfg, Deps{Log: log, Metrics: metrics.New()})
 }
 
 // ServeHealth listens on addr and serves /healthz, /readyz (ready) and

@@ -101,13 +101,16 @@ func TestStartRunsWithParsedConfig(t *testing.T) {
 	cfg := testConfig{trace: true}
 	var got Deps
 	out := stdout(t, func() {
-		err := Start(context.Background(), "svc", []string{"-name", "x"}, &cfg, func(_ context.Context, deps Deps) error {
+		err := Start(context.Background(), "svc", []string{"-name", "x"}, &cfg, func(_ context.Context, c *testConfig, deps Deps) error {
+			if c != &cfg {
+				t.Errorf("serve got config %p, want the one given, %p", c, &cfg)
+			}
 			got = deps
 			deps.Log.Info("a line on stderr")
 			return errors.New("stopped")
 		})
 		if err == nil || err.Error() != "stopped" {
-			t.Errorf("Start = %v, want run's error", err)
+			t.Errorf("Start = %v, want serve's error", err)
 		}
 	})
 	if cfg.Name != "x" || cfg.LogFormat != "text" || cfg.Trace != "none" {
@@ -125,21 +128,21 @@ func TestStartRunsWithParsedConfig(t *testing.T) {
 // starting the service (exit 0).
 func TestStartHelp(t *testing.T) {
 	for arg, want := range map[string]string{"-h": "Usage: svc", "-version": "svc "} {
-		var ran bool
+		var served bool
 		out := stdout(t, func() {
-			if err := Start(context.Background(), "svc", []string{arg}, &testConfig{}, func(context.Context, Deps) error { ran = true; return nil }); err != nil {
+			if err := Start(context.Background(), "svc", []string{arg}, &testConfig{}, func(context.Context, *testConfig, Deps) error { served = true; return nil }); err != nil {
 				t.Errorf("%s: Start = %v", arg, err)
 			}
 		})
-		if ran || !strings.HasPrefix(out, want) {
-			t.Errorf("%s: ran %v, stdout %q; want %q and no run", arg, ran, out, want)
+		if served || !strings.HasPrefix(out, want) {
+			t.Errorf("%s: served %v, stdout %q; want %q and no serve", arg, served, out, want)
 		}
 	}
 }
 
 // TestStartRefuses: a bad command line, an invalid configuration, a bad
 // logger or tracing setting, or a configuration without the logging flags
-// stops the start-up before run, with an error naming the cause.
+// stops the start-up before serve, with an error naming the cause.
 func TestStartRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -153,8 +156,8 @@ func TestStartRefuses(t *testing.T) {
 		{"trace exporter", &testConfig{trace: true}, []string{"-trace-exporter", "carrier-pigeon"}, `trace exporter "carrier-pigeon"`},
 		{"no log flags", noLogFlags{}, []string{"-h"}, "registers no -log-level or -log-format flag"},
 	} {
-		err := Start(context.Background(), "svc", tc.args, tc.cfg, func(context.Context, Deps) error {
-			t.Errorf("%s: run called", tc.name)
+		err := Start(context.Background(), "svc", tc.args, tc.cfg, func(context.Context, Config, Deps) error {
+			t.Errorf("%s: serve called", tc.name)
 			return nil
 		})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -166,11 +169,11 @@ func TestStartRefuses(t *testing.T) {
 // TestStartWithoutTracing: a configuration without -trace-exporter (queryd)
 // starts without tracing.
 func TestStartWithoutTracing(t *testing.T) {
-	err := Start(context.Background(), "svc", []string{"-trace-exporter", "stdout"}, &testConfig{}, func(context.Context, Deps) error { return nil })
+	err := Start(context.Background(), "svc", []string{"-trace-exporter", "stdout"}, &testConfig{}, func(context.Context, *testConfig, Deps) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "flag provided but not defined: -trace-exporter") {
 		t.Errorf("Start = %v, want -trace-exporter unknown", err)
 	}
-	if err := Start(context.Background(), "svc", nil, &testConfig{}, func(context.Context, Deps) error { return nil }); err != nil {
+	if err := Start(context.Background(), "svc", nil, &testConfig{}, func(context.Context, *testConfig, Deps) error { return nil }); err != nil {
 		t.Errorf("Start = %v", err)
 	}
 }

@@ -59,13 +59,10 @@ func (c *Config) Validate() error {
 
 func main() { service.Main("embedder", run) }
 
-// run starts the embedder with the command line args (service.Start) and
-// serves until ctx ends.
+// run starts the embedder with the command line args and serves until ctx
+// ends: service.Start parses and checks the configuration, then calls serve.
 func run(ctx context.Context, args []string) error {
-	var cfg Config
-	return service.Start(ctx, "embedder", args, &cfg, func(ctx context.Context, deps service.Deps) error {
-		return serve(ctx, &cfg, deps)
-	})
+	return service.Start(ctx, "embedder", args, new(Config), serve)
 }
 
 // serve embeds file versions until ctx ends, then drains NATS.

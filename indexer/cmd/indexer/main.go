@@ -84,13 +84,10 @@ func (c *Config) Validate() error {
 
 func main() { service.Main("indexer", run) }
 
-// run starts the indexer with the command line args (service.Start) and
-// serves until ctx ends.
+// run starts the indexer with the command line args and serves until ctx
+// ends: service.Start parses and checks the configuration, then calls serve.
 func run(ctx context.Context, args []string) error {
-	var cfg Config
-	return service.Start(ctx, "indexer", args, &cfg, func(ctx context.Context, deps service.Deps) error {
-		return serve(ctx, &cfg, deps)
-	})
+	return service.Start(ctx, "indexer", args, new(Config), serve)
 }
 
 // serve indexes file versions and vectors until ctx ends, then drains NATS.

@@ -176,13 +176,10 @@ func defaultPictureReader() string {
 
 func main() { service.Main("ingestor", run) }
 
-// run starts the ingestor with the command line args (service.Start) and
-// serves until ctx ends.
+// run starts the ingestor with the command line args and serves until ctx
+// ends: service.Start parses and checks the configuration, then calls serve.
 func run(ctx context.Context, args []string) error {
-	var cfg Config
-	return service.Start(ctx, "ingestor", args, &cfg, func(ctx context.Context, deps service.Deps) error {
-		return serve(ctx, &cfg, deps)
-	})
+	return service.Start(ctx, "ingestor", args, new(Config), serve)
 }
 
 // serve ingests bucket events until ctx ends, then drains NATS.

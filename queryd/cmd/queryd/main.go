@@ -235,13 +235,10 @@ func serveStdio(ctx context.Context, mcpServer *server.MCPServer, keys auth.KeyL
 
 func main() { service.Main("queryd", run) }
 
-// run starts queryd with the command line args (service.Start) and serves
-// until ctx ends.
+// run starts queryd with the command line args and serves until ctx ends:
+// service.Start parses and checks the configuration, then calls serve.
 func run(ctx context.Context, args []string) error {
-	var cfg Config
-	return service.Start(ctx, "queryd", args, &cfg, func(ctx context.Context, deps service.Deps) error {
-		return serve(ctx, &cfg, deps)
-	})
+	return service.Start(ctx, "queryd", args, new(Config), serve)
 }
 
 // serve serves the MCP tools over HTTP, or to one client on stdio, until ctx
