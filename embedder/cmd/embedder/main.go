@@ -6,22 +6,14 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
-	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/strata-kb/strata/embedder/embedding"
 	"github.com/strata-kb/strata/embedder/vectorcache"
 	"github.com/strata-kb/strata/shared/config"
 	"github.com/strata-kb/strata/shared/embed"
-	"github.com/strata-kb/strata/shared/health"
-	"github.com/strata-kb/strata/shared/logging"
-	"github.com/strata-kb/strata/shared/metrics"
 	"github.com/strata-kb/strata/shared/pipeline"
-	"github.com/strata-kb/strata/shared/tracing"
+	"github.com/strata-kb/strata/shared/service"
 	"github.com/strata-kb/strata/shared/worker"
 )
 
@@ -65,37 +57,17 @@ func (c *Config) Validate() error {
 	return p.Err()
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "embedder:", err)
-		os.Exit(1)
-	}
+func main() { service.Main("embedder", run) }
+
+// run starts the embedder with the command line args and serves until ctx
+// ends: service.Start parses and checks the configuration, then calls serve.
+func run(ctx context.Context, args []string) error {
+	return service.Start(ctx, "embedder", args, new(Config), serve)
 }
 
-func run(ctx context.Context, args []string) error {
-	var cfg Config
-	fs := flag.NewFlagSet("embedder", flag.ContinueOnError)
-	cfg.RegisterFlags(fs)
-	if err := config.Parse(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil // -h or -version: printed what was asked
-		}
-		return err
-	}
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	log, err := logging.New("embedder", cfg.LogLevel, cfg.LogFormat)
-	if err != nil {
-		return err
-	}
-	stopTracing, err := tracing.Setup(ctx, "embedder", cfg.TraceExporter)
-	if err != nil {
-		return err
-	}
-	defer stopTracing(context.WithoutCancel(ctx))
+// serve embeds file versions until ctx ends, then drains NATS.
+func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
+	log, reg := deps.Log, deps.Metrics
 	provider, err := embed.New(cfg.Embedding)
 	if errors.Is(err, embed.ErrNoProvider) {
 		log.Warn("no embedding provider configured: chunks are indexed for keyword search with embedding status missing")
@@ -107,7 +79,6 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer nc.Close()
-	reg := metrics.New()
 	stage := reg.NewStage("embedder")
 	cons, err := pipeline.EnsureConsumer(ctx, js, pipeline.ChunksStream, pipeline.ConsumerConfig(pipeline.EmbedderConsumer, cfg.MaxAckPending))
 	if err != nil {
@@ -124,20 +95,12 @@ func run(ctx context.Context, args []string) error {
 	emb := embedding.New(provider, pipeline.Publisher{JS: js}, cache, cfg.BatchSize, log)
 	loop := worker.New(worker.Config{Stage: "embedder", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver, Observer: stage, RetryDelays: cfg.Retries()},
 		js, cons, emb.Handle, log)
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", reg.Handler())
 	go stage.WatchLag(ctx, cons, 5*time.Second)
-	hs, err := health.Listen(cfg.HTTPAddr, func() error {
-		if !nc.IsConnected() {
-			return errors.New("nats disconnected")
-		}
-		return nil
-	}, mux)
+	httpAddr, err := deps.ServeHealth(ctx, cfg.HTTPAddr, service.NATSConnected(nc))
 	if err != nil {
 		return err
 	}
-	go hs.Serve(ctx, log)
-	log.Info("embedder running", "nats", cfg.NATSURL, "provider", cfg.Embedding.Provider, "model", modelName(provider), "http", hs.Addr())
+	log.Info("embedder running", "nats", cfg.NATSURL, "provider", cfg.Embedding.Provider, "model", modelName(provider), "http", httpAddr)
 	err = loop.Run(ctx)
 	drainCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -4,14 +4,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/weaviate/weaviate-go-client/v4/weaviate"
@@ -19,12 +15,9 @@ import (
 	"github.com/strata-kb/strata/indexer/index"
 	"github.com/strata-kb/strata/shared/config"
 	"github.com/strata-kb/strata/shared/freshness"
-	"github.com/strata-kb/strata/shared/health"
-	"github.com/strata-kb/strata/shared/logging"
-	"github.com/strata-kb/strata/shared/metrics"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
-	"github.com/strata-kb/strata/shared/tracing"
+	"github.com/strata-kb/strata/shared/service"
 	"github.com/strata-kb/strata/shared/worker"
 )
 
@@ -89,37 +82,17 @@ func (c *Config) Validate() error {
 	return p.Err()
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "indexer:", err)
-		os.Exit(1)
-	}
+func main() { service.Main("indexer", run) }
+
+// run starts the indexer with the command line args and serves until ctx
+// ends: service.Start parses and checks the configuration, then calls serve.
+func run(ctx context.Context, args []string) error {
+	return service.Start(ctx, "indexer", args, new(Config), serve)
 }
 
-func run(ctx context.Context, args []string) error {
-	var cfg Config
-	fs := flag.NewFlagSet("indexer", flag.ContinueOnError)
-	cfg.RegisterFlags(fs)
-	if err := config.Parse(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil // -h or -version: printed what was asked
-		}
-		return err
-	}
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	log, err := logging.New("indexer", cfg.LogLevel, cfg.LogFormat)
-	if err != nil {
-		return err
-	}
-	stopTracing, err := tracing.Setup(ctx, "indexer", cfg.TraceExporter)
-	if err != nil {
-		return err
-	}
-	defer stopTracing(context.WithoutCancel(ctx))
+// serve indexes file versions and vectors until ctx ends, then drains NATS.
+func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
+	log, reg := deps.Log, deps.Metrics
 	wv, err := schema.NewClientWith(cfg.WeaviateHost, cfg.WeaviateGRPC, cfg.WeaviateAPIKey,
 		schema.ClientOptions{WriteTimeout: cfg.WriteTimeout, ReadTimeout: cfg.ReadTimeout})
 	if err != nil {
@@ -133,7 +106,6 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer nc.Close()
-	reg := metrics.New()
 	stage := reg.NewStage("indexer")
 	cons, err := pipeline.EnsureConsumer(ctx, js, pipeline.ChunksStream, pipeline.ConsumerConfig(pipeline.IndexerChunksConsumer, cfg.MaxAckPending))
 	if err != nil {
@@ -182,20 +154,12 @@ func run(ctx context.Context, args []string) error {
 		js, vcons, writer.HandleVectors, log)
 	vectorsDone := make(chan error, 1)
 	go func() { vectorsDone <- vectorLoop.Run(ctx) }()
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", reg.Handler())
 	go stage.WatchLag(ctx, cons, 5*time.Second)
-	hs, err := health.Listen(cfg.HTTPAddr, func() error {
-		if !nc.IsConnected() {
-			return errors.New("nats disconnected")
-		}
-		return nil
-	}, mux)
+	httpAddr, err := deps.ServeHealth(ctx, cfg.HTTPAddr, service.NATSConnected(nc))
 	if err != nil {
 		return err
 	}
-	go hs.Serve(ctx, log)
-	log.Info("indexer running", "nats", cfg.NATSURL, "weaviate", cfg.WeaviateHost, "http", hs.Addr())
+	log.Info("indexer running", "nats", cfg.NATSURL, "weaviate", cfg.WeaviateHost, "http", httpAddr)
 	go vectorStage.WatchLag(ctx, vcons, 5*time.Second)
 	err = loop.Run(ctx)
 	if verr := <-vectorsDone; err == nil {

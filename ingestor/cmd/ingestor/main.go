@@ -5,16 +5,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -28,12 +24,9 @@ import (
 	"github.com/strata-kb/strata/shared/bucket"
 	"github.com/strata-kb/strata/shared/config"
 	"github.com/strata-kb/strata/shared/freshness"
-	"github.com/strata-kb/strata/shared/health"
-	"github.com/strata-kb/strata/shared/logging"
-	"github.com/strata-kb/strata/shared/metrics"
 	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/service"
 	"github.com/strata-kb/strata/shared/tokens"
-	"github.com/strata-kb/strata/shared/tracing"
 	"github.com/strata-kb/strata/shared/worker"
 )
 
@@ -181,37 +174,17 @@ func defaultPictureReader() string {
 	return ""
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "ingestor:", err)
-		os.Exit(1)
-	}
+func main() { service.Main("ingestor", run) }
+
+// run starts the ingestor with the command line args and serves until ctx
+// ends: service.Start parses and checks the configuration, then calls serve.
+func run(ctx context.Context, args []string) error {
+	return service.Start(ctx, "ingestor", args, new(Config), serve)
 }
 
-func run(ctx context.Context, args []string) error {
-	var cfg Config
-	fs := flag.NewFlagSet("ingestor", flag.ContinueOnError)
-	cfg.RegisterFlags(fs)
-	if err := config.Parse(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil // -h or -version: printed what was asked
-		}
-		return err
-	}
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	log, err := logging.New("ingestor", cfg.LogLevel, cfg.LogFormat)
-	if err != nil {
-		return err
-	}
-	stopTracing, err := tracing.Setup(ctx, "ingestor", cfg.TraceExporter)
-	if err != nil {
-		return err
-	}
-	defer stopTracing(context.WithoutCancel(ctx))
+// serve ingests bucket events until ctx ends, then drains NATS.
+func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
+	log, reg := deps.Log, deps.Metrics
 	counter, err := tokens.New()
 	if err != nil {
 		return err
@@ -225,7 +198,6 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer nc.Close()
-	reg := metrics.New()
 	stage := reg.NewStage("ingestor")
 	cons, err := pipeline.EnsureConsumer(ctx, js, pipeline.ObjectsStream, pipeline.ConsumerConfig(pipeline.IngestorConsumer, cfg.MaxAckPending))
 	if err != nil {
@@ -269,24 +241,16 @@ func run(ctx context.Context, args []string) error {
 		defer waitLive()
 	}
 
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", reg.Handler())
 	go stage.WatchLag(ctx, cons, 5*time.Second)
-	hs, err := health.Listen(cfg.HTTPAddr, func() error {
-		if !nc.IsConnected() {
-			return errors.New("nats disconnected")
-		}
-		return nil
-	}, mux)
+	httpAddr, err := deps.ServeHealth(ctx, cfg.HTTPAddr, service.NATSConnected(nc))
 	if err != nil {
 		return err
 	}
-	go hs.Serve(ctx, log)
 	pictures := cfg.PictureReader
 	if pictures == "" {
 		pictures = "pdfimages only (" + pictureReaderName + " not found or -pdf-picture-reader empty)"
 	}
-	log.Info("ingestor running", "nats", cfg.NATSURL, "s3", cfg.S3Endpoint, "http", hs.Addr(), "pdf_pictures", pictures)
+	log.Info("ingestor running", "nats", cfg.NATSURL, "s3", cfg.S3Endpoint, "http", httpAddr, "pdf_pictures", pictures)
 	err = loop.Run(ctx)
 	log.Info("ingestor stopped; draining NATS")
 	drainCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -15,10 +15,8 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
-	"os/signal"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -38,10 +36,10 @@ import (
 	"github.com/strata-kb/strata/shared/config"
 	"github.com/strata-kb/strata/shared/embed"
 	"github.com/strata-kb/strata/shared/freshness"
-	"github.com/strata-kb/strata/shared/logging"
 	"github.com/strata-kb/strata/shared/metrics"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
+	"github.com/strata-kb/strata/shared/service"
 )
 
 // version is set at build time.
@@ -235,32 +233,18 @@ func serveStdio(ctx context.Context, mcpServer *server.MCPServer, keys auth.KeyL
 	return nil
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "queryd:", err)
-		os.Exit(1)
-	}
+func main() { service.Main("queryd", run) }
+
+// run starts queryd with the command line args and serves until ctx ends:
+// service.Start parses and checks the configuration, then calls serve.
+func run(ctx context.Context, args []string) error {
+	return service.Start(ctx, "queryd", args, new(Config), serve)
 }
 
-func run(ctx context.Context, args []string) error {
-	var cfg Config
-	fs := flag.NewFlagSet("queryd", flag.ContinueOnError)
-	cfg.RegisterFlags(fs)
-	if err := config.Parse(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil // -h or -version: printed what was asked
-		}
-		return err
-	}
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	log, err := logging.New("queryd", cfg.LogLevel, cfg.LogFormat)
-	if err != nil {
-		return err
-	}
+// serve serves the MCP tools over HTTP, or to one client on stdio, until ctx
+// ends.
+func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
+	log, reg := deps.Log, deps.Metrics
 	fromFlag, _ := flagKeys(cfg.APIKeys, cfg.NATSURL) // validated
 	var keys auth.KeyLookup = fromFlag
 	signer, _ := cursor.NewSigner(cfg.CursorSecret)
@@ -316,11 +300,10 @@ func run(ctx context.Context, args []string) error {
 			}
 		}()
 	}
-	reg := metrics.New()
 	grpcFallbacks(reg, st.GRPCFailures)
 	var tl *tools.Tools // set below; the budget asks it for a tool's toolset at call time
 	files := resources.New(st, signer, log).SetPageSize(cfg.Web.ResourcePage)
-	mcpServer := newMCPServer(&cfg, reg, counter, func(tool string) string { return tl.ToolsetOf(tool) }, log, files.Options()...)
+	mcpServer := newMCPServer(cfg, reg, counter, func(tool string) string { return tl.ToolsetOf(tool) }, log, files.Options()...)
 	files.Register(mcpServer)
 	tl = tools.New(st, signer, log).SetTokenBudget(cfg.TokenBudget).SetStrata(st, st, states, dead)
 	provider, err := embed.New(cfg.Embedding)
