@@ -13,10 +13,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/strata-kb/strata/embedder/embed"
 	"github.com/strata-kb/strata/embedder/embedding"
 	"github.com/strata-kb/strata/embedder/vectorcache"
 	"github.com/strata-kb/strata/shared/config"
-	"github.com/strata-kb/strata/shared/embed"
 	"github.com/strata-kb/strata/shared/health"
 	"github.com/strata-kb/strata/shared/logging"
 	"github.com/strata-kb/strata/shared/metrics"
