@@ -13,7 +13,7 @@ require (
 	github.com/moby/buildkit v0.33.1
 	github.com/nats-io/nats.go v1.55.0
 	github.com/strata-kb/strata/shared v0.0.0
-	golang.org/x/image v0.15.0
+	golang.org/x/image v0.44.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730
@@ -109,6 +109,7 @@ require (
 	github.com/rs/xid v1.6.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/spf13/cast v1.7.1 // indirect
+	github.com/strata-kb/strata/embedder v0.0.0-00010101000000-000000000000
 	github.com/strata-kb/strata/indexer v0.0.0
 	github.com/strata-kb/strata/ingestor v0.0.0
 	github.com/tinylib/msgp v1.6.4 // indirect
@@ -129,3 +130,5 @@ require (
 )
 
 replace github.com/strata-kb/strata/ingestor => ../ingestor
+
+replace github.com/strata-kb/strata/embedder => ../embedder

@@ -12,9 +12,11 @@ ENV GOWORK=off CGO_ENABLED=0 GOTOOLCHAIN=local GOEXPERIMENT=jsonv2
 WORKDIR /src
 # Module files first: the download layer survives source edits.
 COPY shared/go.mod shared/go.sum shared/
+COPY embedder/go.mod embedder/go.sum embedder/
 COPY queryd/go.mod queryd/go.sum queryd/
 RUN --mount=type=cache,target=/root/go/pkg/mod cd queryd && go mod download
 COPY shared/ shared/
+COPY embedder/ embedder/
 COPY queryd/ queryd/
 RUN --mount=type=cache,target=/root/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
     cd queryd && go build -trimpath -ldflags="-s -w -X main.version=${VERSION}" -o /out/queryd ./cmd/queryd

@@ -20,7 +20,7 @@ var services = []string{"ingestor", "embedder", "indexer", "queryd"}
 // pendingFlags are flags the deployment files may set ahead of work landing
 // in parallel, by service. A missing pending flag is logged, not failed;
 // remove an entry once its flag exists. (The embedding flags that were
-// pending here have landed in shared/embed.)
+// pending here have landed in embedder/embed.)
 var pendingFlags = map[string][]string{}
 
 // flagRE finds flag registrations: fs.StringVar(&c.X, "name", ...),

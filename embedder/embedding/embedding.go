@@ -12,7 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/strata-kb/strata/shared/embed"
+	"github.com/strata-kb/strata/embedder/embed"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/worker"
 )

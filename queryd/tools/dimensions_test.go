@@ -17,9 +17,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/strata-kb/strata/embedder/embed/hfmodel"
 	"github.com/strata-kb/strata/queryd/cursor"
 	"github.com/strata-kb/strata/queryd/store"
-	"github.com/strata-kb/strata/shared/embed/hfmodel"
 	"github.com/strata-kb/strata/shared/pipeline"
 )
 

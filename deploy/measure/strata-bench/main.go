@@ -51,8 +51,8 @@ import (
 	"time"
 
 	"github.com/strata-kb/strata/deploy/localstack"
+	"github.com/strata-kb/strata/embedder/embed/uselite"
 	"github.com/strata-kb/strata/indexer/index"
-	"github.com/strata-kb/strata/shared/embed/uselite"
 	"github.com/strata-kb/strata/shared/grpcsearch"
 	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/servers"

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/strata-kb/strata/deploy/localstack"
+	"github.com/strata-kb/strata/embedder/embed/uselite"
 	"github.com/strata-kb/strata/indexer/index"
-	"github.com/strata-kb/strata/shared/embed/uselite"
 )
 
 // stage is one size of a scale run (-sizes): the index grown to Chunks in

@@ -8,10 +8,10 @@ import (
 	"flag"
 	"time"
 
+	"github.com/strata-kb/strata/embedder/embed"
 	"github.com/strata-kb/strata/embedder/embedding"
 	"github.com/strata-kb/strata/embedder/vectorcache"
 	"github.com/strata-kb/strata/shared/config"
-	"github.com/strata-kb/strata/shared/embed"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/service"
 	"github.com/strata-kb/strata/shared/worker"

@@ -24,6 +24,7 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/strata-kb/strata/embedder/embed"
 	"github.com/strata-kb/strata/queryd/auth"
 	"github.com/strata-kb/strata/queryd/budget"
 	"github.com/strata-kb/strata/queryd/cursor"
@@ -34,7 +35,6 @@ import (
 	"github.com/strata-kb/strata/queryd/toolnotify"
 	"github.com/strata-kb/strata/queryd/tools"
 	"github.com/strata-kb/strata/shared/config"
-	"github.com/strata-kb/strata/shared/embed"
 	"github.com/strata-kb/strata/shared/freshness"
 	"github.com/strata-kb/strata/shared/metrics"
 	"github.com/strata-kb/strata/shared/pipeline"

@@ -19,7 +19,7 @@ import (
 	"time"
 )
 
-// The provider contract from shared/embed, restated so the test does not
+// The provider contract from embedder/embed, restated so the test does not
 // import embed (which imports this package).
 var _ interface {
 	Model() string

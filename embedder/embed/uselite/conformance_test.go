@@ -3,7 +3,7 @@ package uselite
 import (
 	"testing"
 
-	"github.com/strata-kb/strata/shared/embed/embedtest"
+	"github.com/strata-kb/strata/embedder/embed/embedtest"
 )
 
 func TestConformance(t *testing.T) {

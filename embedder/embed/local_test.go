@@ -14,9 +14,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-kb/strata/embedder/embed/embedtest"
+	"github.com/strata-kb/strata/embedder/embed/hfmodel"
 	"github.com/strata-kb/strata/shared/config"
-	"github.com/strata-kb/strata/shared/embed/embedtest"
-	"github.com/strata-kb/strata/shared/embed/hfmodel"
 )
 
 // writeStaticModel writes a 4-d model2vec model of a few words (the model

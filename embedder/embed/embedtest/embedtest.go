@@ -18,7 +18,7 @@
 //     promptly with an error that wraps ctx.Err().
 //
 // It imports nothing of Strata's, so the provider packages, which
-// shared/embed imports, can use it.
+// embedder/embed imports, can use it.
 package embedtest
 
 import (

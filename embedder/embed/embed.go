@@ -1,6 +1,7 @@
-// Package embed is the embedding provider contract shared by the embedder
-// (documents) and queryd (queries), so both always use the same model, and
-// the configuration that picks one:
+// Package embed is the embedding engine: the provider contract used by the
+// embedder (documents) and by queryd (queries, importing this package: the
+// one arrow between stages, docs/decisions.md), so both always use the same
+// model, and the configuration that picks one:
 //
 //   - local (default): Universal Sentence Encoder Lite, 512-d, run in pure
 //     Go from the files of an npm package fetched and checksummed at set-up
@@ -24,10 +25,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/strata-kb/strata/embedder/embed/hfmodel"
+	"github.com/strata-kb/strata/embedder/embed/openai"
+	"github.com/strata-kb/strata/embedder/embed/uselite"
 	"github.com/strata-kb/strata/shared/config"
-	"github.com/strata-kb/strata/shared/embed/hfmodel"
-	"github.com/strata-kb/strata/shared/embed/openai"
-	"github.com/strata-kb/strata/shared/embed/uselite"
 )
 
 // Provider turns texts into vectors.

@@ -17,7 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/strata-kb/strata/shared/embed/kernel"
+	"github.com/strata-kb/strata/embedder/embed/kernel"
 )
 
 // Model is a loaded local model, static or BERT. It is immutable after
