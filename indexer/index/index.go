@@ -13,7 +13,6 @@ package index
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -32,6 +31,7 @@ import (
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/terms"
+	"github.com/strata-kb/strata/shared/wvquery"
 )
 
 // States records object freshness (freshness.Store); nil records nothing.
@@ -164,8 +164,8 @@ func (w *Writer) document(ctx context.Context, project, fileID string) (current,
 	if err != nil || props == nil {
 		return current{}, err
 	}
-	return current{exists: true, deleted: props["deleted"] == true, sequencer: str(props, "sequencer"),
-		fileVersionID: str(props, "file_version_id"), commitSeq: int64(num(props, "commit_seq")), labels: labelsOfProps(props)}, nil
+	return current{exists: true, deleted: props["deleted"] == true, sequencer: wvquery.Str(props, "sequencer"),
+		fileVersionID: wvquery.Str(props, "file_version_id"), commitSeq: int64(wvquery.Float(props, "commit_seq")), labels: labelsOfProps(props)}, nil
 }
 
 func (w *Writer) object(ctx context.Context, class, project, id string) (map[string]any, error) {
@@ -196,7 +196,7 @@ func (w *Writer) Watermark(ctx context.Context, project string) (int64, error) {
 	if err != nil || props == nil {
 		return 0, err
 	}
-	return int64(num(props, "sequence")), nil
+	return int64(wvquery.Float(props, "sequence")), nil
 }
 
 // publish makes seq visible: first in the authoritative store, then in the
@@ -417,11 +417,11 @@ func (w *Writer) decide(ctx context.Context, project, fileID, sequencer, version
 	switch {
 	case newer:
 		return verdict{Stale, true, cur}, nil
-	case v != nil && int64(num(v, "valid_from")) <= watermark:
+	case v != nil && int64(wvquery.Float(v, "valid_from")) <= watermark:
 		// Committed, by its Version found by id; readers find chunks by
 		// filters, which a weaviate-server killed inside a batch may have
 		// left without some objects' index entries (crash_consistency.go).
-		if whole, err := w.chunksFound(ctx, project, versionID, int(num(v, "chunk_count"))); err != nil || !whole {
+		if whole, err := w.chunksFound(ctx, project, versionID, int(wvquery.Float(v, "chunk_count"))); err != nil || !whole {
 			return verdict{tornVersion, err == nil, cur}, err
 		}
 		if !cur.exists || cur.fileVersionID != versionID {
@@ -470,30 +470,6 @@ func textFilter(path, v string) *filters.WhereBuilder {
 
 func intFilter(path string, op filters.WhereOperator, v int64) *filters.WhereBuilder {
 	return filters.Where().WithPath([]string{path}).WithOperator(op).WithValueInt(v)
-}
-
-func and(ws ...*filters.WhereBuilder) *filters.WhereBuilder {
-	return filters.Where().WithOperator(filters.And).WithOperands(ws)
-}
-
-func str(m map[string]any, k string) string {
-	s, _ := m[k].(string)
-	return s
-}
-
-func num(m map[string]any, k string) float64 {
-	switch v := m[k].(type) {
-	case float64:
-		return v
-	case int64:
-		return float64(v)
-	case int:
-		return float64(v)
-	case json.Number:
-		f, _ := v.Float64()
-		return f
-	}
-	return 0
 }
 
 func kindOr(k string) string {

@@ -18,6 +18,7 @@ import (
 	"github.com/strata-kb/strata/shared/objkey"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
+	"github.com/strata-kb/strata/shared/wvquery"
 )
 
 var versionRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$`)
@@ -53,7 +54,7 @@ func (w *Writer) CreateRelease(ctx context.Context, req pipeline.ReleaseRequest)
 	}
 	if existing != nil {
 		return nil, fmt.Errorf("release %q of project %q already exists (release_id %s, sequence %d): version strings cannot be reused",
-			req.Version, req.Project, id, int64(num(existing, "sequence")))
+			req.Version, req.Project, id, int64(wvquery.Float(existing, "sequence")))
 	}
 	seq, err := w.Watermark(ctx, req.Project)
 	if err != nil {
@@ -87,9 +88,9 @@ func (w *Writer) Releases(ctx context.Context, project string) ([]pipeline.Relea
 	out := make([]pipeline.Release, 0, len(rows))
 	for _, r := range rows {
 		m := r.(map[string]any)
-		created, _ := time.Parse(time.RFC3339Nano, str(m, "created_at"))
+		created, _ := time.Parse(time.RFC3339Nano, wvquery.Str(m, "created_at"))
 		out = append(out, pipeline.Release{ReleaseID: m["_additional"].(map[string]any)["id"].(string), Project: project,
-			Branch: str(m, "branch"), Version: str(m, "version"), Sequence: int64(num(m, "sequence")), CreatedAt: created})
+			Branch: wvquery.Str(m, "branch"), Version: wvquery.Str(m, "version"), Sequence: int64(wvquery.Float(m, "sequence")), CreatedAt: created})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Sequence < out[j].Sequence })
 	return out, nil
@@ -177,8 +178,8 @@ func (w *Writer) CollectGarbage(ctx context.Context, project string, retention t
 	rows, _ := resp.Data["Get"].(map[string]any)[schema.VersionClass].([]any)
 	for _, r := range rows {
 		m := r.(map[string]any)
-		committed, _ := time.Parse(time.RFC3339Nano, str(m, "committed_at"))
-		byFile[str(m, "file_id")] = append(byFile[str(m, "file_id")], gcVersion{str(m, "file_version_id"), int64(num(m, "valid_from")), committed})
+		committed, _ := time.Parse(time.RFC3339Nano, wvquery.Str(m, "committed_at"))
+		byFile[wvquery.Str(m, "file_id")] = append(byFile[wvquery.Str(m, "file_id")], gcVersion{wvquery.Str(m, "file_version_id"), int64(wvquery.Float(m, "valid_from")), committed})
 	}
 	classes := []string{schema.ChunkClass, schema.SectionClass, schema.VersionClass}
 	if _, ok := w.vectorTenants.Load(project); ok || w.vectorClassExists(ctx) {
