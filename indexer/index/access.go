@@ -24,10 +24,8 @@ package index
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
-	"github.com/go-openapi/strfmt"
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
 	"github.com/weaviate/weaviate/entities/models"
@@ -182,31 +180,6 @@ func (w *Writer) commitAccess(ctx context.Context, project string, visible map[s
 	return nil
 }
 
-// versionFields are a Version's properties an access change copies.
-var versionFields = []string{"file_id", "file_path", "branch", "file_version_id", "sequencer", "etag", "status", "error",
-	"deleted", "title", "format", "chunk_count", "ingested_at"}
-
-// accessVersion is the Version an access change commits at seq. Its object
-// id is its own (the file version's Version keeps the file_version_id as
-// its id, which decide looks up), derived from the sequence so a rewrite
-// after a crash is an upsert. committed_at is now: it is a commit of its own.
-func accessVersion(project string, visible map[string]any, want labels, seq int64, now string) *models.Object {
-	props := map[string]any{}
-	for _, f := range versionFields {
-		switch v := visible[f].(type) {
-		case nil:
-		case float64:
-			props[f] = int64(v)
-		default:
-			props[f] = v
-		}
-	}
-	props["valid_from"], props["committed_at"] = seq, now
-	fileID, fileVersionID := wvquery.Str(visible, "file_id"), wvquery.Str(visible, "file_version_id")
-	id := ids.FileVersion(fileID, "access@"+strconv.FormatInt(seq, 10), fileVersionID)
-	return &models.Object{Class: schema.VersionClass, ID: strfmt.UUID(id), Tenant: project, Properties: want.newVersionProps(props)}
-}
-
 // visibleVersion returns the file's Version visible at watermark (with its
 // object id), or nil.
 func (w *Writer) visibleVersion(ctx context.Context, project, fileID string, watermark int64) (map[string]any, error) {
@@ -230,8 +203,4 @@ func (w *Writer) visibleVersion(ctx context.Context, project, fileID string, wat
 	}
 	row, _ := rows[0].(map[string]any)
 	return row, nil
-}
-
-func idFilter(id string) *filters.WhereBuilder {
-	return filters.Where().WithPath([]string{"_id"}).WithOperator(filters.Equal).WithValueText(id)
 }

@@ -4,8 +4,8 @@ package index
 // change sets the readers of every object of a file, and a commit those of
 // vectors written before it. A merge (PATCH) rewrites only the properties
 // it names and keeps the vectors, so HNSW is not touched; Weaviate
-// re-indexes the object's properties meanwhile (index.go), so it may drop
-// out of a filtered read for that moment.
+// re-indexes the object's properties meanwhile (see the package doc), so
+// it may drop out of a filtered read for that moment.
 
 import (
 	"context"

@@ -1,10 +1,11 @@
 package index
 
-// Group commit: file versions of one project that wait for its commit lock
-// at the same time are committed together, at one sequence. Commits are
-// serialised per project, and each costs a lock, an intent, a publish and
-// several writes whatever its size; sharing them lets a project take many
-// small uploads a second instead of one commit's worth.
+// A commit. File versions of one project that wait for its commit lock at
+// the same time are committed together, at one sequence (group commit).
+// Commits are serialised per project, and each costs a lock, an intent, a
+// publish and several writes whatever its size; sharing them lets a
+// project take many small uploads a second instead of one commit's worth.
+// The steps, each in a file of its own, are listed in the package doc.
 
 import (
 	"context"
@@ -12,21 +13,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-openapi/strfmt"
 	"github.com/weaviate/weaviate/entities/models"
 
 	"github.com/strata-kb/strata/shared/pipeline"
-	"github.com/strata-kb/strata/shared/schema"
-	"github.com/strata-kb/strata/shared/terms"
 )
-
-// DefaultMaxGroup bounds the file versions of one commit (and so the size
-// of its write batches).
-const DefaultMaxGroup = 64
-
-// SetMaxGroup sets how many waiting file versions one commit may take
-// (1: a commit per file version, as before group commit; for comparison).
-func (w *Writer) SetMaxGroup(n int) { w.maxGroup = max(n, 1) }
 
 // commitQueue holds one project's file versions waiting to be committed.
 // One waiter at a time leads: it commits everything waiting (its own
@@ -224,71 +214,3 @@ func (w *Writer) commitGroup(ctx context.Context, group []*pendingVersion) {
 // perFileParallel bounds the per-file reads and state writes of one
 // commit that run at once.
 const perFileParallel = 8
-
-// inParallel calls fn(0..n-1) on up to limit goroutines and waits for all.
-func inParallel(n, limit int, fn func(i int)) {
-	if n <= 1 || limit <= 1 {
-		for i := range n {
-			fn(i)
-		}
-		return
-	}
-	slots := make(chan struct{}, limit)
-	var wg sync.WaitGroup
-	for i := range n {
-		slots <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			fn(i)
-		})
-	}
-	wg.Wait()
-}
-
-// versionObjects are a file version's sections, chunks and Version, valid
-// from seq and readable by a.
-func versionObjects(fv pipeline.FileVersion, a labels, seq int64, now string) []*models.Object {
-	o := fv.Object
-	validity := func(m map[string]any) map[string]any {
-		m["valid_from"] = seq
-		return a.objectProps(m)
-	}
-	chunkValidity := func(m map[string]any) map[string]any {
-		m["valid_from"] = seq
-		return a.chunkProps(m)
-	}
-	var objs []*models.Object
-	for _, s := range fv.Sections {
-		objs = append(objs, &models.Object{Class: schema.SectionClass, ID: strfmt.UUID(s.ID), Tenant: o.Project, Properties: validity(map[string]any{
-			"file_id": fv.FileID, "file_version_id": fv.FileVersionID, "file_path": o.Path, "branch": o.Branch,
-			"ordinal": s.Ordinal, "title": s.Title, "heading_path": nonNil(s.HeadingPath), "level": s.Level,
-			"start_offset": s.StartOffset, "end_offset": s.EndOffset, "token_count": s.TokenCount, "chunk_count": s.ChunkCount,
-			"page_start": s.PageStart, "page_end": s.PageEnd,
-		})})
-	}
-	sections := make(map[string]*pipeline.Section, len(fv.Sections))
-	for i := range fv.Sections {
-		sections[fv.Sections[i].ID] = &fv.Sections[i]
-	}
-	for _, c := range fv.Chunks {
-		props := chunkValidity(map[string]any{
-			"content": c.Content, schema.ContentTermsProperty: terms.Of(c.Content), schema.HeadingTermsProperty: headingTerms(fv, c),
-			"file_id": fv.FileID, "file_version_id": fv.FileVersionID, "file_path": o.Path,
-			"branch": o.Branch, "index": c.Index, "start_offset": c.StartOffset, "end_offset": c.EndOffset,
-			"token_count": c.TokenCount, "source_checksum": c.SourceChecksum, "created_at": now,
-			"section_id": c.SectionID, "heading_path": nonNil(c.HeadingPath),
-			"embedding_status": pipeline.EmbeddingMissing, "embedding_model": "",
-			"kind": kindOr(c.Kind), "page_start": c.PageStart, "page_end": c.PageEnd, "image_ref": c.ImageRef, "image_mime": c.ImageMIME,
-		})
-		if s := sections[c.SectionID]; s != nil {
-			props["section_title"], props["section_heading_path"], props["section_ordinal"] = s.Title, nonNil(s.HeadingPath), s.Ordinal
-			props["section_token_count"], props["section_chunk_count"] = s.TokenCount, s.ChunkCount
-		}
-		objs = append(objs, &models.Object{Class: schema.ChunkClass, ID: strfmt.UUID(c.ID), Tenant: o.Project, Properties: props})
-	}
-	return append(objs, &models.Object{Class: schema.VersionClass, ID: strfmt.UUID(fv.FileVersionID), Tenant: o.Project, Properties: a.newVersionProps(validity(map[string]any{
-		"file_id": fv.FileID, "file_path": o.Path, "branch": o.Branch, "file_version_id": fv.FileVersionID, "sequencer": o.Sequencer,
-		"etag": o.ETag, "status": fv.Status, "error": fv.Error, "deleted": false, "title": fv.Title, "format": fv.Format,
-		"chunk_count": len(fv.Chunks), "committed_at": now, "ingested_at": fv.IngestedAt.UTC().Format(time.RFC3339Nano),
-	}))})
-}
