@@ -9,11 +9,8 @@ package index
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
-
-	"github.com/weaviate/weaviate/entities/models"
 
 	"github.com/strata-kb/strata/shared/pipeline"
 )
@@ -36,6 +33,19 @@ type pendingVersion struct {
 	err      error
 	// labels are who may read the version and its metadata as its commit records them (set by decide).
 	labels labels
+	// repair is set by decide for a version committed already whose
+	// document write was lost: only its document is written again.
+	repair bool
+}
+
+// conclude sets p's outcome.
+func (p *pendingVersion) conclude(out Outcome, err error) { p.out, p.err, p.finished = out, err, true }
+
+// concludeAll sets the outcome of every version of ps.
+func concludeAll(ps []*pendingVersion, out Outcome, err error) {
+	for _, p := range ps {
+		p.conclude(out, err)
+	}
 }
 
 // ApplyFileVersion commits fv as the file's current version, together with
@@ -77,138 +87,21 @@ func (w *Writer) ApplyFileVersion(ctx context.Context, fv pipeline.FileVersion) 
 }
 
 // commitGroup commits the newest of each file's versions in group at one
-// sequence and sets every version's outcome.
+// sequence and sets every version's outcome. Each step concludes the
+// versions it is the last step for, so the next finds its own among those
+// left unconcluded.
 func (w *Writer) commitGroup(ctx context.Context, group []*pendingVersion) {
-	finish := func(p *pendingVersion, out Outcome, err error) { p.out, p.err, p.finished = out, err, true }
 	project := group[0].fv.Object.Project
 	seq, unlock, err := w.begin(ctx, project)
 	if err != nil {
-		for _, p := range group {
-			finish(p, "", err)
-		}
+		concludeAll(group, "", err)
 		return
 	}
 	defer unlock()
-	// Two events of one file in one group: the older is stale (or the same version, a duplicate).
-	newest := map[string]*pendingVersion{}
-	for _, p := range group {
-		cur := newest[p.fv.FileID]
-		if cur == nil || pipeline.CompareSequencers(p.fv.Object.Sequencer, cur.fv.Object.Sequencer) > 0 {
-			newest[p.fv.FileID] = p
-		}
-	}
-	// Each file's decision is two reads; they run at once, as the commit
-	// lock is held meanwhile and every other writer of the project waits.
-	type decision struct {
-		verdict
-		err error
-	}
-	decisions := make([]decision, len(group))
-	inParallel(len(group), perFileParallel, func(i int) {
-		p := group[i]
-		if newest[p.fv.FileID] == p {
-			o := p.fv.Object
-			d := &decisions[i]
-			d.verdict, d.err = w.decide(ctx, project, p.fv.FileID, o.Sequencer, p.fv.FileVersionID, seq-1)
-			// An access change applied while fv was on its way wins over fv's older read.
-			p.labels = d.doc.labelsFor(p.fv)
-		}
-	})
-	var apply, repair []*pendingVersion
-	for i, p := range group {
-		if n := newest[p.fv.FileID]; n != p {
-			out := Stale
-			if n.fv.FileVersionID == p.fv.FileVersionID {
-				out = Duplicate
-			}
-			finish(p, out, nil)
-			continue
-		}
-		out, done, err := decisions[i].out, decisions[i].done, decisions[i].err
-		switch {
-		case err != nil:
-			finish(p, "", err)
-		case done && out == repairDocument:
-			repair = append(repair, p)
-		case done && out == tornVersion:
-			if err := w.deleteVersionObjects(ctx, p.fv); err != nil {
-				finish(p, "", err)
-				continue
-			}
-			apply = append(apply, p)
-		case done && out == Duplicate:
-			// A redelivery, maybe of a commit whose vectors' readers could not be set (markEmbedded).
-			finish(p, out, w.syncVectorReaders(ctx, project, textFilter("file_version_id", p.fv.FileVersionID), decisions[i].doc.labels))
-		case done:
-			finish(p, out, nil)
-		default:
-			apply = append(apply, p)
-		}
-	}
+	w.decideGroup(ctx, project, group, seq-1)
 	now := w.now().UTC().Format(time.RFC3339Nano)
-	fail := func(ps []*pendingVersion, err error) {
-		for _, p := range ps {
-			finish(p, "", err)
-		}
-	}
-	if len(repair) > 0 { // committed before, but the document write was lost
-		var docs []*models.Object
-		for _, p := range repair {
-			docs = append(docs, fileDocument(p.fv, p.labels, seq-1, now))
-		}
-		err := w.batch(ctx, docs)
-		for _, p := range repair {
-			if err != nil {
-				finish(p, Duplicate, err)
-				continue
-			}
-			// Vectors written while the document was missing have no readers.
-			finish(p, Duplicate, w.syncVectorReaders(ctx, project, textFilter("file_version_id", p.fv.FileVersionID), p.labels))
-		}
-	}
-	if len(apply) == 0 {
-		return
-	}
-	var objs, docs []*models.Object
-	for _, p := range apply {
-		if err := w.prepareMetadata(ctx, &p.labels); err != nil {
-			fail(apply, fmt.Errorf("metadata properties of %s: %w", project, err))
-			return
-		}
-		objs = append(objs, versionObjects(p.fv, p.labels, seq, now)...)
-		docs = append(docs, fileDocument(p.fv, p.labels, seq, now))
-	}
-	if err := w.batch(ctx, objs); err != nil {
-		fail(apply, fmt.Errorf("write %d file versions of %s: %w", len(apply), project, err))
-		return
-	}
-	if err := w.publish(ctx, project, seq); err != nil {
-		fail(apply, fmt.Errorf("publish commit %d of %s: %w", seq, project, err))
-		return
-	}
-	// Documents are the files' current state for listings, written once the commit is visible.
-	if err := w.batch(ctx, docs); err != nil {
-		fail(apply, fmt.Errorf("write %d documents of %s: %w", len(docs), project, err))
-		return
-	}
-	// Each file's state (and, with its vectors there, embedded) is a write
-	// and a read of its own: at once too.
-	inParallel(len(apply), perFileParallel, func(i int) {
-		p := apply[i]
-		fv := p.fv
-		state := pipeline.StateIndexed
-		if fv.Status != pipeline.StatusIndexed {
-			state = pipeline.StateFailed
-		}
-		w.recordState(ctx, fv.Object, state, fv.Error, seq, fv.FileVersionID, fv.ExtractedAt)
-		if state == pipeline.StateIndexed {
-			if err := w.markEmbedded(ctx, fv, p.labels, seq); err != nil {
-				finish(p, "", err)
-				return
-			}
-		}
-		finish(p, Applied, nil)
-	})
+	w.repairDocuments(ctx, project, group, seq-1, now)
+	w.publishVersions(ctx, project, group, seq, now)
 }
 
 // perFileParallel bounds the per-file reads and state writes of one

@@ -17,6 +17,65 @@ import (
 	"github.com/strata-kb/strata/shared/wvquery"
 )
 
+// decideGroup decides what becomes of each version of group, whose commit
+// follows watermark: it concludes the versions that are stale, duplicates
+// or failed, and marks those whose document to repair; the others are to
+// be committed. Of two events of one file in group the older is stale (or,
+// the same version, a duplicate).
+func (w *Writer) decideGroup(ctx context.Context, project string, group []*pendingVersion, watermark int64) {
+	newest := map[string]*pendingVersion{}
+	for _, p := range group {
+		cur := newest[p.fv.FileID]
+		if cur == nil || pipeline.CompareSequencers(p.fv.Object.Sequencer, cur.fv.Object.Sequencer) > 0 {
+			newest[p.fv.FileID] = p
+		}
+	}
+	// Each file's decision is two reads; they run at once, as the commit
+	// lock is held meanwhile and every other writer of the project waits.
+	type decision struct {
+		verdict
+		err error
+	}
+	decisions := make([]decision, len(group))
+	inParallel(len(group), perFileParallel, func(i int) {
+		p := group[i]
+		if newest[p.fv.FileID] == p {
+			o := p.fv.Object
+			d := &decisions[i]
+			d.verdict, d.err = w.decide(ctx, project, p.fv.FileID, o.Sequencer, p.fv.FileVersionID, watermark)
+			// An access change applied while fv was on its way wins over fv's older read.
+			p.labels = d.doc.labelsFor(p.fv)
+		}
+	})
+	for i, p := range group {
+		if n := newest[p.fv.FileID]; n != p {
+			out := Stale
+			if n.fv.FileVersionID == p.fv.FileVersionID {
+				out = Duplicate
+			}
+			p.conclude(out, nil)
+			continue
+		}
+		out, done, err := decisions[i].out, decisions[i].done, decisions[i].err
+		switch {
+		case err != nil:
+			p.conclude("", err)
+		case done && out == repairDocument:
+			p.repair = true
+		case done && out == tornVersion:
+			// Committed again once its objects are gone.
+			if err := w.deleteVersionObjects(ctx, p.fv); err != nil {
+				p.conclude("", err)
+			}
+		case done && out == Duplicate:
+			// A redelivery, maybe of a commit whose vectors' readers could not be set (markEmbedded).
+			p.conclude(out, w.syncVectorReaders(ctx, project, textFilter("file_version_id", p.fv.FileVersionID), decisions[i].doc.labels))
+		case done:
+			p.conclude(out, nil)
+		}
+	}
+}
+
 // verdict is decide's answer about an event.
 type verdict struct {
 	out  Outcome

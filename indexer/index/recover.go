@@ -5,7 +5,11 @@ package index
 // (rollback.go) before it intends its own sequence; a crash after
 // publishing may lose the mirror's write, caught up here.
 
-import "context"
+import (
+	"context"
+
+	"github.com/weaviate/weaviate/entities/models"
+)
 
 // settle returns the watermark of project, whose commit lock the caller
 // holds, after undoing what an interrupted commit left behind.
@@ -42,4 +46,31 @@ func (w *Writer) recover(ctx context.Context, project string, wm int64) error {
 	}
 	w.checked.Store(project, struct{}{})
 	return nil
+}
+
+// repairDocuments writes the documents of the versions of group that
+// decide found committed at or below watermark without their document (a
+// crash after publishing), and concludes them: Duplicate, as nothing is
+// committed.
+func (w *Writer) repairDocuments(ctx context.Context, project string, group []*pendingVersion, watermark int64, now string) {
+	var repair []*pendingVersion
+	var docs []*models.Object
+	for _, p := range group {
+		if !p.finished && p.repair {
+			repair = append(repair, p)
+			docs = append(docs, fileDocument(p.fv, p.labels, watermark, now))
+		}
+	}
+	if len(repair) == 0 {
+		return
+	}
+	err := w.batch(ctx, docs)
+	for _, p := range repair {
+		if err != nil {
+			p.conclude(Duplicate, err)
+			continue
+		}
+		// Vectors written while the document was missing have no readers.
+		p.conclude(Duplicate, w.syncVectorReaders(ctx, project, textFilter("file_version_id", p.fv.FileVersionID), p.labels))
+	}
 }
