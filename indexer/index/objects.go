@@ -47,20 +47,22 @@ func versionObjects(fv pipeline.FileVersion, a labels, seq int64, now string) []
 		sections[fv.Sections[i].ID] = &fv.Sections[i]
 	}
 	for _, c := range fv.Chunks {
-		props := chunkValidity(map[string]any{
-			"content": c.Content, schema.ContentTermsProperty: terms.Of(c.Content), schema.HeadingTermsProperty: headingTerms(fv, c),
-			"file_id": fv.FileID, "file_version_id": fv.FileVersionID, "file_path": o.Path,
+		props := map[string]any{
+			"content": c.Content, "file_id": fv.FileID, "file_version_id": fv.FileVersionID, "file_path": o.Path,
 			"branch": o.Branch, "index": c.Index, "start_offset": c.StartOffset, "end_offset": c.EndOffset,
 			"token_count": c.TokenCount, "source_checksum": c.SourceChecksum, "created_at": now,
 			"section_id": c.SectionID, "heading_path": nonNil(c.HeadingPath),
 			"embedding_status": pipeline.EmbeddingMissing, "embedding_model": "",
 			"kind": kindOr(c.Kind), "page_start": c.PageStart, "page_end": c.PageEnd, "image_ref": c.ImageRef, "image_mime": c.ImageMIME,
-		})
+		}
 		if s := sections[c.SectionID]; s != nil {
 			props["section_title"], props["section_heading_path"], props["section_ordinal"] = s.Title, nonNil(s.HeadingPath), s.Ordinal
 			props["section_token_count"], props["section_chunk_count"] = s.TokenCount, s.ChunkCount
 		}
-		objs = append(objs, &models.Object{Class: schema.ChunkClass, ID: strfmt.UUID(c.ID), Tenant: o.Project, Properties: props})
+		// The terms it is found by: its headings' (less its content's), and its content's.
+		props[schema.HeadingTermsProperty] = headingTerms(fv, c)
+		props[schema.ContentTermsProperty] = terms.Of(c.Content)
+		objs = append(objs, &models.Object{Class: schema.ChunkClass, ID: strfmt.UUID(c.ID), Tenant: o.Project, Properties: chunkValidity(props)})
 	}
 	return append(objs, &models.Object{Class: schema.VersionClass, ID: strfmt.UUID(fv.FileVersionID), Tenant: o.Project, Properties: a.newVersionProps(validity(map[string]any{
 		"file_id": fv.FileID, "file_path": o.Path, "branch": o.Branch, "file_version_id": fv.FileVersionID, "sequencer": o.Sequencer,
@@ -97,7 +99,7 @@ func headingTerms(fv pipeline.FileVersion, c pipeline.Chunk) string {
 // fileDocument is fv's Document, readable by a.
 func fileDocument(fv pipeline.FileVersion, a labels, seq int64, now string) *models.Object {
 	o := fv.Object
-	return &models.Object{Class: schema.DocumentClass, ID: strfmt.UUID(fv.FileID), Tenant: o.Project, Properties: a.documentProps(map[string]any{
+	props := map[string]any{
 		"file_id": fv.FileID, "file_path": o.Path, "name": baseName(o.Path), "folder": folderOf(o.Path), "branch": o.Branch,
 		"object_key": o.Key, "etag": o.ETag, "version_id": o.VersionID, "sequencer": o.Sequencer,
 		"file_version_id": fv.FileVersionID, "checksum": fv.Checksum, "format": fv.Format, "title": fv.Title,
@@ -105,7 +107,8 @@ func fileDocument(fv pipeline.FileVersion, a labels, seq int64, now string) *mod
 		"status": fv.Status, "error": fv.Error, "deleted": false, "size": o.Size, "text_length": fv.TextLength,
 		"token_count": fv.TokenCount, "chunk_count": len(fv.Chunks), "section_count": len(fv.Sections),
 		"content_type": o.ContentType, "updated_at": now, "ingested_at": fv.IngestedAt.Format(time.RFC3339Nano), "commit_seq": seq,
-	})}
+	}
+	return &models.Object{Class: schema.DocumentClass, ID: strfmt.UUID(fv.FileID), Tenant: o.Project, Properties: a.documentProps(props)}
 }
 
 // versionFields are a Version's properties an access change copies.
