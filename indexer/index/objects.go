@@ -111,6 +111,24 @@ func fileDocument(fv pipeline.FileVersion, a labels, seq int64, now string) *mod
 	return &models.Object{Class: schema.DocumentClass, ID: strfmt.UUID(fv.FileID), Tenant: o.Project, Properties: a.documentProps(props)}
 }
 
+// deleteObjects are the objects a delete commits at seq: a Version that
+// hides the file (its id is deleteID) and the Document, which stays as a
+// tombstone; both readable by a.
+func deleteObjects(d pipeline.FileDeleted, deleteID string, a labels, seq int64, now string) (version, document *models.Object) {
+	o := d.Object
+	version = &models.Object{Class: schema.VersionClass, ID: strfmt.UUID(deleteID), Tenant: o.Project, Properties: a.newVersionProps(map[string]any{
+		"file_id": d.FileID, "file_path": o.Path, "branch": o.Branch, "file_version_id": deleteID, "sequencer": o.Sequencer,
+		"status": "deleted", "error": "", "deleted": true, "chunk_count": 0, "committed_at": now,
+		"valid_from": seq,
+	})}
+	document = &models.Object{Class: schema.DocumentClass, ID: strfmt.UUID(d.FileID), Tenant: o.Project, Properties: a.documentProps(map[string]any{
+		"file_id": d.FileID, "file_path": o.Path, "name": baseName(o.Path), "folder": folderOf(o.Path), "branch": o.Branch,
+		"object_key": o.Key, "sequencer": o.Sequencer, "file_version_id": deleteID, "status": "deleted", "error": "",
+		"deleted": true, "chunk_count": 0, "section_count": 0, "updated_at": now, "commit_seq": seq,
+	})}
+	return version, document
+}
+
 // versionFields are a Version's properties an access change copies.
 var versionFields = []string{"file_id", "file_path", "branch", "file_version_id", "sequencer", "etag", "status", "error",
 	"deleted", "title", "format", "chunk_count", "ingested_at"}
