@@ -21,6 +21,29 @@ import (
 	"github.com/strata-kb/strata/shared/wvquery"
 )
 
+// CommitObjects are the objects a commit of fv at seq writes, in the order
+// it writes them: fv's sections, chunks and Version, then its Document,
+// readable by the readers fv was read with and carrying its metadata. They
+// are what the index stores for a file version, for anyone who writes or
+// checks them outside a commit: strata-bench's raw write path
+// (deploy/measure/strata-bench, -load-path batch) writes them without one
+// to measure what the commit protocol costs.
+func CommitObjects(fv pipeline.FileVersion, seq int64, now time.Time) []*models.Object {
+	a, stamp := labelsOf(fv), now.UTC().Format(time.RFC3339Nano)
+	return append(versionObjects(fv, a, seq, stamp), fileDocument(fv, a, seq, stamp))
+}
+
+// VectorObjects are the ChunkVector objects ApplyVectors writes for v once
+// fv is committed (with fv's readers and metadata), or the error
+// ApplyVectors refuses v with. See CommitObjects.
+func VectorObjects(v pipeline.Vectors, fv pipeline.FileVersion) ([]*models.Object, error) {
+	if err := validateVectors(v); err != nil {
+		return nil, err
+	}
+	a := labelsOf(fv)
+	return vectorObjects(v, &a), nil
+}
+
 // versionObjects are a file version's sections, chunks and Version, valid
 // from seq and readable by a.
 func versionObjects(fv pipeline.FileVersion, a labels, seq int64, now string) []*models.Object {
