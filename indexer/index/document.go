@@ -25,6 +25,7 @@ type current struct {
 	labels labels
 }
 
+// document reads the Document of fileID (exists is false while it has none).
 func (w *Writer) document(ctx context.Context, project, fileID string) (current, error) {
 	props, err := w.object(ctx, schema.DocumentClass, project, fileID)
 	if err != nil || props == nil {
@@ -34,6 +35,8 @@ func (w *Writer) document(ctx context.Context, project, fileID string) (current,
 		fileVersionID: wvquery.Str(props, "file_version_id"), commitSeq: int64(wvquery.Float(props, "commit_seq")), labels: labelsOfProps(props)}, nil
 }
 
+// object reads one object of class by id: nil, and no error, when there is
+// none.
 func (w *Writer) object(ctx context.Context, class, project, id string) (map[string]any, error) {
 	objs, err := w.wv.Data().ObjectsGetter().WithClassName(class).WithID(id).WithTenant(project).Do(ctx)
 	if err != nil {

@@ -3,7 +3,9 @@ package index
 // Recovering from an interrupted commit. A crash before publishing leaves
 // objects above the watermark, which the next commit rolls back
 // (rollback.go) before it intends its own sequence; a crash after
-// publishing may lose the mirror's write, caught up here.
+// publishing may lose the mirror's write, caught up here too, or the
+// documents' write, which repairDocuments makes once the events are
+// delivered again.
 
 import (
 	"context"
