@@ -24,10 +24,8 @@ package index
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
-	"github.com/go-openapi/strfmt"
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
 	"github.com/weaviate/weaviate/entities/models"
@@ -35,6 +33,7 @@ import (
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
+	"github.com/strata-kb/strata/shared/wvquery"
 )
 
 // Absent is the outcome of an access change of a file the index has no
@@ -156,7 +155,7 @@ func (w *Writer) setFileReaders(ctx context.Context, project, fileID, visibleID 
 	}
 	versions := file
 	if visibleID != "" {
-		versions = and(file, filters.Where().WithPath([]string{"_id"}).WithOperator(filters.NotEqual).WithValueText(visibleID))
+		versions = wvquery.And(file, filters.Where().WithPath([]string{"_id"}).WithOperator(filters.NotEqual).WithValueText(visibleID))
 	}
 	if _, err := w.syncObjects(ctx, schema.VersionClass, project, versions, want.versionProps(map[string]any{})); err != nil {
 		return fmt.Errorf("access change of %s: %w", fileID, err)
@@ -173,37 +172,12 @@ func (w *Writer) commitAccess(ctx context.Context, project string, visible map[s
 	}
 	v := accessVersion(project, visible, want, seq, w.now().UTC().Format(time.RFC3339Nano))
 	if err := w.batch(ctx, []*models.Object{v}); err != nil {
-		return fmt.Errorf("write access version of %s: %w", str(visible, "file_id"), err)
+		return fmt.Errorf("write access version of %s: %w", wvquery.Str(visible, "file_id"), err)
 	}
 	if err := w.publish(ctx, project, seq); err != nil {
 		return fmt.Errorf("publish commit %d of %s: %w", seq, project, err)
 	}
 	return nil
-}
-
-// versionFields are a Version's properties an access change copies.
-var versionFields = []string{"file_id", "file_path", "branch", "file_version_id", "sequencer", "etag", "status", "error",
-	"deleted", "title", "format", "chunk_count", "ingested_at"}
-
-// accessVersion is the Version an access change commits at seq. Its object
-// id is its own (the file version's Version keeps the file_version_id as
-// its id, which decide looks up), derived from the sequence so a rewrite
-// after a crash is an upsert. committed_at is now: it is a commit of its own.
-func accessVersion(project string, visible map[string]any, want labels, seq int64, now string) *models.Object {
-	props := map[string]any{}
-	for _, f := range versionFields {
-		switch v := visible[f].(type) {
-		case nil:
-		case float64:
-			props[f] = int64(v)
-		default:
-			props[f] = v
-		}
-	}
-	props["valid_from"], props["committed_at"] = seq, now
-	fileID, fileVersionID := str(visible, "file_id"), str(visible, "file_version_id")
-	id := ids.FileVersion(fileID, "access@"+strconv.FormatInt(seq, 10), fileVersionID)
-	return &models.Object{Class: schema.VersionClass, ID: strfmt.UUID(id), Tenant: project, Properties: want.newVersionProps(props)}
 }
 
 // visibleVersion returns the file's Version visible at watermark (with its
@@ -215,7 +189,7 @@ func (w *Writer) visibleVersion(ctx context.Context, project, fileID string, wat
 		fields = append(fields, graphql.Field{Name: f})
 	}
 	resp, err := w.wv.GraphQL().Get().WithClassName(schema.VersionClass).WithTenant(project).
-		WithWhere(and(textFilter("file_id", fileID), intFilter("valid_from", filters.LessThanEqual, watermark))).
+		WithWhere(wvquery.And(textFilter("file_id", fileID), intFilter("valid_from", filters.LessThanEqual, watermark))).
 		WithSort(graphql.Sort{Path: []string{"valid_from"}, Order: graphql.Desc}).WithLimit(1).WithFields(fields...).Do(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read visible version of %s: %w", fileID, err)
@@ -229,8 +203,4 @@ func (w *Writer) visibleVersion(ctx context.Context, project, fileID string, wat
 	}
 	row, _ := rows[0].(map[string]any)
 	return row, nil
-}
-
-func idFilter(id string) *filters.WhereBuilder {
-	return filters.Where().WithPath([]string{"_id"}).WithOperator(filters.Equal).WithValueText(id)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
+	"github.com/strata-kb/strata/shared/wvquery"
 )
 
 // testModel is the embedding model of these tests (3 dimensions).
@@ -73,7 +74,7 @@ func committedReaders(t *testing.T, wv *weaviate.Client, project, fileID string)
 	}
 	var out []string
 	for _, r := range resp.Data["Get"].(map[string]any)[schema.VersionClass].([]any) {
-		out = append(out, strings.Join(strs(r.(map[string]any)[schema.CommittedReadersProperty]), " "))
+		out = append(out, strings.Join(wvquery.Strs(r.(map[string]any), schema.CommittedReadersProperty), " "))
 	}
 	return out
 }
@@ -91,8 +92,8 @@ func wantReaders(t *testing.T, wv *weaviate.Client, project, fileID string, want
 			t.Errorf("%s: no object of the file", class)
 		}
 		for id, o := range objs {
-			if got := strs(o[schema.ReadersProperty]); !slices.Equal(got, want) {
-				t.Errorf("%s %s (version %s): readers %q, want %q", class, id, str(o, "file_version_id"), got, want)
+			if got := wvquery.Strs(o, schema.ReadersProperty); !slices.Equal(got, want) {
+				t.Errorf("%s %s (version %s): readers %q, want %q", class, id, wvquery.Str(o, "file_version_id"), got, want)
 			}
 		}
 	}
@@ -178,8 +179,8 @@ func TestCommitRecordsReaders(t *testing.T) {
 		t.Errorf("document access_error %q, want %q", doc.labels.err, bad.Access.Error)
 	}
 	v, err := w.visibleVersion(ctx, p, bad.FileID, watermark(t, w, p))
-	if err != nil || str(v, "access_error") != bad.Access.Error {
-		t.Errorf("version access_error %q (%v), want %q", str(v, "access_error"), err, bad.Access.Error)
+	if err != nil || wvquery.Str(v, "access_error") != bad.Access.Error {
+		t.Errorf("version access_error %q (%v), want %q", wvquery.Str(v, "access_error"), err, bad.Access.Error)
 	}
 
 	if out, err := w.ApplyDelete(ctx, deletion(p, "team/a.md", "20")); err != nil || out != Applied {
@@ -228,7 +229,7 @@ func TestAccessChangeUpdatesEveryVersion(t *testing.T) {
 		t.Errorf("visible after the change: %v, want v2's 2 chunks", got)
 	}
 	cur, err := w.visibleVersion(context.Background(), p, v1.FileID, wm+1)
-	if err != nil || str(cur, "file_version_id") != v2.FileVersionID || num(cur, "valid_from") != float64(wm+1) || num(cur, "chunk_count") != 2 {
+	if err != nil || wvquery.Str(cur, "file_version_id") != v2.FileVersionID || wvquery.Float(cur, "valid_from") != float64(wm+1) || wvquery.Float(cur, "chunk_count") != 2 {
 		t.Errorf("visible Version %v (%v): want v2 repeated at %d", cur, err, wm+1)
 	}
 	if doc := documentOf(t, p, v1.FileID); !doc.labels.readAt.Equal(change.Access.ReadAt) || doc.fileVersionID != v2.FileVersionID {
@@ -273,10 +274,10 @@ func TestFileVersionOlderThanAccessChange(t *testing.T) {
 	mustApply(t, w, v3, Applied)
 	for id, o := range fileObjects(t, wv, schema.ChunkClass, p, v1.FileID) {
 		want := []string{"legal"}
-		if str(o, "file_version_id") == v3.FileVersionID {
+		if wvquery.Str(o, "file_version_id") == v3.FileVersionID {
 			want = []string{"ops"}
 		}
-		if got := strs(o[schema.ReadersProperty]); !slices.Equal(got, want) {
+		if got := wvquery.Strs(o, schema.ReadersProperty); !slices.Equal(got, want) {
 			t.Errorf("chunk %s: readers %q, want %q", id, got, want)
 		}
 	}
@@ -327,8 +328,8 @@ func TestGarbageCollectionAfterAccessChange(t *testing.T) {
 		t.Fatalf("gc after v3 deleted %d (%v), want v2", deleted, err)
 	}
 	for id, o := range fileObjects(t, wv, schema.VersionClass, p, v2.FileID) {
-		if str(o, "file_version_id") != v3.FileVersionID {
-			t.Errorf("gc left Version %s of %s", id, str(o, "file_version_id"))
+		if wvquery.Str(o, "file_version_id") != v3.FileVersionID {
+			t.Errorf("gc left Version %s of %s", id, wvquery.Str(o, "file_version_id"))
 		}
 	}
 }

@@ -14,16 +14,6 @@ import (
 // batchSize bounds one batch request to Weaviate.
 const batchSize = 200
 
-// DefaultBatchParallel is how many batch requests of one write are in
-// flight at once: a commit of many file versions is many batches, and
-// while one of them is written every other writer of the project waits.
-const DefaultBatchParallel = 4
-
-// SetBatchParallel sets how many batch requests one write sends at once
-// (at least 1). The objects of one write are distinct, and a commit's are
-// invisible until it is published, so their order does not matter.
-func (w *Writer) SetBatchParallel(n int) { w.batchParallel = max(n, 1) }
-
 // batch writes objs in requests of batchSize, up to w.batchParallel at
 // once, and returns the first failure. Objects written before a failure
 // stay: a commit's are rolled back by the next commit (recover), the rest

@@ -16,9 +16,6 @@ type EmbeddedMarks interface {
 	Mark(ctx context.Context, m pipeline.EmbeddedMark) error
 }
 
-// SetEmbeddedMarks makes ApplyVectors record each version it embeds.
-func (w *Writer) SetEmbeddedMarks(m EmbeddedMarks) { w.marks = m }
-
 // KVEmbeddedMarks keeps the marks in NATS KV.
 type KVEmbeddedMarks struct{ kv jetstream.KeyValue }
 

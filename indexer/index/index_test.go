@@ -23,6 +23,7 @@ import (
 	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/servers"
 	"github.com/strata-kb/strata/shared/servers/serverstest"
+	"github.com/strata-kb/strata/shared/wvquery"
 )
 
 func TestMain(m *testing.M) {
@@ -114,8 +115,8 @@ func visible(t *testing.T, wv *weaviate.Client, project, fileID string, at int64
 		return out
 	}
 	var latest map[string]any
-	for _, v := range get(schema.VersionClass, and(textFilter("file_id", fileID), intFilter("valid_from", filters.LessThanEqual, at)), "file_version_id", "valid_from", "deleted") {
-		if latest == nil || num(v, "valid_from") > num(latest, "valid_from") {
+	for _, v := range get(schema.VersionClass, wvquery.And(textFilter("file_id", fileID), intFilter("valid_from", filters.LessThanEqual, at)), "file_version_id", "valid_from", "deleted") {
+		if latest == nil || wvquery.Float(v, "valid_from") > wvquery.Float(latest, "valid_from") {
 			latest = v
 		}
 	}
@@ -123,7 +124,7 @@ func visible(t *testing.T, wv *weaviate.Client, project, fileID string, at int64
 	if latest == nil || latest["deleted"] == true {
 		return out
 	}
-	id := str(latest, "file_version_id")
+	id := wvquery.Str(latest, "file_version_id")
 	for range get(schema.ChunkClass, textFilter("file_version_id", id), "index") {
 		out[id]++
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/strata-kb/strata/shared/metadata"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
+	"github.com/strata-kb/strata/shared/wvquery"
 )
 
 // labels are a file's readers and metadata as its objects record them.
@@ -57,15 +58,15 @@ func labelsOfChange(tc pipeline.TagsChanged, file metadata.Metadata) labels {
 // admins match (access.Grant.Matches), and a zero read time that any
 // access read is newer than.
 func labelsOfProps(props map[string]any) labels {
-	a := labels{readers: strs(props[schema.ReadersProperty]), err: str(props, "access_error"),
-		metaWarnings: strs(props[schema.MetadataWarningsProperty])}
-	if t, err := time.Parse(time.RFC3339Nano, str(props, "access_read_at")); err == nil {
+	a := labels{readers: wvquery.Strs(props, schema.ReadersProperty), err: wvquery.Str(props, "access_error"),
+		metaWarnings: wvquery.Strs(props, schema.MetadataWarningsProperty)}
+	if t, err := time.Parse(time.RFC3339Nano, wvquery.Str(props, "access_read_at")); err == nil {
 		a.readAt = t
 	}
 	// Written by Strata itself: a value that does not decode is an index
 	// older than metadata, which had none.
-	_ = json.Unmarshal([]byte(str(props, schema.MetadataProperty)), &a.meta)
-	_ = json.Unmarshal([]byte(str(props, schema.MetadataSourcesProperty)), &a.sources)
+	_ = json.Unmarshal([]byte(wvquery.Str(props, schema.MetadataProperty)), &a.meta)
+	_ = json.Unmarshal([]byte(wvquery.Str(props, schema.MetadataSourcesProperty)), &a.sources)
 	return a
 }
 
@@ -152,21 +153,4 @@ func (a labels) documentProps(m map[string]any) map[string]any {
 		m["access_read_at"] = a.readAt.UTC().Format(time.RFC3339Nano)
 	}
 	return a.versionProps(m)
-}
-
-// strs reads a text[] property as Weaviate returns it.
-func strs(v any) []string {
-	switch v := v.(type) {
-	case []string:
-		return v
-	case []any:
-		out := make([]string, 0, len(v))
-		for _, s := range v {
-			if s, ok := s.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	return nil
 }

@@ -106,3 +106,8 @@ func (l *Leases) hold(project string, rev uint64) (func(), func() bool, error) {
 	}
 	return release, lost, nil
 }
+
+// CommitLocks serialise a project's commits across indexer processes (Leases).
+type CommitLocks interface {
+	Acquire(ctx context.Context, project string) (release func(), lost func() bool, err error)
+}

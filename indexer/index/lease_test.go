@@ -15,6 +15,7 @@ import (
 
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
+	"github.com/strata-kb/strata/shared/wvquery"
 )
 
 // TestTwoIndexersShareAProject runs two Writers, as two indexer replicas
@@ -83,7 +84,7 @@ func TestTwoIndexersShareAProject(t *testing.T) {
 	}
 	seen := map[int64]bool{}
 	for _, r := range resp.Data["Get"].(map[string]any)[schema.VersionClass].([]any) {
-		from := int64(num(r.(map[string]any), "valid_from"))
+		from := int64(wvquery.Float(r.(map[string]any), "valid_from"))
 		if from < 1 || from > wm {
 			t.Fatalf("sequence %d outside 1..%d", from, wm)
 		}

@@ -4,8 +4,8 @@ package index
 // change sets the readers of every object of a file, and a commit those of
 // vectors written before it. A merge (PATCH) rewrites only the properties
 // it names and keeps the vectors, so HNSW is not touched; Weaviate
-// re-indexes the object's properties meanwhile (index.go), so it may drop
-// out of a filtered read for that moment.
+// re-indexes the object's properties meanwhile (see the package doc), so
+// it may drop out of a filtered read for that moment.
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
 
 	"github.com/strata-kb/strata/shared/schema"
+	"github.com/strata-kb/strata/shared/wvquery"
 )
 
 // mergePage is how many objects one read of syncObjects returns (a
@@ -64,7 +65,7 @@ func (w *Writer) eachPage(ctx context.Context, class, project string, where *fil
 	for {
 		cond := where
 		if after != "" {
-			cond = and(where, filters.Where().WithPath([]string{"_id"}).WithOperator(filters.GreaterThan).WithValueText(after))
+			cond = wvquery.And(where, filters.Where().WithPath([]string{"_id"}).WithOperator(filters.GreaterThan).WithValueText(after))
 		}
 		resp, err := w.wv.GraphQL().Get().WithClassName(class).WithTenant(project).WithWhere(cond).
 			WithSort(graphql.Sort{Path: []string{"_id"}, Order: graphql.Asc}).WithLimit(mergePage).WithFields(fields...).Do(ctx)
@@ -124,11 +125,11 @@ func holds(row map[string]any, props map[string]any) bool {
 	for k, want := range props {
 		switch want := want.(type) {
 		case []string:
-			if !slices.Equal(strs(row[k]), want) {
+			if !slices.Equal(wvquery.Strs(row, k), want) {
 				return false
 			}
 		case string:
-			if got := str(row, k); got != want && !sameTime(got, want) {
+			if got := wvquery.Str(row, k); got != want && !sameTime(got, want) {
 				return false
 			}
 		case float64:
@@ -144,7 +145,7 @@ func holds(row map[string]any, props map[string]any) bool {
 
 func objectID(row map[string]any) string {
 	add, _ := row["_additional"].(map[string]any)
-	return str(add, "id")
+	return wvquery.Str(add, "id")
 }
 
 // sameTime reports whether two RFC 3339 strings are one time (Weaviate

@@ -3,7 +3,9 @@ package index
 import (
 	"reflect"
 	"testing"
+	"time"
 
+	"github.com/strata-kb/strata/shared/metadata"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
 )
@@ -56,5 +58,35 @@ func TestChunksCarryTheirSection(t *testing.T) {
 		if !reflect.DeepEqual(have, w) {
 			t.Errorf("chunk %d section fields %v, want %v", i, have, w)
 		}
+	}
+}
+
+// TestCommitAndVectorObjects: the exported builders are what a commit of
+// fv and then ApplyVectors write, with fv's own labels, and vectors that
+// ApplyVectors would refuse are refused.
+func TestCommitAndVectorObjects(t *testing.T) {
+	fv := withAccess(version("exported", "a.md", "e1", "01", "one", "two"), time.Now(), "eng")
+	fv.MetadataSources = metadata.Sources{Tags: map[string]string{"team": "docs"}}
+	now := time.Date(2026, 11, 25, 1, 2, 3, 4, time.FixedZone("x", 3600))
+	stamp := now.UTC().Format(time.RFC3339Nano)
+	a := labelsOf(fv)
+	if got, want := CommitObjects(fv, 1, now), append(versionObjects(fv, a, 1, stamp), fileDocument(fv, a, 1, stamp)); !reflect.DeepEqual(got, want) {
+		t.Errorf("CommitObjects differ from a commit's objects:\n%v\nwant\n%v", got, want)
+	}
+	v := pipeline.Vectors{Object: fv.Object, Project: fv.Object.Project, FileID: fv.FileID, FileVersionID: fv.FileVersionID, Model: "tiny", Dimensions: 2}
+	for _, c := range fv.Chunks {
+		v.Chunks = append(v.Chunks, pipeline.ChunkVector{ChunkID: c.ID, SourceChecksum: c.SourceChecksum, Vector: []float32{0.6, 0.8}})
+	}
+	got, err := VectorObjects(v, fv)
+	if want := vectorObjects(v, &a); err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("VectorObjects: %v, %v; want %v", got, err, want)
+	}
+	if r := got[0].Properties.(map[string]any)[schema.ReadersProperty]; !reflect.DeepEqual(r, []string{"eng"}) {
+		t.Errorf("vector readers %v, want [eng]", r)
+	}
+	bad := v
+	bad.Chunks = []pipeline.ChunkVector{{ChunkID: fv.Chunks[0].ID}}
+	if objs, err := VectorObjects(bad, fv); err == nil || objs != nil {
+		t.Errorf("vectors without values: %v, %v; want an error", objs, err)
 	}
 }

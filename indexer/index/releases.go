@@ -10,7 +10,6 @@ import (
 
 	"github.com/go-openapi/strfmt"
 	"github.com/nats-io/nats.go"
-	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
 	"github.com/weaviate/weaviate/entities/models"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/strata-kb/strata/shared/objkey"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
+	"github.com/strata-kb/strata/shared/wvquery"
 )
 
 var versionRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$`)
@@ -53,7 +53,7 @@ func (w *Writer) CreateRelease(ctx context.Context, req pipeline.ReleaseRequest)
 	}
 	if existing != nil {
 		return nil, fmt.Errorf("release %q of project %q already exists (release_id %s, sequence %d): version strings cannot be reused",
-			req.Version, req.Project, id, int64(num(existing, "sequence")))
+			req.Version, req.Project, id, int64(wvquery.Float(existing, "sequence")))
 	}
 	seq, err := w.Watermark(ctx, req.Project)
 	if err != nil {
@@ -87,9 +87,9 @@ func (w *Writer) Releases(ctx context.Context, project string) ([]pipeline.Relea
 	out := make([]pipeline.Release, 0, len(rows))
 	for _, r := range rows {
 		m := r.(map[string]any)
-		created, _ := time.Parse(time.RFC3339Nano, str(m, "created_at"))
+		created, _ := time.Parse(time.RFC3339Nano, wvquery.Str(m, "created_at"))
 		out = append(out, pipeline.Release{ReleaseID: m["_additional"].(map[string]any)["id"].(string), Project: project,
-			Branch: str(m, "branch"), Version: str(m, "version"), Sequence: int64(num(m, "sequence")), CreatedAt: created})
+			Branch: wvquery.Str(m, "branch"), Version: wvquery.Str(m, "version"), Sequence: int64(wvquery.Float(m, "sequence")), CreatedAt: created})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Sequence < out[j].Sequence })
 	return out, nil
@@ -139,125 +139,4 @@ func (w *Writer) ServeReleases(ctx context.Context, nc *nats.Conn) (func(), erro
 		return nil, fmt.Errorf("subscribe %s: %w", pipeline.ReleaseListSubject, err)
 	}
 	return func() { _ = create.Drain(); _ = list.Drain() }, nil
-}
-
-// CollectGarbage deletes file versions that were superseded more than
-// retention ago and that no release pins (a release at R pins the version
-// visible at R), with their sections and chunks. The latest version of every
-// file is always kept. It returns how many versions it deleted.
-func (w *Writer) CollectGarbage(ctx context.Context, project string, retention time.Duration) (int, error) {
-	unlock, err := w.lock(ctx, project)
-	if err != nil {
-		return 0, err
-	}
-	defer unlock()
-	releases, err := w.Releases(ctx, project)
-	if err != nil {
-		return 0, err
-	}
-	pins := make([]int64, 0, len(releases))
-	for _, r := range releases {
-		pins = append(pins, r.Sequence)
-	}
-	wm, err := w.Watermark(ctx, project)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := w.wv.GraphQL().Get().WithClassName(schema.VersionClass).WithTenant(project).WithLimit(10000).
-		WithWhere(intFilter("valid_from", filters.LessThanEqual, wm)).
-		WithFields(graphql.Field{Name: "file_id"}, graphql.Field{Name: "branch"}, graphql.Field{Name: "file_path"},
-			graphql.Field{Name: "file_version_id"}, graphql.Field{Name: "valid_from"}, graphql.Field{Name: "committed_at"}).Do(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("gc versions of %s: %w", project, err)
-	}
-	if len(resp.Errors) > 0 {
-		return 0, fmt.Errorf("gc versions of %s: %s", project, resp.Errors[0].Message)
-	}
-	byFile := map[string][]gcVersion{}
-	rows, _ := resp.Data["Get"].(map[string]any)[schema.VersionClass].([]any)
-	for _, r := range rows {
-		m := r.(map[string]any)
-		committed, _ := time.Parse(time.RFC3339Nano, str(m, "committed_at"))
-		byFile[str(m, "file_id")] = append(byFile[str(m, "file_id")], gcVersion{str(m, "file_version_id"), int64(num(m, "valid_from")), committed})
-	}
-	classes := []string{schema.ChunkClass, schema.SectionClass, schema.VersionClass}
-	if _, ok := w.vectorTenants.Load(project); ok || w.vectorClassExists(ctx) {
-		// The collection may exist for other projects only: deleting from a
-		// tenant that is not there fails, so make sure of it first.
-		if err := w.ensureVectorTenant(ctx, project); err != nil {
-			return 0, fmt.Errorf("gc vectors of %s: %w", project, err)
-		}
-		classes = append([]string{schema.ChunkVectorClass}, classes...)
-	}
-	cutoff := w.now().Add(-retention)
-	deleted := 0
-	for _, vs := range byFile {
-		sort.Slice(vs, func(i, j int) bool { return vs[i].from < vs[j].from })
-		runs := versionRuns(vs)
-		for i := 0; i+1 < len(runs); i++ {
-			run, next := vs[runs[i]], vs[runs[i+1]]
-			if next.committed.After(cutoff) || pinned(pins, run.from, next.from) || laterRun(vs, runs, i) {
-				continue
-			}
-			for _, class := range classes {
-				if _, err := w.wv.Batch().ObjectsBatchDeleter().WithClassName(class).WithTenant(project).WithOutput("minimal").
-					WithWhere(textFilter("file_version_id", run.id)).Do(ctx); err != nil {
-					return deleted, fmt.Errorf("gc %s of version %s: %w", class, run.id, err)
-				}
-			}
-			deleted++
-		}
-	}
-	return deleted, nil
-}
-
-// versionRuns returns where each run of a file's Versions (sorted by
-// valid_from) begins: consecutive Versions of one file version (an access
-// change repeats the visible one, access.go) are one version, visible from
-// its first Version's sequence until the next run's. Garbage collection
-// deletes by file_version_id, so a run goes whole or not at all.
-func versionRuns(vs []gcVersion) []int {
-	var starts []int
-	for i := range vs {
-		if i == 0 || vs[i].id != vs[i-1].id {
-			starts = append(starts, i)
-		}
-	}
-	return starts
-}
-
-// laterRun reports whether the file version of the i-th run is visible
-// again in a later run: its objects are then still in use. Not expected
-// (a file version's id names its event), but deleting them would empty a
-// visible version.
-func laterRun(vs []gcVersion, runs []int, i int) bool {
-	for _, r := range runs[i+1:] {
-		if vs[r].id == vs[runs[i]].id {
-			return true
-		}
-	}
-	return false
-}
-
-// gcVersion is a Version as garbage collection reads it.
-type gcVersion struct {
-	id        string // file_version_id
-	from      int64
-	committed time.Time
-}
-
-// pinned reports whether some release sequence r has from <= r < to.
-func pinned(pins []int64, from, to int64) bool {
-	for _, r := range pins {
-		if from <= r && r < to {
-			return true
-		}
-	}
-	return false
-}
-
-// vectorClassExists reports whether any vectors were ever written.
-func (w *Writer) vectorClassExists(ctx context.Context) bool {
-	exists, err := w.wv.Schema().ClassExistenceChecker().WithClassName(schema.ChunkVectorClass).Do(ctx)
-	return err == nil && exists
 }

@@ -7,11 +7,9 @@ import (
 	"math"
 	"time"
 
-	"github.com/go-openapi/strfmt"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
-	"github.com/weaviate/weaviate/entities/models"
 
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/pipeline"
@@ -90,37 +88,6 @@ func (w *Writer) ApplyVectors(ctx context.Context, v pipeline.Vectors) error {
 	}
 	w.log.Info("vectors applied", "project", v.Project, "path", v.Object.Path, "file_version_id", v.FileVersionID, "model", v.Model, "chunks", len(v.Chunks))
 	return nil
-}
-
-// vectorObjects are v's ChunkVector objects, one per chunk, with the
-// readers and metadata of l (nil: not known yet, which only admins match
-// until a commit sets them).
-func vectorObjects(v pipeline.Vectors, l *labels) []*models.Object {
-	objs := make([]*models.Object, 0, len(v.Chunks))
-	name := schema.VectorName(v.Model)
-	for _, c := range v.Chunks {
-		props := map[string]any{
-			"chunk_id": c.ChunkID, "file_id": v.FileID, "file_version_id": v.FileVersionID, "file_path": v.Object.Path,
-			"branch": v.Object.Branch, "model": v.Model, "source_checksum": c.SourceChecksum, "dimensions": v.Dimensions,
-		}
-		if l != nil {
-			l.chunkProps(props)
-		}
-		objs = append(objs, &models.Object{
-			Class: schema.ChunkVectorClass, ID: strfmt.UUID(ids.ChunkVector(c.ChunkID, v.Model)), Tenant: v.Project,
-			Properties: props, Vectors: models.Vectors{name: models.Vector(c.Vector)},
-		})
-	}
-	return objs
-}
-
-// vectorIDs are the ids of v's ChunkVector objects.
-func vectorIDs(v pipeline.Vectors) []string {
-	out := make([]string, 0, len(v.Chunks))
-	for _, c := range v.Chunks {
-		out = append(out, ids.ChunkVector(c.ChunkID, v.Model))
-	}
-	return out
 }
 
 // markEmbedded records a just-committed file version as embedded when its

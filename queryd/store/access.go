@@ -9,6 +9,7 @@ import (
 
 	"github.com/strata-kb/strata/shared/access"
 	"github.com/strata-kb/strata/shared/schema"
+	"github.com/strata-kb/strata/shared/wvquery"
 )
 
 // documentClasses are the collections whose objects belong to a document
@@ -35,7 +36,7 @@ func withReaders(ctx context.Context, class string, where *filters.WhereBuilder)
 	if where == nil {
 		return readers
 	}
-	return and(where, readers)
+	return wvquery.And(where, readers)
 }
 
 // readableObject is o when the caller in ctx may read it, else nil: an
@@ -46,7 +47,7 @@ func readableObject(ctx context.Context, class string, o *models.Object) *models
 		return o
 	}
 	props, _ := o.Properties.(map[string]any)
-	if !access.GrantFrom(ctx).Matches(strs(props, schema.ReadersProperty)) {
+	if !access.GrantFrom(ctx).Matches(wvquery.Strs(props, schema.ReadersProperty)) {
 		return nil
 	}
 	return o

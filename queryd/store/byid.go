@@ -18,6 +18,7 @@ import (
 
 	"github.com/strata-kb/strata/shared/access"
 	"github.com/strata-kb/strata/shared/schema"
+	"github.com/strata-kb/strata/shared/wvquery"
 )
 
 // Reads by id, and why they are hedged (Weaviate v1.35.2, 3 nodes): a REST
@@ -210,7 +211,7 @@ func (s *Store) objectByGraphQL(ctx context.Context, class, project, id string, 
 		return nil, err
 	}
 	add, _ := rows[0]["_additional"].(map[string]any)
-	o := &models.Object{Class: class, ID: strfmt.UUID(str(add, "id")), Tenant: project, Properties: map[string]any{}}
+	o := &models.Object{Class: class, ID: strfmt.UUID(wvquery.Str(add, "id")), Tenant: project, Properties: map[string]any{}}
 	for k, v := range rows[0] {
 		if k != "_additional" {
 			o.Properties.(map[string]any)[k] = v
@@ -256,7 +257,7 @@ func (s *Store) rowByID(ctx context.Context, class, project, id string, at int64
 		return nil, err
 	}
 	row := rowOf(o)
-	if int64(numf(row, "valid_from")) > at {
+	if int64(wvquery.Float(row, "valid_from")) > at {
 		return nil, nil
 	}
 	return row, nil

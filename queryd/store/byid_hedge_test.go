@@ -11,6 +11,7 @@ import (
 
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/schema"
+	"github.com/strata-kb/strata/shared/wvquery"
 )
 
 // byIDNode is a fake Weaviate node: REST reads by id stall while stallREST
@@ -76,7 +77,7 @@ func TestReadByIDLeavesAHeldREST(t *testing.T) {
 	s := n.store(t, 10*time.Millisecond)
 	for i := range 3 {
 		o, err := s.objectByID(asSystem(), schema.ChunkClass, n.project, n.id)
-		if err != nil || o == nil || str(o.Properties.(map[string]any), "content") != "from graphql" || string(o.ID) != n.id {
+		if err != nil || o == nil || wvquery.Str(o.Properties.(map[string]any), "content") != "from graphql" || string(o.ID) != n.id {
 			t.Fatalf("read %d: %+v %v", i, o, err)
 		}
 	}
@@ -93,7 +94,7 @@ func TestReadByIDLeavesAHeldREST(t *testing.T) {
 	// After restHeldFor, REST is asked first again.
 	s.byID.heldTill.Store(0)
 	n.stallREST.Store(false)
-	if o, err := s.objectByID(asSystem(), schema.ChunkClass, n.project, n.id); err != nil || str(o.Properties.(map[string]any), "content") != "from rest" {
+	if o, err := s.objectByID(asSystem(), schema.ChunkClass, n.project, n.id); err != nil || wvquery.Str(o.Properties.(map[string]any), "content") != "from rest" {
 		t.Fatalf("REST once it answers again: %+v %v", o, err)
 	}
 }
@@ -104,7 +105,7 @@ func TestReadByIDAnsweredByREST(t *testing.T) {
 	n := newByIDNode(t)
 	s := n.store(t, time.Minute)
 	o, err := s.objectByID(asSystem(), schema.ChunkClass, n.project, n.id)
-	if err != nil || o == nil || str(o.Properties.(map[string]any), "content") != "from rest" {
+	if err != nil || o == nil || wvquery.Str(o.Properties.(map[string]any), "content") != "from rest" {
 		t.Fatalf("%+v %v", o, err)
 	}
 	missing := ids.Chunk(ids.Project("nope"), 1)

@@ -13,6 +13,7 @@ import (
 	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/servers"
 	"github.com/strata-kb/strata/shared/servers/serverstest"
+	"github.com/strata-kb/strata/shared/wvquery"
 )
 
 func TestMain(m *testing.M) {
@@ -101,7 +102,7 @@ func TestObjectByIDBothWays(t *testing.T) {
 		}
 		rp, gp := rest.Properties.(map[string]any), gql.Properties.(map[string]any)
 		for k := range gp {
-			if numf(rp, k) != numf(gp, k) || str(rp, k) != str(gp, k) {
+			if wvquery.Float(rp, k) != wvquery.Float(gp, k) || wvquery.Str(rp, k) != wvquery.Str(gp, k) {
 				t.Errorf("%s %s: REST %v, GraphQL %v", c.class, k, rp[k], gp[k])
 			}
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/strata-kb/strata/shared/access"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
+	"github.com/strata-kb/strata/shared/wvquery"
 )
 
 // Catalog follows the published commits of every project and keeps each
@@ -385,7 +386,7 @@ func (c *Catalog) CurrentVersions(project string, keep func(Version) bool) []Ver
 func (s *Store) committedAll(ctx context.Context, project string, from, to int64) ([]Version, error) {
 	var out []Version
 	for {
-		rows, err := s.get(ctx, schema.VersionClass, project, catalogVersionFields, and(intLE("valid_from", to),
+		rows, err := s.get(ctx, schema.VersionClass, project, catalogVersionFields, wvquery.And(intLE("valid_from", to),
 			filters.Where().WithPath([]string{"valid_from"}).WithOperator(filters.GreaterThan).WithValueInt(from)), func(g *graphql.GetBuilder) *graphql.GetBuilder {
 			return g.
 				WithSort(graphql.Sort{Path: []string{"valid_from"}, Order: graphql.Asc}).WithLimit(versionPage)
@@ -395,8 +396,8 @@ func (s *Store) committedAll(ctx context.Context, project string, from, to int64
 		}
 		for _, r := range rows {
 			v := version(r)
-			v.ChunkCount = num(r, "chunk_count")
-			v.Format, v.CommittedAt, v.IngestedAt = str(r, "format"), str(r, "committed_at"), str(r, "ingested_at")
+			v.ChunkCount = wvquery.Int(r, "chunk_count")
+			v.Format, v.CommittedAt, v.IngestedAt = wvquery.Str(r, "format"), wvquery.Str(r, "committed_at"), wvquery.Str(r, "ingested_at")
 			v.Metadata, v.MetadataWarnings = metadataOf(r)
 			out = append(out, v)
 		}

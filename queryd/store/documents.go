@@ -11,6 +11,7 @@ import (
 	"github.com/strata-kb/strata/shared/access"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
+	"github.com/strata-kb/strata/shared/wvquery"
 )
 
 // DocumentInfo is what listings show beyond a Document's identity and state.
@@ -39,7 +40,7 @@ func DocumentScope(branch, path string) *Where {
 		return b
 	}
 	under := filters.Where().WithPath([]string{"file_path"}).WithOperator(filters.Like).WithValueText(escapeLike(path) + "/*")
-	return and(b, Or(eq("file_path", path), under))
+	return wvquery.And(b, Or(eq("file_path", path), under))
 }
 
 // AllDocuments lists a project's documents of every status (indexed, failed,
@@ -48,7 +49,7 @@ func DocumentScope(branch, path string) *Where {
 func (s *Store) AllDocuments(ctx context.Context, project string, where *Where, limit int) ([]Document, error) {
 	w := notDeleted()
 	if where != nil {
-		w = and(w, where)
+		w = wvquery.And(w, where)
 	}
 	rows, err := s.get(ctx, schema.DocumentClass, project, listDocumentFields, w, func(g *graphql.GetBuilder) *graphql.GetBuilder {
 		return g.WithSort(graphql.Sort{Path: []string{"file_path"}, Order: graphql.Asc}).WithLimit(limit)
@@ -59,11 +60,11 @@ func (s *Store) AllDocuments(ctx context.Context, project string, where *Where, 
 	out := make([]Document, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, Document{
-			FileID: str(r, "file_id"), FilePath: str(r, "file_path"), Name: str(r, "name"), Folder: str(r, "folder"),
-			Branch: str(r, "branch"), FileVersionID: str(r, "file_version_id"), Title: str(r, "title"),
-			Status: str(r, "status"), Error: str(r, "error"), Deleted: r["deleted"] == true, ChunkCount: num(r, "chunk_count"),
-			AccessError:  str(r, "access_error"),
-			DocumentInfo: DocumentInfo{Format: str(r, "format"), UpdatedAt: str(r, "updated_at"), IngestedAt: str(r, "ingested_at")},
+			FileID: wvquery.Str(r, "file_id"), FilePath: wvquery.Str(r, "file_path"), Name: wvquery.Str(r, "name"), Folder: wvquery.Str(r, "folder"),
+			Branch: wvquery.Str(r, "branch"), FileVersionID: wvquery.Str(r, "file_version_id"), Title: wvquery.Str(r, "title"),
+			Status: wvquery.Str(r, "status"), Error: wvquery.Str(r, "error"), Deleted: r["deleted"] == true, ChunkCount: wvquery.Int(r, "chunk_count"),
+			AccessError:  wvquery.Str(r, "access_error"),
+			DocumentInfo: DocumentInfo{Format: wvquery.Str(r, "format"), UpdatedAt: wvquery.Str(r, "updated_at"), IngestedAt: wvquery.Str(r, "ingested_at")},
 		})
 		out[len(out)-1].Metadata, out[len(out)-1].MetadataWarnings = metadataOf(r)
 	}
@@ -115,7 +116,7 @@ func (s *Store) Stats(ctx context.Context, project string) (Stats, error) {
 // sumChunkCount adds up chunk_count over the current indexed documents.
 func (s *Store) sumChunkCount(ctx context.Context, project string) (int, error) {
 	resp, err := s.wv.GraphQL().Aggregate().WithClassName(schema.DocumentClass).WithTenant(project).
-		WithWhere(withReaders(ctx, schema.DocumentClass, and(notDeleted(), eq("status", pipeline.StatusIndexed)))).
+		WithWhere(withReaders(ctx, schema.DocumentClass, wvquery.And(notDeleted(), eq("status", pipeline.StatusIndexed)))).
 		WithFields(graphql.Field{Name: "chunk_count", Fields: []graphql.Field{{Name: "sum"}}}).Do(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("count chunks of %s: %w", project, err)
@@ -129,7 +130,7 @@ func (s *Store) sumChunkCount(ctx context.Context, project string) (int, error) 
 		return 0, nil
 	}
 	cc, _ := list[0].(map[string]any)["chunk_count"].(map[string]any)
-	return int(numf(cc, "sum")), nil
+	return int(wvquery.Float(cc, "sum")), nil
 }
 
 // aggregate counts the objects of class within where (nil = all), by the
@@ -165,7 +166,7 @@ func (s *Store) aggregate(ctx context.Context, class, project string, where *fil
 			g, _ := m["groupedBy"].(map[string]any)
 			key = fmt.Sprint(g["value"])
 		}
-		out[key] += num(meta, "count")
+		out[key] += wvquery.Int(meta, "count")
 	}
 	return out, nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/servers"
 	"github.com/strata-kb/strata/shared/servers/serverstest"
+	"github.com/strata-kb/strata/shared/wvquery"
 )
 
 // grpcStore is a Store whose filtered reads go over the shared
@@ -123,7 +124,7 @@ func TestGRPCMatchesGraphQL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 5 || num(got[0], "index") != 11 {
+	if len(got) != 5 || wvquery.Int(got[0], "index") != 11 {
 		t.Fatalf("descending: %v", got)
 	}
 	for i := range want {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/schema"
+	"github.com/strata-kb/strata/shared/wvquery"
 )
 
 // Section is a heading-delimited part of a file version, with the statistics
@@ -155,7 +156,7 @@ func intLEi(path string, v int) *filters.WhereBuilder {
 }
 
 // mainLive matches the live (not deleted) documents of main.
-func mainLive() *filters.WhereBuilder { return and(notDeleted(), eq("branch", "")) }
+func mainLive() *filters.WhereBuilder { return wvquery.And(notDeleted(), eq("branch", "")) }
 
 // DocumentByID returns the current state of the document with file_id fileID
 // (any branch, tombstones included), or nil.
@@ -172,18 +173,18 @@ func (s *Store) DocumentByID(ctx context.Context, project, fileID string) (*Docu
 	}
 	r := rowOf(o)
 	return &DocumentDetail{
-		Document: documentOf(r), SectionCount: num(r, "section_count"), TokenCount: num(r, "token_count"),
-		Pages: num(r, "pages"), Language: str(r, "language"),
+		Document: documentOf(r), SectionCount: wvquery.Int(r, "section_count"), TokenCount: wvquery.Int(r, "token_count"),
+		Pages: wvquery.Int(r, "pages"), Language: wvquery.Str(r, "language"),
 	}, nil
 }
 
 func documentOf(r map[string]any) Document {
 	d := Document{
-		FileID: str(r, "file_id"), FilePath: str(r, "file_path"), Name: str(r, "name"), Folder: str(r, "folder"),
-		Branch: str(r, "branch"), FileVersionID: str(r, "file_version_id"), Title: str(r, "title"),
-		Status: str(r, "status"), Error: str(r, "error"), Deleted: r["deleted"] == true, ChunkCount: num(r, "chunk_count"),
-		AccessError: str(r, "access_error"), Readers: strs(r, schema.ReadersProperty),
-		DocumentInfo: DocumentInfo{Format: str(r, "format"), UpdatedAt: str(r, "updated_at"), IngestedAt: str(r, "ingested_at")},
+		FileID: wvquery.Str(r, "file_id"), FilePath: wvquery.Str(r, "file_path"), Name: wvquery.Str(r, "name"), Folder: wvquery.Str(r, "folder"),
+		Branch: wvquery.Str(r, "branch"), FileVersionID: wvquery.Str(r, "file_version_id"), Title: wvquery.Str(r, "title"),
+		Status: wvquery.Str(r, "status"), Error: wvquery.Str(r, "error"), Deleted: r["deleted"] == true, ChunkCount: wvquery.Int(r, "chunk_count"),
+		AccessError: wvquery.Str(r, "access_error"), Readers: wvquery.Strs(r, schema.ReadersProperty),
+		DocumentInfo: DocumentInfo{Format: wvquery.Str(r, "format"), UpdatedAt: wvquery.Str(r, "updated_at"), IngestedAt: wvquery.Str(r, "ingested_at")},
 	}
 	d.Metadata, d.MetadataWarnings = metadataOf(r)
 	return d
@@ -224,7 +225,7 @@ func (s *Store) Folders(ctx context.Context, project string, limit int) ([]strin
 // the project root), any status, sorted by path, from offset, at most limit
 // (0 = none: count only), and how many there are in all.
 func (s *Store) FolderDocuments(ctx context.Context, project, folder string, offset, limit int) ([]Document, int, error) {
-	where := and(mainLive(), eq("folder", folder))
+	where := wvquery.And(mainLive(), eq("folder", folder))
 	counts, err := s.aggregate(ctx, schema.DocumentClass, project, where, "")
 	if err != nil {
 		return nil, 0, err
@@ -250,7 +251,7 @@ func (s *Store) FolderDocuments(ctx context.Context, project, folder string, off
 // Sections lists the sections of a file version committed by sequence at,
 // ordered by ordinal, from offset, at most limit.
 func (s *Store) Sections(ctx context.Context, project, fileVersionID string, at int64, offset, limit int) ([]Section, error) {
-	rows, err := s.find(ctx, schema.SectionClass, project, sectionFields, getQuery{where: and(eq("file_version_id", fileVersionID), intLE("valid_from", at)),
+	rows, err := s.find(ctx, schema.SectionClass, project, sectionFields, getQuery{where: wvquery.And(eq("file_version_id", fileVersionID), intLE("valid_from", at)),
 		sort: []graphql.Sort{{Path: []string{"ordinal"}, Order: graphql.Asc}}, offset: offset, limit: limit})
 	if err != nil {
 		return nil, err
@@ -339,11 +340,11 @@ func chunkQueryWhere(q ChunkQuery) *filters.WhereBuilder {
 	}
 	switch {
 	case q.AlsoSectionID != "" && len(span) > 0:
-		ws = append(ws, or(and(span...), SectionFilter(q.AlsoSectionID)))
+		ws = append(ws, or(wvquery.And(span...), SectionFilter(q.AlsoSectionID)))
 	case q.AlsoSectionID == "":
 		ws = append(ws, span...)
 	}
-	return and(ws...)
+	return wvquery.And(ws...)
 }
 
 // maxIDWindow: a bounded index range of up to this many chunks is read by
@@ -365,11 +366,11 @@ func chunkIDsIn(fileVersionID string, from, to int) *filters.WhereBuilder {
 func sectionOf(r map[string]any) Section {
 	add, _ := r["_additional"].(map[string]any)
 	return Section{
-		ID: str(add, "id"), FileID: str(r, "file_id"), FileVersionID: str(r, "file_version_id"), FilePath: str(r, "file_path"),
-		Branch: str(r, "branch"), Ordinal: num(r, "ordinal"), Title: str(r, "title"), HeadingPath: strs(r, "heading_path"),
-		Level: num(r, "level"), StartOffset: num(r, "start_offset"), EndOffset: num(r, "end_offset"),
-		TokenCount: num(r, "token_count"), ChunkCount: num(r, "chunk_count"), PageStart: num(r, "page_start"),
-		PageEnd: num(r, "page_end"), ValidFrom: int64(numf(r, "valid_from")),
+		ID: wvquery.Str(add, "id"), FileID: wvquery.Str(r, "file_id"), FileVersionID: wvquery.Str(r, "file_version_id"), FilePath: wvquery.Str(r, "file_path"),
+		Branch: wvquery.Str(r, "branch"), Ordinal: wvquery.Int(r, "ordinal"), Title: wvquery.Str(r, "title"), HeadingPath: wvquery.Strs(r, "heading_path"),
+		Level: wvquery.Int(r, "level"), StartOffset: wvquery.Int(r, "start_offset"), EndOffset: wvquery.Int(r, "end_offset"),
+		TokenCount: wvquery.Int(r, "token_count"), ChunkCount: wvquery.Int(r, "chunk_count"), PageStart: wvquery.Int(r, "page_start"),
+		PageEnd: wvquery.Int(r, "page_end"), ValidFrom: int64(wvquery.Float(r, "valid_from")),
 	}
 }
 
@@ -378,28 +379,17 @@ func chunkDetails(project string, rows []map[string]any) []ChunkDetail {
 	out := make([]ChunkDetail, 0, len(rows))
 	for i, r := range rows {
 		d := ChunkDetail{
-			Chunk: base[i], Kind: str(r, "kind"), PageStart: num(r, "page_start"), PageEnd: num(r, "page_end"),
-			ImageRef: str(r, "image_ref"), ImageMIME: str(r, "image_mime"), ValidFrom: int64(numf(r, "valid_from")),
+			Chunk: base[i], Kind: wvquery.Str(r, "kind"), PageStart: wvquery.Int(r, "page_start"), PageEnd: wvquery.Int(r, "page_end"),
+			ImageRef: wvquery.Str(r, "image_ref"), ImageMIME: wvquery.Str(r, "image_mime"), ValidFrom: int64(wvquery.Float(r, "valid_from")),
 		}
 		if n := d.SectionChunks; n > 0 && d.SectionID != "" {
 			d.Section = &Section{
 				ID: d.SectionID, FileID: d.FileID, FileVersionID: d.FileVersionID, FilePath: d.FilePath, Branch: d.Branch,
-				Ordinal: num(r, "section_ordinal"), Title: str(r, "section_title"), HeadingPath: strs(r, "section_heading_path"),
+				Ordinal: wvquery.Int(r, "section_ordinal"), Title: wvquery.Str(r, "section_title"), HeadingPath: wvquery.Strs(r, "section_heading_path"),
 				TokenCount: d.SectionTokens, ChunkCount: n, ValidFrom: d.ValidFrom,
 			}
 		}
 		out = append(out, d)
-	}
-	return out
-}
-
-func strs(m map[string]any, k string) []string {
-	l, _ := m[k].([]any)
-	out := make([]string, 0, len(l))
-	for _, v := range l {
-		if s, ok := v.(string); ok {
-			out = append(out, s)
-		}
 	}
 	return out
 }

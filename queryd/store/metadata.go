@@ -15,6 +15,7 @@ import (
 
 	"github.com/strata-kb/strata/shared/metadata"
 	"github.com/strata-kb/strata/shared/schema"
+	"github.com/strata-kb/strata/shared/wvquery"
 )
 
 // ErrNoRanges is returned for a range on a key the index keeps no range
@@ -38,7 +39,7 @@ func (s *Store) MetadataWhere(ctx context.Context, f metadata.Filter) (*Where, e
 	case 1:
 		return parts[0], nil
 	}
-	return and(parts...), nil
+	return wvquery.And(parts...), nil
 }
 
 func tokens(values ...string) *Where {
@@ -101,7 +102,7 @@ func (s *Store) conditionWhere(ctx context.Context, c metadata.Condition) (*Wher
 	if len(parts) == 1 {
 		return parts[0], nil
 	}
-	return and(parts...), nil
+	return wvquery.And(parts...), nil
 }
 
 // rangeWhere compares key's range property with v. The kind token goes
@@ -122,7 +123,7 @@ func (s *Store) rangeWhere(ctx context.Context, key string, k metadata.Kind, op 
 	} else {
 		w = w.WithValueNumber(v.Number)
 	}
-	return and(tokens(metadata.KindToken(key, k)), w), nil
+	return wvquery.And(tokens(metadata.KindToken(key, k)), w), nil
 }
 
 // hasRangeProperty reports whether Chunk (and ChunkVector, once it exists)
@@ -209,7 +210,7 @@ func (s *Store) HitMetadata(ctx context.Context, project string, hits []Chunk) (
 		return nil, fmt.Errorf("metadata of %d file versions: %w", len(missing), err)
 	}
 	for _, r := range rows { // oldest first: the latest wins
-		out[str(r, "file_version_id")], _ = metadataOf(r)
+		out[wvquery.Str(r, "file_version_id")], _ = metadataOf(r)
 	}
 	return out, nil
 }

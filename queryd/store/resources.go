@@ -13,6 +13,7 @@ import (
 
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
+	"github.com/strata-kb/strata/shared/wvquery"
 )
 
 // MaxResourceText bounds the text one resource read returns; past it the
@@ -24,10 +25,10 @@ const MaxResourceText = 4 << 20
 // the first), in path order. Paging by the last path seen, not by offset,
 // keeps a listing of any size exact while files are added or deleted.
 func (s *Store) ResourceDocuments(ctx context.Context, project, after string, limit int) ([]Document, error) {
-	where := and(eq("branch", ""), eq("status", pipeline.StatusIndexed),
+	where := wvquery.And(eq("branch", ""), eq("status", pipeline.StatusIndexed),
 		filters.Where().WithPath([]string{"deleted"}).WithOperator(filters.Equal).WithValueBoolean(false))
 	if after != "" {
-		where = and(where, filters.Where().WithPath([]string{"file_path"}).WithOperator(filters.GreaterThan).WithValueText(after))
+		where = wvquery.And(where, filters.Where().WithPath([]string{"file_path"}).WithOperator(filters.GreaterThan).WithValueText(after))
 	}
 	rows, err := s.get(ctx, schema.DocumentClass, project, documentFields, where, func(g *graphql.GetBuilder) *graphql.GetBuilder {
 		return g.WithSort(graphql.Sort{Path: []string{"file_path"}, Order: graphql.Asc}).WithLimit(limit)
@@ -37,9 +38,9 @@ func (s *Store) ResourceDocuments(ctx context.Context, project, after string, li
 	}
 	out := make([]Document, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, Document{FileID: str(r, "file_id"), FilePath: str(r, "file_path"), Name: str(r, "name"),
-			Folder: str(r, "folder"), FileVersionID: str(r, "file_version_id"), Title: str(r, "title"),
-			Status: str(r, "status"), ChunkCount: num(r, "chunk_count")})
+		out = append(out, Document{FileID: wvquery.Str(r, "file_id"), FilePath: wvquery.Str(r, "file_path"), Name: wvquery.Str(r, "name"),
+			Folder: wvquery.Str(r, "folder"), FileVersionID: wvquery.Str(r, "file_version_id"), Title: wvquery.Str(r, "title"),
+			Status: wvquery.Str(r, "status"), ChunkCount: wvquery.Int(r, "chunk_count")})
 	}
 	return out, nil
 }

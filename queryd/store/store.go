@@ -24,6 +24,7 @@ import (
 	"github.com/strata-kb/strata/shared/metadata"
 	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/terms"
+	"github.com/strata-kb/strata/shared/wvquery"
 )
 
 // Where is a filter over indexed objects.
@@ -185,13 +186,6 @@ func eq(path, value string) *filters.WhereBuilder {
 	return filters.Where().WithPath([]string{path}).WithOperator(filters.Equal).WithValueText(value)
 }
 
-func and(ws ...*filters.WhereBuilder) *filters.WhereBuilder {
-	if len(ws) == 1 {
-		return ws[0]
-	}
-	return filters.Where().WithOperator(filters.And).WithOperands(ws)
-}
-
 // Or combines filters with OR.
 func Or(ws ...*filters.WhereBuilder) *filters.WhereBuilder {
 	if len(ws) == 1 {
@@ -217,7 +211,7 @@ func ChunkFilter(id string) *filters.WhereBuilder {
 
 // FolderFilter matches chunks of files under folder on branch.
 func FolderFilter(branch, folder string) *filters.WhereBuilder {
-	return and(eq("branch", branch), filters.Where().WithPath([]string{"file_path"}).WithOperator(filters.Like).WithValueText(escapeLike(folder)+"/*"))
+	return wvquery.And(eq("branch", branch), filters.Where().WithPath([]string{"file_path"}).WithOperator(filters.Like).WithValueText(escapeLike(folder)+"/*"))
 }
 
 // escapeLike neutralises Weaviate's Like wildcards in a literal path.
@@ -227,7 +221,7 @@ func escapeLike(s string) string {
 
 // FindDocument returns the document of path on branch ("" = main), tombstones included.
 func (s *Store) FindDocument(ctx context.Context, project, branch, path string) (*Document, error) {
-	docs, err := s.documents(ctx, project, and(eq("file_path", path), eq("branch", branch)), 1)
+	docs, err := s.documents(ctx, project, wvquery.And(eq("file_path", path), eq("branch", branch)), 1)
 	if err != nil || len(docs) == 0 {
 		return nil, err
 	}
@@ -249,9 +243,9 @@ func (s *Store) documents(ctx context.Context, project string, where *filters.Wh
 	out := make([]Document, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, Document{
-			FileID: str(r, "file_id"), FilePath: str(r, "file_path"), Name: str(r, "name"), Folder: str(r, "folder"),
-			Branch: str(r, "branch"), FileVersionID: str(r, "file_version_id"), Title: str(r, "title"),
-			Status: str(r, "status"), Error: str(r, "error"), Deleted: r["deleted"] == true, ChunkCount: num(r, "chunk_count"),
+			FileID: wvquery.Str(r, "file_id"), FilePath: wvquery.Str(r, "file_path"), Name: wvquery.Str(r, "name"), Folder: wvquery.Str(r, "folder"),
+			Branch: wvquery.Str(r, "branch"), FileVersionID: wvquery.Str(r, "file_version_id"), Title: wvquery.Str(r, "title"),
+			Status: wvquery.Str(r, "status"), Error: wvquery.Str(r, "error"), Deleted: r["deleted"] == true, ChunkCount: wvquery.Int(r, "chunk_count"),
 		})
 	}
 	return out, nil
@@ -263,7 +257,7 @@ func (s *Store) ListChunks(ctx context.Context, project, fileVersionID string, o
 	q := getQuery{where: eq("file_version_id", fileVersionID), sort: []graphql.Sort{{Path: []string{"index"}, Order: graphql.Asc}},
 		offset: offset, limit: limit}
 	if offset >= 0 && limit > 0 && limit <= maxIDWindow && ids.Valid(fileVersionID) {
-		q.where, q.offset = and(eq("file_version_id", fileVersionID), chunkIDsIn(fileVersionID, offset, offset+limit-1)), 0
+		q.where, q.offset = wvquery.And(eq("file_version_id", fileVersionID), chunkIDsIn(fileVersionID, offset, offset+limit-1)), 0
 	}
 	rows, err := s.find(ctx, schema.ChunkClass, project, chunkFields, q)
 	if err != nil {
@@ -278,7 +272,7 @@ func (s *Store) GetChunk(ctx context.Context, project, id string, at int64) (*Ch
 	if err != nil || o == nil {
 		return nil, err
 	}
-	if props, _ := o.Properties.(map[string]any); int64(numf(props, "valid_from")) > at {
+	if props, _ := o.Properties.(map[string]any); int64(wvquery.Float(props, "valid_from")) > at {
 		return nil, nil // committed after the view
 	}
 	c := chunkFromObject(project, o)
@@ -351,9 +345,9 @@ func (s *Store) SearchKeywordMatching(ctx context.Context, project, query string
 	if branch != "" {
 		branches = append(branches, branch)
 	}
-	scope := and(intLE("valid_from", at), filters.Where().WithPath([]string{"branch"}).WithOperator(filters.ContainsAny).WithValueText(branches...))
+	scope := wvquery.And(intLE("valid_from", at), filters.Where().WithPath([]string{"branch"}).WithOperator(filters.ContainsAny).WithValueText(branches...))
 	if where != nil {
-		scope = and(scope, where)
+		scope = wvquery.And(scope, where)
 	}
 	var out []Chunk
 	fetch := limit * 3
@@ -430,7 +424,7 @@ func chunks(project string, rows []map[string]any) []Chunk {
 	out := make([]Chunk, 0, len(rows))
 	for _, r := range rows {
 		add, _ := r["_additional"].(map[string]any)
-		score, _ := strconv.ParseFloat(str(add, "score"), 64)
+		score, _ := strconv.ParseFloat(wvquery.Str(add, "score"), 64)
 		var hp []string
 		if l, ok := r["heading_path"].([]any); ok {
 			for _, h := range l {
@@ -440,25 +434,17 @@ func chunks(project string, rows []map[string]any) []Chunk {
 			}
 		}
 		out = append(out, Chunk{
-			ID: str(add, "id"), Project: project, FileID: str(r, "file_id"), FileVersionID: str(r, "file_version_id"),
-			FilePath: str(r, "file_path"), Branch: str(r, "branch"), Index: num(r, "index"), Content: str(r, "content"),
-			StartOffset: num(r, "start_offset"), EndOffset: num(r, "end_offset"), TokenCount: num(r, "token_count"),
-			SourceChecksum: str(r, "source_checksum"), CreatedAt: str(r, "created_at"), SectionID: str(r, "section_id"),
-			HeadingPath: hp, EmbeddingStatus: str(r, "embedding_status"), EmbeddingModel: str(r, "embedding_model"), Score: score,
-			SectionTokens: num(r, "section_token_count"), SectionChunks: num(r, "section_chunk_count"),
-			PageStart: num(r, "page_start"), PageEnd: num(r, "page_end"),
+			ID: wvquery.Str(add, "id"), Project: project, FileID: wvquery.Str(r, "file_id"), FileVersionID: wvquery.Str(r, "file_version_id"),
+			FilePath: wvquery.Str(r, "file_path"), Branch: wvquery.Str(r, "branch"), Index: wvquery.Int(r, "index"), Content: wvquery.Str(r, "content"),
+			StartOffset: wvquery.Int(r, "start_offset"), EndOffset: wvquery.Int(r, "end_offset"), TokenCount: wvquery.Int(r, "token_count"),
+			SourceChecksum: wvquery.Str(r, "source_checksum"), CreatedAt: wvquery.Str(r, "created_at"), SectionID: wvquery.Str(r, "section_id"),
+			HeadingPath: hp, EmbeddingStatus: wvquery.Str(r, "embedding_status"), EmbeddingModel: wvquery.Str(r, "embedding_model"), Score: score,
+			SectionTokens: wvquery.Int(r, "section_token_count"), SectionChunks: wvquery.Int(r, "section_chunk_count"),
+			PageStart: wvquery.Int(r, "page_start"), PageEnd: wvquery.Int(r, "page_end"),
 		})
 	}
 	return out
 }
-
-func str(m map[string]any, k string) string {
-	s, _ := m[k].(string)
-	return s
-}
-
-// num reads an integer property: float64 from GraphQL, json.Number from REST reads.
-func num(m map[string]any, k string) int { return int(numf(m, k)) }
 
 func isNotFound(err error) bool {
 	var ce *fault.WeaviateClientError
@@ -491,7 +477,7 @@ func graphQLError(errs []*models.GraphQLError, format string, args ...any) (miss
 }
 
 // And matches what every filter matches.
-func And(ws ...*filters.WhereBuilder) *filters.WhereBuilder { return and(ws...) }
+func And(ws ...*filters.WhereBuilder) *filters.WhereBuilder { return wvquery.And(ws...) }
 
 // PathPrefixFilter matches objects whose file_path starts with prefix.
 func PathPrefixFilter(prefix string) *filters.WhereBuilder {

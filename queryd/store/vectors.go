@@ -10,6 +10,7 @@ import (
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
+	"github.com/strata-kb/strata/shared/wvquery"
 )
 
 // VectorQuery is a nearest-neighbour search over one model's vectors, read
@@ -64,7 +65,7 @@ func (s *Store) SearchVector(ctx context.Context, project string, q VectorQuery)
 	}
 	scope := filters.Where().WithPath([]string{"branch"}).WithOperator(filters.ContainsAny).WithValueText(branches...)
 	if q.VectorWhere != nil {
-		scope = and(scope, q.VectorWhere)
+		scope = wvquery.And(scope, q.VectorWhere)
 	}
 	var out []Chunk
 	fetch := max(q.Limit*3/2, 30) // replaced versions are dropped below; more rounds fetch further
@@ -85,7 +86,7 @@ func (s *Store) SearchVector(ctx context.Context, project string, q VectorQuery)
 		for _, r := range rows {
 			add, _ := r["_additional"].(map[string]any)
 			d, _ := add["distance"].(float64)
-			id := str(r, "chunk_id")
+			id := wvquery.Str(r, "chunk_id")
 			if _, dup := similarity[id]; !dup {
 				order = append(order, id)
 			}
@@ -116,9 +117,9 @@ func (s *Store) visibleChunks(ctx context.Context, project string, chunkIDs []st
 	if len(chunkIDs) == 0 {
 		return out, nil
 	}
-	filter := and(filters.Where().WithPath([]string{"id"}).WithOperator(filters.ContainsAny).WithValueText(chunkIDs...), intLE("valid_from", at))
+	filter := wvquery.And(filters.Where().WithPath([]string{"id"}).WithOperator(filters.ContainsAny).WithValueText(chunkIDs...), intLE("valid_from", at))
 	if where != nil {
-		filter = and(filter, where)
+		filter = wvquery.And(filter, where)
 	}
 	rows, err := s.find(ctx, schema.ChunkClass, project, chunkFields, getQuery{where: filter, limit: len(chunkIDs)})
 	if err != nil {
@@ -216,7 +217,7 @@ func (s *Store) Embeddings(ctx context.Context, project, model string, chunkIDs 
 	}
 	for _, r := range rows {
 		add, _ := r["_additional"].(map[string]any)
-		e := ChunkEmbedding{ID: str(add, "id"), ChunkID: str(r, "chunk_id"), Model: str(r, "model"), SourceChecksum: str(r, "source_checksum")}
+		e := ChunkEmbedding{ID: wvquery.Str(add, "id"), ChunkID: wvquery.Str(r, "chunk_id"), Model: wvquery.Str(r, "model"), SourceChecksum: wvquery.Str(r, "source_checksum")}
 		cv := out[e.ChunkID]
 		if e.Model != model {
 			cv.OtherModels = true
@@ -249,7 +250,7 @@ func (s *Store) EmbeddedChunkCount(ctx context.Context, project, model string) (
 	if ok, err := s.hasVectors(ctx, model); err != nil || !ok {
 		return 0, err
 	}
-	docs, err := s.documents(ctx, project, and(notDeleted(), eq("status", pipeline.StatusIndexed)), 10000)
+	docs, err := s.documents(ctx, project, wvquery.And(notDeleted(), eq("status", pipeline.StatusIndexed)), 10000)
 	if err != nil {
 		return 0, err
 	}
@@ -259,7 +260,7 @@ func (s *Store) EmbeddedChunkCount(ctx context.Context, project, model string) (
 		for _, d := range docs[start:min(start+500, len(docs))] {
 			versions = append(versions, d.FileVersionID)
 		}
-		counts, err := s.aggregate(ctx, schema.ChunkVectorClass, project, and(eq("model", model),
+		counts, err := s.aggregate(ctx, schema.ChunkVectorClass, project, wvquery.And(eq("model", model),
 			filters.Where().WithPath([]string{"file_version_id"}).WithOperator(filters.ContainsAny).WithValueText(versions...)), "")
 		if err != nil {
 			return 0, err
@@ -294,7 +295,7 @@ func (s *Store) embeddingByID(ctx context.Context, project, model, chunkID strin
 		return ChunkVectors{}, false, err
 	}
 	props, _ := o.Properties.(map[string]any)
-	e := ChunkEmbedding{ID: string(o.ID), ChunkID: str(props, "chunk_id"), Model: str(props, "model"), SourceChecksum: str(props, "source_checksum")}
+	e := ChunkEmbedding{ID: string(o.ID), ChunkID: wvquery.Str(props, "chunk_id"), Model: wvquery.Str(props, "model"), SourceChecksum: wvquery.Str(props, "source_checksum")}
 	if e.ChunkID != chunkID || e.Model != model {
 		return ChunkVectors{}, false, nil
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/metadata"
 	"github.com/strata-kb/strata/shared/schema"
+	"github.com/strata-kb/strata/shared/wvquery"
 )
 
 // Version is one committed file version or delete. A file's visible version
@@ -46,10 +47,10 @@ type Version struct {
 // before metadata existed has none.
 func metadataOf(r map[string]any) (metadata.Metadata, []string) {
 	var m metadata.Metadata
-	if s := str(r, schema.MetadataProperty); s != "" {
+	if s := wvquery.Str(r, schema.MetadataProperty); s != "" {
 		_ = json.Unmarshal([]byte(s), &m) // written by the indexer from a Metadata
 	}
-	return m, strs(r, schema.MetadataWarningsProperty)
+	return m, wvquery.Strs(r, schema.MetadataWarningsProperty)
 }
 
 // Release is a pinned commit sequence of a project branch.
@@ -95,7 +96,7 @@ func (s *Store) Watermark(ctx context.Context, project string) (int64, error) {
 		return 0, nil
 	}
 	props, _ := objs[0].Properties.(map[string]any)
-	return int64(numf(props, "sequence")), nil
+	return int64(wvquery.Float(props, "sequence")), nil
 }
 
 // VersionAt returns the visible version of path on branch ("" = main) as of
@@ -104,7 +105,7 @@ func (s *Store) VersionAt(ctx context.Context, project, branch, path string, at 
 	if s.catalog.covers(project, at) {
 		return s.catalog.visibleAt(ctx, project, ids.File(project, branch, path), at), nil
 	}
-	rows, err := s.get(ctx, schema.VersionClass, project, versionFields, and(eq("file_path", path), eq("branch", branch), intLE("valid_from", at)), func(g *graphql.GetBuilder) *graphql.GetBuilder {
+	rows, err := s.get(ctx, schema.VersionClass, project, versionFields, wvquery.And(eq("file_path", path), eq("branch", branch), intLE("valid_from", at)), func(g *graphql.GetBuilder) *graphql.GetBuilder {
 		return g.
 			WithSort(graphql.Sort{Path: []string{"valid_from"}, Order: graphql.Desc}).WithLimit(1)
 	})
@@ -147,7 +148,7 @@ func (s *Store) VersionsAt(ctx context.Context, project string, fileIDs []string
 		}
 		return out, nil
 	}
-	rows, err := s.get(ctx, schema.VersionClass, project, versionFields, and(filters.Where().WithPath([]string{"file_id"}).WithOperator(filters.ContainsAny).WithValueText(fileIDs...),
+	rows, err := s.get(ctx, schema.VersionClass, project, versionFields, wvquery.And(filters.Where().WithPath([]string{"file_id"}).WithOperator(filters.ContainsAny).WithValueText(fileIDs...),
 		intLE("valid_from", at)), func(g *graphql.GetBuilder) *graphql.GetBuilder {
 		return g.WithLimit(10000)
 	})
@@ -177,7 +178,7 @@ func (s *Store) Branches(ctx context.Context, project string) ([]string, error) 
 	seen := map[string]bool{}
 	var out []string
 	for _, r := range rows {
-		if b := str(r, "branch"); b != "" && !seen[b] {
+		if b := wvquery.Str(r, "branch"); b != "" && !seen[b] {
 			seen[b] = true
 			out = append(out, b)
 		}
@@ -192,7 +193,7 @@ func (s *Store) ReleaseByID(ctx context.Context, project, id string) (*Release, 
 
 // ReleaseByVersion returns the release of a version string on branch, or nil.
 func (s *Store) ReleaseByVersion(ctx context.Context, project, branch, version string) (*Release, error) {
-	return s.release(ctx, project, and(eq("version", version), eq("branch", branch)))
+	return s.release(ctx, project, wvquery.And(eq("version", version), eq("branch", branch)))
 }
 
 func (s *Store) release(ctx context.Context, project string, where *filters.WhereBuilder) (*Release, error) {
@@ -204,40 +205,29 @@ func (s *Store) release(ctx context.Context, project string, where *filters.Wher
 		return nil, err
 	}
 	add, _ := rows[0]["_additional"].(map[string]any)
-	return &Release{ID: str(add, "id"), Version: str(rows[0], "version"), Branch: str(rows[0], "branch"), Sequence: int64(numf(rows[0], "sequence"))}, nil
+	return &Release{ID: wvquery.Str(add, "id"), Version: wvquery.Str(rows[0], "version"), Branch: wvquery.Str(rows[0], "branch"), Sequence: int64(wvquery.Float(rows[0], "sequence"))}, nil
 }
 
 // committedReaders are the readers a Version was committed with; a Version
 // written before they were recorded has only its (current) readers.
 func committedReaders(r map[string]any) []string {
-	if rs := strs(r, schema.CommittedReadersProperty); len(rs) > 0 {
+	if rs := wvquery.Strs(r, schema.CommittedReadersProperty); len(rs) > 0 {
 		return rs
 	}
-	return strs(r, schema.ReadersProperty)
+	return wvquery.Strs(r, schema.ReadersProperty)
 }
 
 func version(r map[string]any) Version {
-	return Version{FileID: str(r, "file_id"), FilePath: str(r, "file_path"), Branch: str(r, "branch"),
-		FileVersionID: str(r, "file_version_id"), Status: str(r, "status"), Error: str(r, "error"),
-		Deleted: r["deleted"] == true, ValidFrom: int64(numf(r, "valid_from")), Title: str(r, "title"),
-		Readers: committedReaders(r), AccessError: str(r, "access_error")}
-}
-
-func numf(m map[string]any, k string) float64 {
-	switch v := m[k].(type) {
-	case float64:
-		return v
-	case json.Number:
-		f, _ := v.Float64()
-		return f
-	}
-	return 0
+	return Version{FileID: wvquery.Str(r, "file_id"), FilePath: wvquery.Str(r, "file_path"), Branch: wvquery.Str(r, "branch"),
+		FileVersionID: wvquery.Str(r, "file_version_id"), Status: wvquery.Str(r, "status"), Error: wvquery.Str(r, "error"),
+		Deleted: r["deleted"] == true, ValidFrom: int64(wvquery.Float(r, "valid_from")), Title: wvquery.Str(r, "title"),
+		Readers: committedReaders(r), AccessError: wvquery.Str(r, "access_error")}
 }
 
 // Committed lists the versions (and deletes) of branch ("" = main)
 // committed in (from, to], oldest first, at most limit.
 func (s *Store) Committed(ctx context.Context, project, branch string, from, to int64, limit int) ([]Version, error) {
-	rows, err := s.get(ctx, schema.VersionClass, project, versionFields, and(eq("branch", branch), intLE("valid_from", to),
+	rows, err := s.get(ctx, schema.VersionClass, project, versionFields, wvquery.And(eq("branch", branch), intLE("valid_from", to),
 		filters.Where().WithPath([]string{"valid_from"}).WithOperator(filters.GreaterThan).WithValueInt(from)), func(g *graphql.GetBuilder) *graphql.GetBuilder {
 		return g.
 			WithSort(graphql.Sort{Path: []string{"valid_from"}, Order: graphql.Asc}).WithLimit(limit)

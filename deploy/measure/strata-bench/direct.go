@@ -15,6 +15,7 @@ import (
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/terms"
+	"github.com/strata-kb/strata/shared/wvquery"
 )
 
 // The direct side: for each tool, the Weaviate query (or queries) at the
@@ -74,7 +75,7 @@ func (d *direct) scoped(where *filters.WhereBuilder) *filters.WhereBuilder {
 	if where == nil {
 		return readers
 	}
-	return and(where, readers)
+	return wvquery.And(where, readers)
 }
 
 func eq(path, v string) *filters.WhereBuilder {
@@ -83,10 +84,6 @@ func eq(path, v string) *filters.WhereBuilder {
 
 func intOp(path string, op filters.WhereOperator, v int64) *filters.WhereBuilder {
 	return filters.Where().WithPath([]string{path}).WithOperator(op).WithValueInt(v)
-}
-
-func and(ws ...*filters.WhereBuilder) *filters.WhereBuilder {
-	return filters.Where().WithOperator(filters.And).WithOperands(ws)
 }
 
 var byIndex = []graphql.Sort{{Path: []string{"index"}, Order: graphql.Asc}}
@@ -132,7 +129,7 @@ func (d *direct) get(ctx context.Context, class, project string, fields []graphq
 // (store.MatchStemmed), and the same question asked exactly when that finds
 // nothing (the second round trip queryd makes then).
 func (d *direct) keyword(ctx context.Context, project, query string, limit int) (int, error) {
-	scope := and(intOp("valid_from", filters.LessThanEqual, d.at[project]),
+	scope := wvquery.And(intOp("valid_from", filters.LessThanEqual, d.at[project]),
 		filters.Where().WithPath([]string{"branch"}).WithOperator(filters.ContainsAny).WithValueText(""))
 	ask := func(bm *grpcsearch.BM25) (int, error) {
 		return d.search(ctx, grpcsearch.Query{Class: schema.ChunkClass, Tenant: project, Fields: chunkFields, BM25: bm, Where: scope, Limit: 3 * limit})
@@ -163,7 +160,7 @@ func (d *direct) vectorN(ctx context.Context, project string, vec []float32, fet
 	}
 	byID := filters.Where().WithPath([]string{"id"}).WithOperator(filters.ContainsAny).WithValueText(chunkIDs...)
 	return d.search(ctx, grpcsearch.Query{Class: schema.ChunkClass, Tenant: project, Fields: chunkFields,
-		Where: and(byID, intOp("valid_from", filters.LessThanEqual, d.at[project])), Limit: len(chunkIDs)})
+		Where: wvquery.And(byID, intOp("valid_from", filters.LessThanEqual, d.at[project])), Limit: len(chunkIDs)})
 }
 
 // neighbours is the vector query's first half: nearVector on ChunkVector's
@@ -231,7 +228,7 @@ func (d *direct) chunkVector(ctx context.Context, project, chunkID, model string
 // named by its chunks' ids.
 func (d *direct) listChunks(ctx context.Context, project, fileVersionID string, limit int) (int, error) {
 	return d.search(ctx, grpcsearch.Query{Class: schema.ChunkClass, Tenant: project, Fields: chunkFields,
-		Where: and(eq("file_version_id", fileVersionID), chunkIDsIn(fileVersionID, 0, limit-1)), Sort: byIndex, Limit: limit})
+		Where: wvquery.And(eq("file_version_id", fileVersionID), chunkIDsIn(fileVersionID, 0, limit-1)), Sort: byIndex, Limit: limit})
 }
 
 // chunkIDsIn is store's: chunks from index from to to by id.
@@ -266,7 +263,7 @@ func (d *direct) chunkRange(ctx context.Context, project, fileVersionID, section
 		limit = to - from + 1
 	}
 	return d.search(ctx, grpcsearch.Query{Class: schema.ChunkClass, Tenant: project, Fields: chunkDetailFields,
-		Where: and(ws...), Sort: byIndex, Limit: limit})
+		Where: wvquery.And(ws...), Sort: byIndex, Limit: limit})
 }
 
 // window reads chunks from index from to to of a version, by a range on
@@ -280,13 +277,13 @@ func (d *direct) window(ctx context.Context, project, fileVersionID string, from
 		ws = append(ws, intOp("index", filters.GreaterThanEqual, int64(from)), intOp("index", filters.LessThanEqual, int64(to)))
 	}
 	return d.search(ctx, grpcsearch.Query{Class: schema.ChunkClass, Tenant: project, Fields: chunkDetailFields,
-		Where: and(ws...), Sort: byIndex, Limit: to - from + 1})
+		Where: wvquery.And(ws...), Sort: byIndex, Limit: to - from + 1})
 }
 
 // sections is store.Sections: a version's table of contents.
 func (d *direct) sections(ctx context.Context, project, fileVersionID string) (int, error) {
 	return d.search(ctx, grpcsearch.Query{Class: schema.SectionClass, Tenant: project, Fields: sectionFields,
-		Where: and(eq("file_version_id", fileVersionID), intOp("valid_from", filters.LessThanEqual, d.at[project])),
+		Where: wvquery.And(eq("file_version_id", fileVersionID), intOp("valid_from", filters.LessThanEqual, d.at[project])),
 		Sort:  []graphql.Sort{{Path: []string{"ordinal"}, Order: graphql.Asc}}, Limit: 2001})
 }
 

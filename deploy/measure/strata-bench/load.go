@@ -97,7 +97,7 @@ func (r loadResult) chunksPerSecond() float64 { return float64(r.Chunks) / r.Ela
 // The -load-path values.
 const (
 	loadCommit = "commit" // ApplyFileVersion + ApplyVectors: what the indexer does
-	loadBatch  = "batch"  // WriteWithoutCommit: the same writes, no commit protocol
+	loadBatch  = "batch"  // rawWriter (raw.go): the same writes, no commit protocol
 )
 
 // loader writes the corpus with the indexer's own writer, bypassing S3 and
@@ -109,7 +109,7 @@ type loader struct {
 	c    *corpus
 	real [][]float32
 	seed int64
-	path string
+	raw  *rawWriter // with path loadBatch: writes instead of w
 }
 
 // openWriter connects an index.Writer to the stack's Weaviate and NATS; the
@@ -142,8 +142,8 @@ func (l *loader) loadFile(ctx context.Context, k int) error {
 	f := l.c.Files[k]
 	v := pipeline.Vectors{Object: f.FV.Object, Project: f.project(), FileID: f.FV.FileID, FileVersionID: f.FV.FileVersionID,
 		Model: uselite.ModelName, Dimensions: uselite.Dim, Chunks: vectorsOf(l.seed, l.c, k, l.real)}
-	if l.path == loadBatch {
-		return l.w.WriteWithoutCommit(ctx, f.FV, v)
+	if l.raw != nil {
+		return l.raw.write(ctx, f.FV, v)
 	}
 	out, err := l.w.ApplyFileVersion(ctx, f.FV)
 	if err != nil {

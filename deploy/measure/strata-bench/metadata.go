@@ -43,6 +43,7 @@ import (
 	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/servers"
 	"github.com/strata-kb/strata/shared/terms"
+	"github.com/strata-kb/strata/shared/wvquery"
 )
 
 // The corpus's metadata: dept is a tag (a string), year and reviewed come
@@ -155,7 +156,7 @@ func metaWhere(f metadata.Filter) *filters.WhereBuilder {
 	case 1:
 		return parts[0]
 	}
-	return and(parts...)
+	return wvquery.And(parts...)
 }
 
 func metaTokens(values ...string) *filters.WhereBuilder {
@@ -212,7 +213,7 @@ func metaCondition(c metadata.Condition) *filters.WhereBuilder {
 	if len(parts) == 1 {
 		return parts[0]
 	}
-	return and(parts...)
+	return wvquery.And(parts...)
 }
 
 func metaRange(key string, k metadata.Kind, op filters.WhereOperator, v metadata.Value) *filters.WhereBuilder {
@@ -222,7 +223,7 @@ func metaRange(key string, k metadata.Kind, op filters.WhereOperator, v metadata
 	} else {
 		w = w.WithValueNumber(v.Number)
 	}
-	return and(metaTokens(metadata.KindToken(key, k)), w)
+	return wvquery.And(metaTokens(metadata.KindToken(key, k)), w)
 }
 
 // The direct side's queries with a metadata filter (nil: none).
@@ -231,10 +232,10 @@ func metaRange(key string, k metadata.Kind, op filters.WhereOperator, v metadata
 // for it (store.SearchKeywordMatching's first round, 3 x limit rows): the
 // BM25 query of direct.keyword within where.
 func (d *direct) keywordWhere(ctx context.Context, project, query string, limit int, where *filters.WhereBuilder) (int, error) {
-	scope := and(intOp("valid_from", filters.LessThanEqual, d.at[project]),
+	scope := wvquery.And(intOp("valid_from", filters.LessThanEqual, d.at[project]),
 		filters.Where().WithPath([]string{"branch"}).WithOperator(filters.ContainsAny).WithValueText(""))
 	if where != nil {
-		scope = and(scope, where)
+		scope = wvquery.And(scope, where)
 	}
 	ask := func(bm *grpcsearch.BM25) (int, error) {
 		return d.search(ctx, grpcsearch.Query{Class: schema.ChunkClass, Tenant: project, Fields: chunkFields, BM25: bm, Where: scope, Limit: 3 * limit})
@@ -302,7 +303,7 @@ func (d *direct) vectorInside(ctx context.Context, project string, vec []float32
 func (d *direct) nearest(ctx context.Context, project string, vec []float32, offset, fetch int, where *filters.WhereBuilder) ([]string, error) {
 	scope := filters.Where().WithPath([]string{"branch"}).WithOperator(filters.ContainsAny).WithValueText("")
 	if where != nil {
-		scope = and(scope, where)
+		scope = wvquery.And(scope, where)
 	}
 	rows, missing, err := d.rpc.Get(ctx, grpcsearch.Query{Class: schema.ChunkVectorClass, Tenant: project,
 		NearVector: &grpcsearch.NearVector{Vector: vec, Target: d.vectorName}, Where: d.scoped(scope),
@@ -322,10 +323,10 @@ func (d *direct) nearest(ctx context.Context, project string, vec []float32, off
 // chunksWhere reads the chunks of ids as of the watermark within where
 // (store.visibleChunks' query) and returns how many there are.
 func (d *direct) chunksWhere(ctx context.Context, project string, ids []string, where *filters.WhereBuilder) (int, error) {
-	filter := and(filters.Where().WithPath([]string{"id"}).WithOperator(filters.ContainsAny).WithValueText(ids...),
+	filter := wvquery.And(filters.Where().WithPath([]string{"id"}).WithOperator(filters.ContainsAny).WithValueText(ids...),
 		intOp("valid_from", filters.LessThanEqual, d.at[project]))
 	if where != nil {
-		filter = and(filter, where)
+		filter = wvquery.And(filter, where)
 	}
 	return d.search(ctx, grpcsearch.Query{Class: schema.ChunkClass, Tenant: project, Fields: chunkFields, Where: filter, Limit: len(ids)})
 }

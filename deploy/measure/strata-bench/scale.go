@@ -35,12 +35,19 @@ type stage struct {
 func runScale(ctx context.Context, cfg Config, st *localstack.Stack, w *index.Writer, full *corpus, model *uselite.Model,
 	sample [][]float32, progress io.Writer) ([]stage, error) {
 	var stages []stage
+	var raw *rawWriter
+	if cfg.LoadPath == loadBatch {
+		var err error
+		if raw, err = newRawWriter(st, cfg.BatchParallel); err != nil {
+			return nil, err
+		}
+	}
 	loaded := 0
 	for _, size := range cfg.Sizes {
 		files := (size + full.ChunksPerFile - 1) / full.ChunksPerFile
 		view := &corpus{Files: full.Files[:files], ChunksPerFile: full.ChunksPerFile, Projects: full.Projects}
 		logf(progress, "scale: growing the index from %d to %d chunks", loaded*full.ChunksPerFile, view.chunkCount())
-		l := &loader{w: w, c: full, real: sample, seed: cfg.Seed, path: cfg.LoadPath}
+		l := &loader{w: w, c: full, real: sample, seed: cfg.Seed, raw: raw}
 		res, err := l.loadRange(ctx, cfg.LoadWorkers, loaded, files, progress)
 		if err != nil {
 			return stages, err

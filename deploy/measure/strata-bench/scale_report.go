@@ -57,7 +57,7 @@ func scaleMarkdown(w io.Writer, cfg Config, stages []stage, full *corpus, plot s
 			s.Load.chunksPerSecond(), s.Drain.Round(time.Second), float64(s.Load.Chunks)/total.Seconds(), float64(s.RSS)/(1<<20))
 	}
 	if cfg.LoadPath == loadBatch {
-		fmt.Fprintf(bw, "\nLoading wrote the objects of the indexer's commits (sections, chunks, Version, Document, then the ChunkVectors) in the same batches with %d goroutines, but without the commit protocol (index.Writer.WriteWithoutCommit: no lock, no watermark, no outcome decision, no object state): Weaviate's own cost of the same writes. Nothing was published, so no tool was measured.\n", cfg.LoadWorkers)
+		fmt.Fprintf(bw, "\nLoading wrote the objects of the indexer's commits (sections, chunks, Version, Document, then the ChunkVectors) in the same batches with %d goroutines, but without the commit protocol (strata-bench's raw write path: index.CommitObjects and index.VectorObjects written in batches as the indexer sends them; no lock, no watermark, no outcome decision, no object state): Weaviate's own cost of the same writes. Nothing was published, so no tool was measured.\n", cfg.LoadWorkers)
 		return bw.Flush()
 	}
 	fmt.Fprintf(bw, "\nLoading is the indexer's own commit path (index.Writer.ApplyFileVersion + ApplyVectors, %d goroutines, one project, commits serialised per project and shared by the versions waiting together, at most -max-group %d) straight into Weaviate, without S3 or extraction.\n\n", cfg.LoadWorkers, cfg.MaxGroup)

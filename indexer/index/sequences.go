@@ -8,7 +8,10 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/schema"
+	"github.com/strata-kb/strata/shared/wvquery"
 )
 
 // CommitsBucket is the NATS KV bucket holding each project's published
@@ -113,4 +116,19 @@ func (k *KVSequences) Set(ctx context.Context, project string, seq int64) error 
 		}
 	}
 	return fmt.Errorf("publish sequence of %s: too much contention", project)
+}
+
+// Watermark returns the project's published commit sequence (0 before the first commit).
+// The authority is the Sequences store; an index written before it existed
+// is read from its ProjectState once and then recorded there.
+func (w *Writer) Watermark(ctx context.Context, project string) (int64, error) {
+	seq, found, err := w.seqs.Get(ctx, project)
+	if err != nil || found {
+		return seq, err
+	}
+	props, err := w.object(ctx, schema.ProjectStateClass, project, ids.Project(project))
+	if err != nil || props == nil {
+		return 0, err
+	}
+	return int64(wvquery.Float(props, "sequence")), nil
 }

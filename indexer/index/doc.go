@@ -1,0 +1,50 @@
+// Package index writes file versions into Weaviate as commits. Each project
+// has a commit sequence; a file version (or a delete) is written with
+// valid_from = S while S is not yet published, and then S is published as
+// the project's watermark. Committed objects are never modified: a file's
+// visible version as of sequence W is its Version with the greatest
+// valid_from <= W. (Weaviate re-indexes an object on every update, so an
+// object being updated can briefly drop out of filtered reads; immutable
+// objects cannot.) Readers therefore see a file's old version until the
+// switch and only the new one after, never both or none. Every write is an
+// upsert by deterministic ID, and the event sequencer on the document keeps
+// an older event from undoing a newer one.
+//
+// # A commit, a file a step
+//
+// ApplyFileVersion queues a file version and commits it together with the
+// project's other versions waiting at the same moment (commit.go). A
+// commit:
+//
+//  1. begins (begin.go): it locks the project, in this process and across
+//     indexers (lease.go), reads the watermark (sequences.go), undoes what
+//     an interrupted commit left (recover.go: objects above the watermark
+//     are rolled back, rollback.go, and a lost mirror write is caught up)
+//     and records its intent to write the next sequence;
+//  2. decides (decide.go), from each file's Document (document.go) and the
+//     event's Version, whether the event is new, stale, a duplicate,
+//     committed but without its Document (the Document is written again,
+//     recover.go), or torn by a Weaviate crash (its objects are deleted by
+//     id, rollback.go, and it is committed again);
+//  3. publishes (publish.go): it writes the new versions' objects (built in
+//     objects.go, written in batches by batch.go), publishes the sequence
+//     (sequences.go, then the ProjectState mirror that queryd reads),
+//     writes the Documents and records each object's state (states.go).
+//
+// A crash before publishing leaves objects above the watermark, which the
+// next commit rolls back; a crash after it may leave Documents unwritten,
+// which the redelivered events write (step 2).
+//
+// # The other jobs
+//
+// A delete is a commit of its own (delete.go), and so is an access change
+// (access.go; labels.go is who may read a file and its metadata,
+// metadata.go the metadata's range properties). Vectors are written as
+// they come, outside commits (vectors.go), and objects already written are
+// changed in place by merges (merge.go). Releases pin a sequence
+// (releases.go); garbage collection deletes the versions no release pins
+// (gc.go). handler.go reads the streams; sequences.go, lease.go and
+// embedded.go keep their state in NATS KV; writer.go holds the Writer and
+// its configuration, filters.go the where filters and parallel.go the
+// bounded fan-out.
+package index

@@ -1,0 +1,69 @@
+// Package wvquery holds the small helpers that every Weaviate reader and
+// writer of Strata uses around the Go client: combining where filters, and
+// reading property values out of the maps the client returns (GraphQL rows,
+// REST objects, and gRPC results as shared/grpcsearch shapes them).
+//
+// Reads are lenient: a property that is missing or has another type reads
+// as its zero value (an empty, non-nil slice for Strs), since an object
+// written before a property existed has none.
+package wvquery
+
+import (
+	"encoding/json"
+
+	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
+)
+
+// And combines filters with AND. One filter is returned as it is.
+func And(ws ...*filters.WhereBuilder) *filters.WhereBuilder {
+	if len(ws) == 1 {
+		return ws[0]
+	}
+	return filters.Where().WithOperator(filters.And).WithOperands(ws)
+}
+
+// Str reads a text property.
+func Str(m map[string]any, key string) string {
+	s, _ := m[key].(string)
+	return s
+}
+
+// Float reads a number property. GraphQL and gRPC give float64, REST
+// json.Number; int and int64 are what Strata itself puts in a map.
+func Float(m map[string]any, key string) float64 {
+	switch v := m[key].(type) {
+	case float64:
+		return v
+	case int64:
+		return float64(v)
+	case int:
+		return float64(v)
+	case json.Number:
+		f, _ := v.Float64()
+		return f
+	}
+	return 0
+}
+
+// Int reads an int property (a number, as Float reads it, truncated).
+func Int(m map[string]any, key string) int { return int(Float(m, key)) }
+
+// Strs reads a text[] property: []any as Weaviate returns it, or []string
+// as Strata itself puts in a map. The slice is never nil.
+func Strs(m map[string]any, key string) []string {
+	switch v := m[key].(type) {
+	case []string:
+		if v != nil {
+			return v
+		}
+	case []any:
+		out := make([]string, 0, len(v))
+		for _, s := range v {
+			if s, ok := s.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return []string{}
+}

@@ -1,0 +1,63 @@
+package wvquery
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
+)
+
+func eq(path, v string) *filters.WhereBuilder {
+	return filters.Where().WithPath([]string{path}).WithOperator(filters.Equal).WithValueText(v)
+}
+
+// TestAnd: one filter is itself; several are the operands of one And.
+func TestAnd(t *testing.T) {
+	a, b := eq("a", "1"), eq("b", "2")
+	if got := And(a); got != a {
+		t.Errorf("And(a) = %v, want a itself", got.Build())
+	}
+	got := And(a, b).Build()
+	if got.Operator != string(filters.And) || len(got.Operands) != 2 ||
+		!reflect.DeepEqual(got.Operands[0], a.Build()) || !reflect.DeepEqual(got.Operands[1], b.Build()) {
+		t.Errorf("And(a, b) = %+v", got)
+	}
+}
+
+// TestReads: each reader takes the types the client and Strata put in a
+// map and reads anything else, or nothing, as its zero value.
+func TestReads(t *testing.T) {
+	m := map[string]any{
+		"text": "hello", "float": 2.5, "int64": int64(7), "int": 3, "number": json.Number("4.75"), "bad_number": json.Number("x"),
+		"list": []any{"a", 1, "b"}, "strings": []string{"x", "y"}, "nil_strings": []string(nil), "empty": []any{},
+	}
+	strCases := map[string]string{"text": "hello", "float": "", "missing": ""}
+	for k, want := range strCases {
+		if got := Str(m, k); got != want {
+			t.Errorf("Str(%s) = %q, want %q", k, got, want)
+		}
+	}
+	floatCases := map[string]float64{"float": 2.5, "int64": 7, "int": 3, "number": 4.75, "bad_number": 0, "text": 0, "missing": 0}
+	for k, want := range floatCases {
+		if got := Float(m, k); got != want {
+			t.Errorf("Float(%s) = %v, want %v", k, got, want)
+		}
+	}
+	intCases := map[string]int{"float": 2, "int64": 7, "int": 3, "number": 4, "text": 0, "missing": 0}
+	for k, want := range intCases {
+		if got := Int(m, k); got != want {
+			t.Errorf("Int(%s) = %v, want %v", k, got, want)
+		}
+	}
+	strsCases := map[string][]string{"list": {"a", "b"}, "strings": {"x", "y"}, "nil_strings": {}, "empty": {}, "text": {}, "missing": {}}
+	for k, want := range strsCases {
+		got := Strs(m, k)
+		if got == nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("Strs(%s) = %#v, want %#v", k, got, want)
+		}
+	}
+	if Str(nil, "k") != "" || Float(nil, "k") != 0 || Int(nil, "k") != 0 || Strs(nil, "k") == nil {
+		t.Error("a nil map does not read as zero values")
+	}
+}
