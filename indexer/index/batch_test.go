@@ -105,8 +105,8 @@ func TestVectorWritesDuringCollectionUpdate(t *testing.T) {
 func TestClassUpdating(t *testing.T) {
 	for msg, want := range map[string]bool{
 		"store is read-only due to: UpdateVectorIndexConfigs: [m_a m_b]": true,
-		"store is read-only due to: disk usage too high":                  false,
-		"invalid text property 'index'":                                   false,
+		"store is read-only due to: disk usage too high":                 false,
+		"invalid text property 'index'":                                  false,
 	} {
 		if got := schema.ClassUpdating(msg); got != want {
 			t.Errorf("ClassUpdating(%q) = %v, want %v", msg, got, want)
