@@ -96,11 +96,29 @@ func run(ctx context.Context, args []string) int {
 	fs.DurationVar(&d.Settle, "settle", d.Settle, "longest wait for the index to catch up after the chaos phase")
 	fs.DurationVar(&d.ReconcileInterval, "reconcile", d.ReconcileInterval, "the ingestors' -reconcile-interval")
 	fs.DurationVar(&d.ReconcileMinAge, "reconcile-min-age", d.ReconcileMinAge, "the ingestors' -reconcile-min-age")
-	fs.Uint64Var(&d.Seed, "seed", d.Seed, "random seed (victims, keys, words)")
+	seed := fs.Uint64("seed", 0, "random seed of the victims' order, keys and words (0: from the clock; the run logs the one it used)")
 	out := fs.String("out", "", "write a markdown report here")
 	state := fs.String("state", "", "keep the cluster's data and logs here (default: a temporary directory, removed when the run found nothing)")
 	verbose := fs.Bool("v", false, "print the stack's start-up progress")
 	fs.BoolVar(&d.Prebuilt, "prebuilt", false, "the services are already built in -state's bin/ (localstack.BuildServices): do not build them")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: strata-chaos [flags]
+
+Starts Strata as a loopback cluster from the pinned servers (MinIO 4 nodes
+erasure coded, NATS 3 nodes, Weaviate 3 nodes with replication 2, two
+replicas of every service), uploads, overwrites and deletes files and reads
+through MCP while killing one process with SIGKILL every -kill-every and
+starting it again, then compares the index with the bucket. The last line is
+"kills K, objects O, lost L, duplicated D, stale S, failed reads F"; the exit
+status is 1 when any of L, D, S, F is not 0 (a read fails when it is not
+answered within 2 s, a retry on the other queryd replica included).
+
+	go run ./deploy/measure/strata-chaos -minutes 10 -out docs/bench/chaos.md
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -112,10 +130,13 @@ func run(ctx context.Context, args []string) int {
 		return 2
 	}
 	if *minutes <= 0 || d.WriteRate <= 0 || d.ReadRate <= 0 || d.Readers < 1 || d.Keys < 5 || d.KillEvery < 0 {
-		fmt.Fprintln(os.Stderr, "strata-chaos: -minutes, -writes, -reads, -readers, must be positive, -kill-every not negative and -keys at least 5")
+		fmt.Fprintln(os.Stderr, "strata-chaos: -minutes, -writes, -reads and -readers must be positive, -kill-every not negative and -keys at least 5")
 		return 2
 	}
 	d.Duration = time.Duration(*minutes * float64(time.Minute))
+	if *seed != 0 {
+		d.Seed = *seed
+	}
 	root, err := localstack.WorkspaceRoot()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "strata-chaos:", err)
@@ -170,17 +191,20 @@ func printFindings(res *chaos.Result) {
 	}
 	logf("writes: %d uploads, %d overwrites, %d deletes, %.2f uploads/s held, %d moved to another MinIO node, %d gave up",
 		res.Uploads, res.Overwrites, res.Deletes, res.UploadsPerSecond, res.Failovers, res.GaveUp)
-	logf("reads: %d (%.1f/s), %d served within 2 s (%d after a retry), p50 %s, p99 %s, %d not served",
-		res.Reads, res.ReadsPerSecond, res.Served, res.Retried, res.ReadP50.Round(time.Millisecond), res.ReadP99.Round(time.Millisecond), len(res.ReadFailures))
+	refused := res.RefusedReads()
+	logf("reads: %d (%.1f/s), %d served within %s (%d after a retry), p50 %s, p99 %s, %d not served: %d slow, %d refused by both replicas",
+		res.Reads, res.ReadsPerSecond, res.Served, chaos.ServeWithin, res.Retried, res.ReadP50.Round(time.Millisecond), res.ReadP99.Round(time.Millisecond),
+		len(res.ReadFailures), len(res.ReadFailures)-refused, refused)
+	logf("reads: the longest time without any read served: %s, from %s", res.LongestReadGap.Round(time.Millisecond), res.LongestReadGapAt.Round(time.Second))
 	for tool, t := range res.ReadsByTool {
-		logf("reads of %s: %d, %d not served within 2 s, p50 %s, p99 %s", tool, t.Reads, t.Failed, t.Percentile(0.5).Round(time.Millisecond), t.Percentile(0.99).Round(time.Millisecond))
+		logf("reads of %s: %d, %d not served within %s (%d slow), p50 %s, p99 %s", tool, t.Reads, t.Failed, chaos.ServeWithin, t.Slow, t.Percentile(0.5).Round(time.Millisecond), t.Percentile(0.99).Round(time.Millisecond))
 	}
 	for i, f := range res.ReadFailures {
 		if i == 20 {
 			logf("... %d more failed reads", len(res.ReadFailures)-20)
 			break
 		}
-		logf("failed read at %s: %s took %s (%s): %v", f.At.Round(time.Second), f.Tool, f.Took.Round(time.Millisecond), f.Context, f.Errors)
+		logf("failed read at %s: %s took %s, %s (%s): %v", f.At.Round(time.Second), f.Tool, f.Took.Round(time.Millisecond), f.Why(), f.Context, f.Errors)
 	}
 	if c := res.Comparison; c != nil {
 		logf("settled in %s; %d live objects, %d deleted keys, %d old versions checked", res.SettleTook.Round(time.Second), c.Objects, c.Deleted, c.Versions)

@@ -20,12 +20,7 @@ import (
 // count as served.
 const ServeWithin = 2 * time.Second
 
-// firstAttempt bounds a read's first attempt: all of ServeWithin, so that a
-// slow answer within 2 s counts as served. A failed attempt (a killed
-// replica refuses or resets the connection at once) is retried on the
-// other queryd replica in what is left.
-const firstAttempt = ServeWithin
-
+// ReadFailure is a read that was not answered within ServeWithin.
 // ReadFailure is a read that was not answered within ServeWithin.
 type ReadFailure struct {
 	At      time.Duration // since the chaos phase began
@@ -33,6 +28,18 @@ type ReadFailure struct {
 	Took    time.Duration
 	Errors  []string
 	Context string // the last kill before it, and whether the cluster was whole again
+	// Slow is true when an attempt was still running when ServeWithin
+	// ran out; false when every attempt failed with an error (refused: no
+	// replica could answer it).
+	Slow bool
+}
+
+// Why says whether the read was slow or refused.
+func (f ReadFailure) Why() string {
+	if f.Slow {
+		return "slow"
+	}
+	return "refused"
 }
 
 // reader makes agent reads through MCP against both queryd replicas at a
@@ -52,13 +59,16 @@ type reader struct {
 	failures                        []ReadFailure
 	latencies                       []time.Duration
 	byTool                          map[string]*ToolReads
+	// servedAt is when each served read was answered, since began.
+	servedAt []time.Duration
 }
 
 // ToolReads are one tool's reads: how many, how many not served within
-// ServeWithin, and the served ones' latencies.
+// ServeWithin (Slow of them still running then, the others refused), and
+// the served ones' latencies.
 type ToolReads struct {
-	Reads, Failed int
-	latencies     []time.Duration
+	Reads, Failed, Slow int
+	latencies           []time.Duration
 }
 
 // Percentile of the served reads' latencies (0..1).
@@ -152,17 +162,23 @@ func (r *reader) worker(ctx context.Context, i int, jobs <-chan struct{}) {
 		}
 		call := r.pick(rng)
 		started := time.Now()
+		// A client behind a load balancer: an attempt that fails (a killed
+		// replica resets or refuses the connection, a tool error) is sent
+		// again at once to the other replica while ServeWithin lasts; an
+		// attempt still running is not cut short before that, since a slow
+		// answer within ServeWithin is served and one started again from
+		// scratch on a loaded machine is not faster.
 		deadline := started.Add(ServeWithin)
 		var errs []string
-		served := false
+		served, slow := false, false
 		for attempt := 0; !served && time.Now().Before(deadline); attempt++ {
-			replica := (i + n + attempt) % len(r.urls)
-			limit := time.Until(deadline)
-			if attempt == 0 {
-				limit = min(limit, firstAttempt)
+			if attempt >= 2 { // both replicas failed at once: do not spin
+				time.Sleep(min(100*time.Millisecond, time.Until(deadline)))
 			}
-			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
+			replica := (i + n + attempt) % len(r.urls)
+			actx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
 			err := r.attempt(actx, &sessions[replica], r.urls[replica], call)
+			slow = actx.Err() != nil
 			cancel()
 			if err == nil {
 				served = true
@@ -192,10 +208,15 @@ func (r *reader) worker(ctx context.Context, i int, jobs <-chan struct{}) {
 		if served && took <= ServeWithin {
 			r.served.Add(1)
 			r.latencies = append(r.latencies, took)
+			r.servedAt = append(r.servedAt, time.Since(r.began))
 			tr.latencies = append(tr.latencies, took)
 		} else {
 			tr.Failed++
-			r.failures = append(r.failures, ReadFailure{At: started.Sub(r.began), Tool: call.tool, Took: took, Errors: errs, Context: r.lastKill()})
+			slow = slow || served // answered, but after ServeWithin
+			if slow {
+				tr.Slow++
+			}
+			r.failures = append(r.failures, ReadFailure{At: started.Sub(r.began), Tool: call.tool, Took: took, Errors: errs, Context: r.lastKill(), Slow: slow})
 		}
 		r.mu.Unlock()
 	}
@@ -224,6 +245,24 @@ func (r *reader) attempt(ctx context.Context, session **client.Client, url strin
 		return fmt.Errorf("tool error: %s", clip(text, 300))
 	}
 	return nil
+}
+
+// longestGap is the longest time within the first phase of the run
+// without a read served, and when it began (since began).
+func (r *reader) longestGap(phase time.Duration) (gap, at time.Duration) {
+	r.mu.Lock()
+	times := slices.Clone(r.servedAt)
+	r.mu.Unlock()
+	slices.Sort(times)
+	prev := time.Duration(0)
+	for _, t := range append(times, phase) {
+		t = min(t, phase)
+		if t-prev > gap {
+			gap, at = t-prev, prev
+		}
+		prev = t
+	}
+	return gap, at
 }
 
 // percentile of the served reads' latencies (0..1).

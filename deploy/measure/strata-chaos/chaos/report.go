@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -22,7 +23,7 @@ const Layout = `- **NATS**: 3 nodes in one cluster; every stream and KV bucket w
   an ingestor's MinIO node is down its fetches fail and the events are retried (1 s, 5 s, 30 s, 2 min backoff),
   by either replica, so the other ingestor takes them; queryd uses S3 only for view_chunk_image.
 - **Clients**: the writers use all four MinIO nodes (each operation on the next node, moving on when one fails); the readers
-  call both queryd replicas, retrying a failed call on the other one within ` + "2 s" + `.`
+  call both queryd replicas, retrying a failed call on the other one within ` + "2 s" + ` (a call still running is not cut short before then).`
 
 // WriteMarkdown writes the run's report.
 func (r *Result) WriteMarkdown(out io.Writer) error {
@@ -35,8 +36,8 @@ func (r *Result) WriteMarkdown(out io.Writer) error {
 	p("**%s**\n\n", r.Summary())
 	p("## The cluster\n\n%s\n\n", Layout)
 	p("## The run\n\n")
-	p("For %s: %.0f bucket operations a second over %d keys of 5 formats (Markdown, text, HTML, PDF, DOCX; an absent key is uploaded, a present one overwritten 3 times in 4 and deleted 1 in 4), every version with a token of its own; %.0f MCP reads a second from %d readers (search_keyword, hybrid_search, query_documents, search_knowledge, list_file_chunks, status, object_status, list_documents). Every %s one process, chosen in turn from a shuffled list of all %d (3 NATS, 4 MinIO, 3 Weaviate nodes, 8 service processes), is killed with SIGKILL, left down %s and started again; the next kill waits until the cluster is whole again, so no two members of one engine are ever down at once. The ingestors reconcile every %s (min age %s).\n\n",
-		cfg.Duration, cfg.WriteRate, cfg.Keys, cfg.ReadRate, cfg.Readers, cfg.KillEvery, 16, cfg.Down, cfg.ReconcileInterval, cfg.ReconcileMinAge)
+	p("For %s: %.0f bucket operations a second over %d keys of 5 formats (Markdown, text, HTML, PDF, DOCX; an absent key is uploaded, a present one overwritten 3 times in 4 and deleted 1 in 4), every version with a token of its own; %.0f MCP reads a second from %d readers (search_keyword, hybrid_search, query_documents, search_knowledge, list_file_chunks, status, object_status, list_documents). Every %s one process, chosen in turn from a shuffled list of all %d (3 NATS, 4 MinIO, 3 Weaviate nodes, 8 service processes), is killed with SIGKILL, left down %s and started again; the next kill waits until the cluster is whole again, so no two members of one engine are ever down at once. The ingestors reconcile every %s (min age %s). Seed %d (-seed).\n\n",
+		cfg.Duration, cfg.WriteRate, cfg.Keys, cfg.ReadRate, cfg.Readers, cfg.KillEvery, 16, cfg.Down, cfg.ReconcileInterval, cfg.ReconcileMinAge, cfg.Seed)
 	p("### Writes\n\n")
 	p("| uploads | overwrites | deletes | uploads/s held | moved to another MinIO node | gave up after %s |\n|---|---|---|---|---|---|\n", writeDeadline)
 	p("| %d | %d | %d | %.2f | %d | %d |\n\n", r.Uploads, r.Overwrites, r.Deletes, r.UploadsPerSecond, r.Failovers, r.GaveUp)
@@ -47,25 +48,39 @@ func (r *Result) WriteMarkdown(out io.Writer) error {
 		p("- write failure: %s\n", clip(f, 500))
 	}
 	p("### Reads\n\n")
-	p("| reads | a second | served within %s | of them after a retry on the other replica | p50 | p99 | not served |\n|---|---|---|---|---|---|---|\n", ServeWithin)
-	p("| %d | %.1f | %d | %d | %s | %s | %d |\n\n", r.Reads, r.ReadsPerSecond, r.Served, r.Retried, r.ReadP50.Round(time.Millisecond), r.ReadP99.Round(time.Millisecond), len(r.ReadFailures))
-	p("| tool | reads | not served | p50 | p99 |\n|---|---|---|---|---|\n")
+	refused := r.RefusedReads()
+	p("| reads | a second | served within %s | of them after a retry on the other replica | p50 | p99 | not served | of them slow | refused |\n|---|---|---|---|---|---|---|---|---|\n", ServeWithin)
+	p("| %d | %.1f | %d | %d | %s | %s | %d | %d | %d |\n\n", r.Reads, r.ReadsPerSecond, r.Served, r.Retried, r.ReadP50.Round(time.Millisecond), r.ReadP99.Round(time.Millisecond), len(r.ReadFailures), len(r.ReadFailures)-refused, refused)
+	p("Slow: an attempt was still running at %s. Refused: every attempt, on both replicas, failed with an error before then. The longest time without any read served: %s, from %s.\n\n",
+		ServeWithin, r.LongestReadGap.Round(time.Millisecond), r.LongestReadGapAt.Round(time.Second))
+	p("| tool | reads | not served | slow | p50 | p99 |\n|---|---|---|---|---|---|\n")
 	for _, tool := range sortedTools(r.ReadsByTool) {
 		t := r.ReadsByTool[tool]
-		p("| %s | %d | %d | %s | %s |\n", tool, t.Reads, t.Failed, t.Percentile(0.5).Round(time.Millisecond), t.Percentile(0.99).Round(time.Millisecond))
+		p("| %s | %d | %d | %d | %s | %s |\n", tool, t.Reads, t.Failed, t.Slow, t.Percentile(0.5).Round(time.Millisecond), t.Percentile(0.99).Round(time.Millisecond))
 	}
 	p("\n")
 	if r.ReadsSkipped > 0 {
 		p("%d reads were not issued because every reader was busy: the rate was not held.\n\n", r.ReadsSkipped)
 	}
 	if len(r.ReadFailures) > 0 {
-		p("| at | tool | took | after | errors |\n|---|---|---|---|---|\n")
-		for i, f := range r.ReadFailures {
+		// Refused reads first: no replica could answer them.
+		failures := slices.Clone(r.ReadFailures)
+		slices.SortStableFunc(failures, func(a, b ReadFailure) int {
+			switch {
+			case a.Slow == b.Slow:
+				return 0
+			case b.Slow:
+				return -1
+			}
+			return 1
+		})
+		p("| at | tool | took | why | after | errors |\n|---|---|---|---|---|---|\n")
+		for i, f := range failures {
 			if i == 50 {
-				p("| ... | %d more | | | |\n", len(r.ReadFailures)-50)
+				p("| ... | %d more | | | | |\n", len(failures)-50)
 				break
 			}
-			p("| %s | %s | %s | %s | %s |\n", f.At.Round(time.Second), f.Tool, f.Took.Round(time.Millisecond), f.Context, md(strings.Join(f.Errors, "; "), 400))
+			p("| %s | %s | %s | %s | %s | %s |\n", f.At.Round(time.Second), f.Tool, f.Took.Round(time.Millisecond), f.Why(), f.Context, md(strings.Join(f.Errors, "; "), 400))
 		}
 		p("\n")
 	}
