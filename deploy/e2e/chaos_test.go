@@ -16,7 +16,7 @@ import (
 // cluster of 3 NATS, 4 MinIO and 3 Weaviate nodes with two processes of
 // every service, loaded with uploads, overwrites and deletes of five
 // formats and MCP reads, a random process killed with SIGKILL every 20 s
-// and started again. It takes about 4-6 minutes.
+// and started again. It takes about 4-5 minutes.
 //
 // It fails when the index does not match the bucket (anything lost,
 // duplicated or stale), when a killed process did not come back, when the
