@@ -14,7 +14,6 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"github.com/strata-kb/strata/deploy/localstack"
-	"github.com/strata-kb/strata/ingestor/extract/pdf/pdftest"
 	"github.com/strata-kb/strata/shared/bucket"
 	"github.com/strata-kb/strata/shared/servers"
 )
@@ -44,17 +43,16 @@ var formats = []format{
 			title, title, token, strings.Join(words, " ")))
 	}},
 	{"pdf", "application/pdf", func(title, token string, words []string) []byte {
-		// The ingestor's own PDF writer for tests (pdftest), with this
-		// version's token on the first page.
+		// Two pages, this version's token on the first.
 		var lines []string
 		for i := 0; i < len(words); i += 12 {
 			lines = append(lines, strings.Join(words[i:min(i+12, len(words))], " "))
 		}
 		half := len(lines) / 2
-		return pdftest.MakeTitled(title, []pdftest.Page{
-			{Lines: append([]string{title, "", "The " + token + " token marks this version."}, lines[:half]...)},
-			{Lines: lines[half:]},
-		}, nil)
+		return makePDF(title, [][]string{
+			append([]string{title, "", "The " + token + " token marks this version."}, lines[:half]...),
+			lines[half:],
+		})
 	}},
 	{"docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", docx},
 }
