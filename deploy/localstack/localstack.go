@@ -37,6 +37,13 @@ type Options struct {
 	// WeaviateCluster runs Weaviate as 3 nodes (on free ports) with
 	// collections replicated twice; services are given every node.
 	WeaviateCluster bool
+	// MinIONodes, when 2 or more, runs MinIO distributed on that many
+	// nodes (on free ports), one drive each, erasure coded (4 nodes: any
+	// one may be lost); every node notifies the first NATS node, and
+	// fails over to the others with NATSCluster. Services are given the
+	// first node (Env.S3Endpoint);
+	// Servers.S3Endpoints() lists them all (minio_cluster.go).
+	MinIONodes int
 	// WeaviateAsyncIndexing: see servers.StackOptions.AsyncIndexing.
 	WeaviateAsyncIndexing bool
 	// WeaviateIndexWorkers: see servers.StackOptions.IndexWorkers.
@@ -95,6 +102,11 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 	if o.NATSCluster {
 		replicas = 3
 		if err := natsClusterPorts(&so); err != nil {
+			return nil, err
+		}
+	}
+	if o.MinIONodes > 1 {
+		if err := minioClusterPorts(&so, o.MinIONodes); err != nil {
 			return nil, err
 		}
 	}

@@ -22,6 +22,8 @@ type Spec struct {
 	Args    []string
 	Env     []string // added to the environment
 	LogFile string
+	// Dir is the working directory ("" = the caller's).
+	Dir string
 	// Detach starts the process in its own session so it outlives the caller
 	// (the local stack); otherwise it is a child that Stop or the test ends.
 	Detach bool
@@ -48,6 +50,7 @@ func Start(spec Spec) (*Process, error) {
 	defer logf.Close()
 	cmd := exec.Command(spec.Path, spec.Args...)
 	cmd.Env = append(os.Environ(), spec.Env...)
+	cmd.Dir = spec.Dir
 	cmd.Stdout = logf
 	cmd.Stderr = logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: spec.Detach, Setpgid: !spec.Detach}

@@ -49,6 +49,7 @@ type Stack struct {
 	NATS             *Process
 	NATSPeers        []*Process // the other nodes of a clustered NATS
 	MinIO            *Process
+	MinIOPeers       []*Process // the other nodes of a distributed MinIO
 	Weaviate         *Process
 	WeaviatePeers    []*Process // the other nodes of a multi-node Weaviate
 	NATSURL          string
@@ -87,6 +88,12 @@ type StackOptions struct {
 	// per peer. MinIO's notifications go to the first node.
 	NATSPeers []NATSPeer
 	NATSRoute int
+	// MinIOPeers, when set, make MinIO distributed and erasure coded: the
+	// first node on Ports.MinIO/MinIOConsole and one more node per peer,
+	// one drive each (minio_nodes.go). Every node sends its bucket
+	// notifications to the first NATS node (MinIO's client fails over to
+	// the others of a cluster).
+	MinIOPeers []MinIOPeer
 	// AsyncIndexing makes Weaviate index vectors behind the write (faster
 	// bulk loads). Off by default: vectors still queued are not found by
 	// vector search, so a chunk counted as embedded could be missed.
@@ -146,9 +153,16 @@ func StartStack(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 		}
 	}
 
-	fmt.Fprintf(o.Progress, "starting minio on %s\n", s.S3Endpoint)
-	if err := s.startMinIO(readyCtx); err != nil {
-		return nil, err
+	if len(o.MinIOPeers) > 0 {
+		fmt.Fprintf(o.Progress, "starting a %d-node distributed minio on %s\n", len(o.MinIOPeers)+1, strings.Join(s.S3Endpoints(), ", "))
+		if err := s.startMinIOCluster(readyCtx); err != nil {
+			return nil, err
+		}
+	} else {
+		fmt.Fprintf(o.Progress, "starting minio on %s\n", s.S3Endpoint)
+		if err := s.startMinIO(readyCtx); err != nil {
+			return nil, err
+		}
 	}
 	fmt.Fprintf(o.Progress, "starting weaviate-server on %s (takes 10-20 s)\n", s.WeaviateHost)
 	if err := s.startWeaviate(readyCtx); err != nil {
@@ -159,7 +173,9 @@ func StartStack(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 
 // Stop stops the servers in reverse order of start.
 func (s *Stack) Stop(timeout time.Duration) {
-	for _, p := range append(append(append([]*Process{}, s.WeaviatePeers...), s.Weaviate, s.MinIO, s.NATS), s.NATSPeers...) {
+	procs := append(append([]*Process{}, s.WeaviatePeers...), s.Weaviate)
+	procs = append(append(procs, s.MinIOPeers...), s.MinIO, s.NATS)
+	for _, p := range append(procs, s.NATSPeers...) {
 		if p != nil {
 			_ = p.Stop(timeout)
 		}

@@ -1,0 +1,325 @@
+// Package chaos is strata-chaos's run (deploy/measure/strata-chaos): a
+// loopback cluster from the pinned servers, writes and agent reads against
+// it while processes are killed one at a time, and a comparison of the
+// index with the bucket at the end. deploy/e2e's TestChaosShort runs it
+// for two minutes.
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+
+	"github.com/strata-kb/strata/shared/pipeline"
+)
+
+// Config is one chaos run.
+type Config struct {
+	Duration  time.Duration // the chaos phase: load and kills
+	KillEvery time.Duration // a kill this often (the next waits until the cluster is whole again); 0: none, a baseline
+	Down      time.Duration // how long a killed process stays down before it is started again
+	WriteRate float64       // bucket operations a second
+	ReadRate  float64       // MCP reads a second
+	Readers   int           // concurrent readers
+	Keys      int           // distinct object keys written
+	Settle    time.Duration // longest wait for the index to catch up after the chaos phase
+	Seed      uint64
+	// ReconcileInterval and ReconcileMinAge are the ingestors'
+	// -reconcile-interval and -reconcile-min-age: how soon an upload whose
+	// notification MinIO lost (killed after answering the PUT) is
+	// re-emitted (after 10x the min age, at least a minute, if it was seen
+	// but never processed).
+	ReconcileInterval, ReconcileMinAge time.Duration
+
+	Root     string    // the workspace (go.work directory)
+	StateDir string    // the cluster's data and logs ("" = a temporary directory, removed at the end)
+	Prebuilt bool      // the services are already built in StateDir/bin
+	Progress io.Writer // the stack's start-up progress (nil: none)
+	Log      func(format string, args ...any)
+}
+
+// DefaultConfig is strata-chaos's defaults for a run of d. Readers: 24
+// reads a second of up to 2 s each need up to 48 at once; 12 left a fifth
+// of them unissued on a loaded 2-core machine.
+func DefaultConfig(d time.Duration) Config {
+	return Config{Duration: d, KillEvery: 20 * time.Second, Down: 3 * time.Second, WriteRate: 6, ReadRate: 24, Readers: 32, Keys: 60,
+		Settle: 5 * time.Minute, Seed: uint64(time.Now().UnixNano()), ReconcileInterval: 30 * time.Second, ReconcileMinAge: 6 * time.Second}
+}
+
+func (c Config) logf(format string, args ...any) {
+	if c.Log != nil {
+		c.Log(format, args...)
+	}
+}
+
+// Kill is one process's loss.
+type Kill struct {
+	Victim string
+	At     time.Duration // since the chaos phase began
+	// Restarted is when the process was ready again after the kill;
+	// Whole when every engine had all its members in step again (full
+	// service), both since the kill.
+	Restarted, Whole time.Duration
+	Err              string // the restart failed or the cluster did not become whole
+}
+
+// Result is what a run found.
+type Result struct {
+	Config  Config
+	Started time.Time
+	Kills   []Kill
+	// Writes.
+	Uploads, Overwrites, Deletes, Failovers, GaveUp, WritesSkipped int64
+	WriteFailures                                                  []string
+	UploadsPerSecond                                               float64 // uploads and overwrites a second over the chaos phase
+	// Reads.
+	Reads, Served, Retried, ReadsSkipped int64
+	ReadFailures                         []ReadFailure
+	ReadP50, ReadP99                     time.Duration
+	ReadsByTool                          map[string]*ToolReads
+	// LongestReadGap is the longest time in the chaos phase without any
+	// read served, from LongestReadGapAt (since the phase began): an
+	// outage of every read, where ReadFailures count reads one by one.
+	LongestReadGap, LongestReadGapAt time.Duration
+	// CPU is each process's CPU seconds over the chaos phase (a process
+	// restarted in it: since its restart), the harness as "strata-chaos".
+	CPU map[string]float64
+	// PhaseTook is how long the chaos phase took.
+	PhaseTook      time.Duration
+	ReadsPerSecond float64
+	// The comparison.
+	SettleTook time.Duration
+	Comparison *Comparison
+	LogDir     string // where the processes' logs are (kept when the run found problems)
+}
+
+// Summary is the run's last line.
+func (r *Result) Summary() string {
+	o, l, d, s := 0, 0, 0, 0
+	if c := r.Comparison; c != nil {
+		o, l, d, s = c.Objects, len(c.Lost), len(c.Duplicated), len(c.Stale)
+	}
+	return fmt.Sprintf("kills %d, objects %d, lost %d, duplicated %d, stale %d, failed reads %d", len(r.Kills), o, l, d, s, len(r.ReadFailures))
+}
+
+// OK is true when nothing was lost, duplicated or stale and every read was served.
+func (r *Result) OK() bool {
+	return r.Comparison != nil && r.Comparison.clean() && len(r.ReadFailures) == 0
+}
+
+// RefusedReads counts the failed reads that every attempt failed with an
+// error before ServeWithin (no replica could answer); the others were slow.
+func (r *Result) RefusedReads() int {
+	n := 0
+	for _, f := range r.ReadFailures {
+		if !f.Slow {
+			n++
+		}
+	}
+	return n
+}
+
+// WorstKill is the kill that took longest to full service.
+func (r *Result) WorstKill() (Kill, bool) {
+	var worst Kill
+	found := false
+	for _, k := range r.Kills {
+		if !found || k.Whole > worst.Whole {
+			worst, found = k, true
+		}
+	}
+	return worst, found
+}
+
+// Run starts the cluster, runs the chaos phase and the comparison, and
+// stops the cluster. The error is for a run that could not be made; what
+// the run found is in the Result.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	state := cfg.StateDir
+	if state == "" {
+		dir, err := os.MkdirTemp("", "strata-chaos-")
+		if err != nil {
+			return nil, err
+		}
+		state = dir
+	}
+	cfg.logf("starting the cluster in %s: NATS 3 nodes (R3), MinIO 4 nodes (erasure coded), Weaviate 3 nodes (replication 2), two replicas of each service", state)
+	c, err := startCluster(ctx, cfg, state)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Config: cfg, LogDir: state}
+	err = runOn(ctx, cfg, c, res)
+	c.stop()
+	if err == nil && res.OK() && cfg.StateDir == "" {
+		_ = os.RemoveAll(state) // nothing to look into
+		res.LogDir = ""
+	}
+	return res, err
+}
+
+func runOn(ctx context.Context, cfg Config, c *cluster, res *Result) error {
+	w, err := newWriter(cfg, c.st)
+	if err != nil {
+		return err
+	}
+	nc, js, err := pipeline.Connect(c.st.Env.NATSURL, "strata-chaos", nil)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	v := &verifier{urls: c.mcpURLs, apiKey: c.st.Env.APIKey, s3: w.clients[0], js: js, clients: map[string]*client.Client{}}
+	defer v.close()
+	wctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	err = c.whole(wctx)
+	cancel()
+	if err != nil {
+		return err
+	}
+
+	var last atomic.Pointer[string]
+	none := "no kill yet"
+	last.Store(&none)
+	cpuBefore, selfBefore := c.sampleCPU(), selfCPU()
+	began := time.Now()
+	res.Started = began
+	r := &reader{cfg: cfg, urls: c.mcpURLs, apiKey: c.st.Env.APIKey, w: w, began: began, lastKill: func() string { return *last.Load() }}
+	phase, stopPhase := context.WithTimeout(ctx, cfg.Duration)
+	defer stopPhase()
+	var load sync.WaitGroup
+	load.Add(2)
+	go func() { defer load.Done(); w.run(phase) }()
+	go func() { defer load.Done(); r.run(phase) }()
+	cfg.logf("chaos phase: %s, %.0f writes/s over %d keys, %.0f reads/s, a kill every %s, seed %d", cfg.Duration, cfg.WriteRate, cfg.Keys, cfg.ReadRate, cfg.KillEvery, cfg.Seed)
+
+	rng := rand.New(rand.NewPCG(cfg.Seed, 1))
+	var bag []*victim
+	next := began.Add(cfg.KillEvery)
+	for cfg.KillEvery > 0 {
+		select {
+		case <-phase.Done():
+		case <-time.After(time.Until(next)):
+		}
+		if phase.Err() != nil {
+			break
+		}
+		// Never two of one engine down: the next kill waits for the last
+		// one's engine to be whole again.
+		wctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+		err := c.whole(wctx)
+		cancel()
+		if err != nil {
+			stopPhase()
+			load.Wait()
+			return fmt.Errorf("before kill %d: %w", len(res.Kills)+1, err)
+		}
+		if phase.Err() != nil {
+			break
+		}
+		if len(bag) == 0 { // every process in turn, in a random order
+			bag = append(bag, c.victims...)
+			rng.Shuffle(len(bag), func(i, j int) { bag[i], bag[j] = bag[j], bag[i] })
+		}
+		vic := bag[0]
+		bag = bag[1:]
+		k := killOne(ctx, cfg, c, vic, began, &last)
+		res.Kills = append(res.Kills, k)
+		if k.Err != "" {
+			cfg.logf("kill %d: %s: %s", len(res.Kills), vic.name, k.Err)
+		} else {
+			cfg.logf("kill %d: %s at %s: ready again after %s, full service after %s", len(res.Kills), vic.name, k.At.Round(time.Second), k.Restarted.Round(time.Millisecond), k.Whole.Round(time.Millisecond))
+		}
+		next = next.Add(cfg.KillEvery)
+		if now := time.Now(); next.Before(now) {
+			next = now
+		}
+	}
+	<-phase.Done()
+	load.Wait()
+	phaseTook := time.Since(began)
+	res.PhaseTook = phaseTook
+	res.CPU = cpuSince(cpuBefore, c.sampleCPU())
+	res.CPU["strata-chaos"] = selfCPU() - selfBefore
+	res.Uploads, res.Overwrites, res.Deletes = w.uploads.Load(), w.overwrites.Load(), w.deletes.Load()
+	res.Failovers, res.GaveUp, res.WritesSkipped, res.WriteFailures = w.failovers.Load(), w.gaveUp.Load(), w.skipped.Load(), w.failures
+	res.UploadsPerSecond = float64(res.Uploads+res.Overwrites) / phaseTook.Seconds()
+	res.Reads, res.Served, res.Retried, res.ReadsSkipped = r.total.Load(), r.served.Load(), r.retried.Load(), r.skipped.Load()
+	res.ReadFailures = r.failures
+	res.ReadP50, res.ReadP99 = r.percentile(0.5), r.percentile(0.99)
+	res.ReadsByTool = r.byTool
+	res.LongestReadGap, res.LongestReadGapAt = r.longestGap(phaseTook)
+	res.ReadsPerSecond = float64(res.Reads) / phaseTook.Seconds()
+	cfg.logf("chaos phase over: %d uploads, %d overwrites, %d deletes (%.1f uploads/s); %d reads (%.1f/s), %d not served within %s",
+		res.Uploads, res.Overwrites, res.Deletes, res.UploadsPerSecond, res.Reads, res.ReadsPerSecond, len(res.ReadFailures), ServeWithin)
+
+	wctx, cancel = context.WithTimeout(ctx, 3*time.Minute)
+	err = c.whole(wctx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("after the chaos phase: %w", err)
+	}
+	cmp, took, err := v.settle(ctx, w.keys, cfg.Settle, cfg.logf)
+	res.SettleTook = took
+	if err != nil {
+		return fmt.Errorf("compare the index with the bucket: %w", err)
+	}
+	res.Comparison = cmp
+	return nil
+}
+
+// selfCPU is this process's CPU seconds so far.
+func selfCPU() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// killOne kills vic with SIGKILL, leaves it down for cfg.Down, starts it
+// again and waits until the cluster is whole.
+func killOne(ctx context.Context, cfg Config, c *cluster, vic *victim, began time.Time, last *atomic.Pointer[string]) Kill {
+	killed := time.Now()
+	k := Kill{Victim: vic.name, At: killed.Sub(began)}
+	desc := fmt.Sprintf("%s killed at %s, being restarted", vic.name, k.At.Round(time.Second))
+	last.Store(&desc)
+	vic.kill()
+	time.Sleep(cfg.Down)
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		err = vic.start(sctx)
+		cancel()
+		if err == nil {
+			break
+		}
+		cfg.logf("restart %s (attempt %d): %v", vic.name, attempt+1, err)
+		vic.kill()
+		time.Sleep(time.Second)
+	}
+	k.Restarted = time.Since(killed)
+	if err != nil {
+		k.Err = fmt.Sprintf("restart failed: %v", err)
+		return k
+	}
+	desc2 := fmt.Sprintf("%s killed at %s, restarted after %s, cluster not yet whole", vic.name, k.At.Round(time.Second), k.Restarted.Round(time.Millisecond))
+	last.Store(&desc2)
+	wctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	err = c.whole(wctx)
+	cancel()
+	k.Whole = time.Since(killed)
+	if err != nil {
+		k.Err = err.Error()
+	}
+	desc3 := fmt.Sprintf("%s killed at %s, full service again after %s", vic.name, k.At.Round(time.Second), k.Whole.Round(time.Millisecond))
+	last.Store(&desc3)
+	return k
+}

@@ -1,0 +1,231 @@
+// Command strata-chaos runs Strata as a loopback cluster, loads it with
+// writes and agent reads, kills a random process every 20 s, and at the end
+// compares the index with the bucket.
+//
+//	go run ./deploy/measure/strata-chaos -minutes 2
+//	go run ./deploy/measure/strata-chaos -minutes 10 -out docs/bench/chaos.md
+//
+// The cluster, started from the pinned servers on free loopback ports in a
+// temporary directory (package chaos, localstack.Options NATSCluster,
+// WeaviateCluster and MinIONodes):
+//
+//   - NATS: 3 nodes, every stream and KV bucket with 3 replicas; services
+//     are given all three URLs.
+//   - MinIO: 4 nodes, one drive each, erasure coded (EC:2: any one node may
+//     be lost). Every node has Strata's two bucket notification targets,
+//     the durable one with a queue directory of its own. MinIO refuses
+//     nodes whose MINIO_* settings differ, so one NATS address per node is
+//     not possible: all send to NATS node 1, and MinIO's NATS client
+//     (nats.go defaults) learns the other NATS nodes from the server and
+//     reconnects to one of them when node 1 is lost; durable events wait
+//     in the queue directory meanwhile, live ones come from the durable copy.
+//   - Weaviate: 3 nodes, collections replicated twice; services are given
+//     every node.
+//   - Two processes of each of ingestor, embedder, indexer and queryd.
+//
+// MinIO endpoint loss: the ingestor and queryd take a single S3 endpoint
+// (-s3-endpoint, STRATA_S3_ENDPOINT) and have no list of nodes. Each
+// replica is pointed at a different MinIO node: ingestor-1 and queryd-1 at
+// node 1, ingestor-2 at node 2, queryd-2 at node 3. While an ingestor's
+// node is down its fetches fail and the event is retried with backoff
+// (1 s, 5 s, 30 s, 2 min) by whichever replica pulls it, so the other
+// ingestor takes it; its live (best-effort) events fall back to the durable
+// copy. queryd reads S3 only for view_chunk_image. An upload whose
+// notification MinIO lost (killed after answering the PUT, before queueing
+// the event) is recovered by the ingestors' reconciler, run every 30 s here
+// (-reconcile; the product default is 5 minutes). The writers, like any S3
+// client behind a load balancer, move to the next node when one fails.
+//
+// Every 20 s (-kill-every) one process is killed with SIGKILL, taken in
+// turn from a shuffled list of all 16 (3 NATS, 4 MinIO, 3 Weaviate nodes,
+// 8 service processes), left down 3 s (-down) and started again. The next
+// kill waits until the cluster is whole again (every NATS node healthy with
+// its streams current, every MinIO node with write quorum, Weaviate
+// settled, every service ready), so never are two nodes of one engine nor
+// both replicas of a service down at once. Meanwhile 6 bucket operations a
+// second (uploads, overwrites, deletes of Markdown, text, HTML, PDF and
+// DOCX files) and 24 MCP reads a second (with the stack's admin key) go on.
+// A read counts as served when it, or its retry on the other queryd
+// replica, answers within 2 s.
+//
+// After the chaos phase the cluster settles (up to -settle), and the index
+// is compared with the bucket through queryd's tools: every live object
+// indexed exactly once at its latest version and embedded, no chunk of a
+// deleted or overwritten version visible at the current watermark, every
+// count of status right on both queryd replicas. The last line is
+//
+//	kills K, objects O, lost L, duplicated D, stale S, failed reads F
+//
+// and the exit status is 1 when L, D, S or F is not 0. -out writes a
+// markdown report. It is not part of `go test` (deploy/e2e's
+// TestChaosShort runs the same code for 2 minutes).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/strata-kb/strata/deploy/localstack"
+	"github.com/strata-kb/strata/deploy/measure/strata-chaos/chaos"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string) int {
+	fs := flag.NewFlagSet("strata-chaos", flag.ContinueOnError)
+	minutes := fs.Float64("minutes", 2, "length of the chaos phase (load and kills)")
+	d := chaos.DefaultConfig(0)
+	fs.DurationVar(&d.KillEvery, "kill-every", d.KillEvery, "a process is killed this often (0: never, a baseline of the same load)")
+	fs.DurationVar(&d.Down, "down", d.Down, "how long a killed process stays down before it is started again")
+	fs.Float64Var(&d.WriteRate, "writes", d.WriteRate, "bucket operations (uploads, overwrites, deletes) a second")
+	fs.Float64Var(&d.ReadRate, "reads", d.ReadRate, "MCP reads a second")
+	fs.IntVar(&d.Readers, "readers", d.Readers, "concurrent readers")
+	fs.IntVar(&d.Keys, "keys", d.Keys, "distinct object keys")
+	fs.DurationVar(&d.Settle, "settle", d.Settle, "longest wait for the index to catch up after the chaos phase")
+	fs.DurationVar(&d.ReconcileInterval, "reconcile", d.ReconcileInterval, "the ingestors' -reconcile-interval")
+	fs.DurationVar(&d.ReconcileMinAge, "reconcile-min-age", d.ReconcileMinAge, "the ingestors' -reconcile-min-age")
+	seed := fs.Uint64("seed", 0, "random seed of the victims' order, keys and words (0: from the clock; the run logs the one it used)")
+	out := fs.String("out", "", "write a markdown report here")
+	state := fs.String("state", "", "keep the cluster's data and logs here (default: a temporary directory, removed when the run found nothing)")
+	verbose := fs.Bool("v", false, "print the stack's start-up progress")
+	fs.BoolVar(&d.Prebuilt, "prebuilt", false, "the services are already built in -state's bin/ (localstack.BuildServices): do not build them")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: strata-chaos [flags]
+
+Starts Strata as a loopback cluster from the pinned servers (MinIO 4 nodes
+erasure coded, NATS 3 nodes, Weaviate 3 nodes with replication 2, two
+replicas of every service), uploads, overwrites and deletes files and reads
+through MCP while killing one process with SIGKILL every -kill-every and
+starting it again, then compares the index with the bucket. The last line is
+"kills K, objects O, lost L, duplicated D, stale S, failed reads F"; the exit
+status is 1 when any of L, D, S, F is not 0 (a read fails when it is not
+answered within 2 s, a retry on the other queryd replica included).
+
+	go run ./deploy/measure/strata-chaos -minutes 10 -out docs/bench/chaos.md
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if d.Prebuilt && *state == "" {
+		fmt.Fprintln(os.Stderr, "strata-chaos: -prebuilt needs -state (the services are in its bin/)")
+		return 2
+	}
+	if *minutes <= 0 || d.WriteRate <= 0 || d.ReadRate <= 0 || d.Readers < 1 || d.Keys < 5 || d.KillEvery < 0 {
+		fmt.Fprintln(os.Stderr, "strata-chaos: -minutes, -writes, -reads and -readers must be positive, -kill-every not negative and -keys at least 5")
+		return 2
+	}
+	d.Duration = time.Duration(*minutes * float64(time.Minute))
+	if *seed != 0 {
+		d.Seed = *seed
+	}
+	root, err := localstack.WorkspaceRoot()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "strata-chaos:", err)
+		return 2
+	}
+	d.Root, d.StateDir, d.Log = root, *state, logf
+	d.Progress = io.Discard
+	if *verbose {
+		d.Progress = os.Stderr
+	}
+	res, err := chaos.Run(ctx, d)
+	if res != nil && *out != "" {
+		if werr := writeReport(*out, res); werr != nil {
+			fmt.Fprintln(os.Stderr, "strata-chaos:", werr)
+		} else {
+			logf("report written to %s", *out)
+		}
+	}
+	if res != nil {
+		printFindings(res)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "strata-chaos:", err)
+		if res != nil {
+			fmt.Println(res.Summary())
+		}
+		return 1
+	}
+	fmt.Println(res.Summary())
+	if !res.OK() {
+		return 1
+	}
+	return 0
+}
+
+func writeReport(path string, res *chaos.Result) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := res.WriteMarkdown(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// printFindings prints what went wrong, to standard error.
+func printFindings(res *chaos.Result) {
+	if w, ok := res.WorstKill(); ok {
+		logf("worst kill -> full service: %s (%s)", w.Whole.Round(time.Millisecond), w.Victim)
+	}
+	logf("writes: %d uploads, %d overwrites, %d deletes, %.2f uploads/s held, %d moved to another MinIO node, %d gave up",
+		res.Uploads, res.Overwrites, res.Deletes, res.UploadsPerSecond, res.Failovers, res.GaveUp)
+	refused := res.RefusedReads()
+	logf("reads: %d (%.1f/s), %d served within %s (%d after a retry), p50 %s, p99 %s, %d not served: %d slow, %d refused by both replicas",
+		res.Reads, res.ReadsPerSecond, res.Served, chaos.ServeWithin, res.Retried, res.ReadP50.Round(time.Millisecond), res.ReadP99.Round(time.Millisecond),
+		len(res.ReadFailures), len(res.ReadFailures)-refused, refused)
+	logf("reads: the longest time without any read served: %s, from %s", res.LongestReadGap.Round(time.Millisecond), res.LongestReadGapAt.Round(time.Second))
+	for tool, t := range res.ReadsByTool {
+		logf("reads of %s: %d, %d not served within %s (%d slow), p50 %s, p99 %s", tool, t.Reads, t.Failed, chaos.ServeWithin, t.Slow, t.Percentile(0.5).Round(time.Millisecond), t.Percentile(0.99).Round(time.Millisecond))
+	}
+	for i, f := range res.ReadFailures {
+		if i == 20 {
+			logf("... %d more failed reads", len(res.ReadFailures)-20)
+			break
+		}
+		logf("failed read at %s: %s took %s, %s (%s): %v", f.At.Round(time.Second), f.Tool, f.Took.Round(time.Millisecond), f.Why(), f.Context, f.Errors)
+	}
+	if c := res.Comparison; c != nil {
+		logf("settled in %s; %d live objects, %d deleted keys, %d old versions checked", res.SettleTook.Round(time.Second), c.Objects, c.Deleted, c.Versions)
+		for _, s := range c.Status {
+			logf("status %s", s)
+		}
+		for name, l := range map[string][]chaos.Problem{"lost": c.Lost, "duplicated": c.Duplicated, "stale": c.Stale} {
+			for i, p := range l {
+				if i == 20 {
+					logf("... %d more %s", len(l)-20, name)
+					break
+				}
+				logf("%s: %s: %s", name, p.Key, p.Detail)
+			}
+		}
+	}
+	if res.LogDir != "" {
+		logf("the cluster's data and logs are kept in %s", res.LogDir)
+	}
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}
