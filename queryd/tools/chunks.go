@@ -13,18 +13,30 @@ import (
 
 // ChunkOut is Veryfront's chunk object, field for field.
 type ChunkOut struct {
-	ID             string        `json:"id"`
-	FilePath       string        `json:"file_path"`
-	FileID         string        `json:"file_id"`
-	FileVersionID  string        `json:"file_version_id"`
-	Index          int           `json:"index"`
-	Content        string        `json:"content"`
-	StartOffset    int           `json:"start_offset"`
-	EndOffset      int           `json:"end_offset"`
-	TokenCount     int           `json:"token_count"`
+	chunkFields
 	SourceChecksum string        `json:"source_checksum"`
 	CreatedAt      string        `json:"created_at"`
 	Embedding      *EmbeddingOut `json:"embedding"`
+}
+
+// chunkFields are the fields every chunk object of Veryfront's has, in
+// their order: list_file_chunks's and get_file_chunk's, and search_files'
+// (which has no source_checksum or created_at).
+type chunkFields struct {
+	ID            string `json:"id"`
+	FilePath      string `json:"file_path"`
+	FileID        string `json:"file_id"`
+	FileVersionID string `json:"file_version_id"`
+	Index         int    `json:"index"`
+	Content       string `json:"content"`
+	StartOffset   int    `json:"start_offset"`
+	EndOffset     int    `json:"end_offset"`
+	TokenCount    int    `json:"token_count"`
+}
+
+func chunkFieldsOf(c store.Chunk) chunkFields {
+	return chunkFields{ID: c.ID, FilePath: c.FilePath, FileID: c.FileID, FileVersionID: c.FileVersionID, Index: c.Index,
+		Content: c.Content, StartOffset: c.StartOffset, EndOffset: c.EndOffset, TokenCount: c.TokenCount}
 }
 
 // EmbeddingOut is a chunk's embedding metadata.
@@ -45,11 +57,7 @@ type PageInfo struct {
 // chunkOut is c in Veryfront's form; embedding (nil unless asked for) is
 // its embedding metadata from embeddingsOf.
 func chunkOut(c store.Chunk, embedding *EmbeddingOut) ChunkOut {
-	return ChunkOut{
-		ID: c.ID, FilePath: c.FilePath, FileID: c.FileID, FileVersionID: c.FileVersionID, Index: c.Index,
-		Content: c.Content, StartOffset: c.StartOffset, EndOffset: c.EndOffset, TokenCount: c.TokenCount,
-		SourceChecksum: c.SourceChecksum, CreatedAt: c.CreatedAt, Embedding: embedding,
-	}
+	return ChunkOut{chunkFields: chunkFieldsOf(c), SourceChecksum: c.SourceChecksum, CreatedAt: c.CreatedAt, Embedding: embedding}
 }
 
 type listFileChunksArgs struct {

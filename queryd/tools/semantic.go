@@ -346,16 +346,8 @@ type searchFilesArgs struct {
 // searchChunk is the chunk of a search_files match: Veryfront's schema
 // for it has no source_checksum or created_at (and no other field).
 type searchChunk struct {
-	ID            string        `json:"id"`
-	FilePath      string        `json:"file_path"`
-	FileID        string        `json:"file_id"`
-	FileVersionID string        `json:"file_version_id"`
-	Index         int           `json:"index"`
-	Content       string        `json:"content"`
-	StartOffset   int           `json:"start_offset"`
-	EndOffset     int           `json:"end_offset"`
-	TokenCount    int           `json:"token_count"`
-	Embedding     *EmbeddingOut `json:"embedding"`
+	chunkFields
+	Embedding *EmbeddingOut `json:"embedding"`
 }
 
 type scoredChunk struct {
@@ -462,9 +454,7 @@ func (t *Tools) searchFiles(ctx context.Context, p auth.Principal, a searchFiles
 		return nil, err
 	}
 	for _, c := range page {
-		out.Data = append(out.Data, scoredChunk{Score: round4(c.Score), Chunk: searchChunk{ID: c.ID, FilePath: c.FilePath, FileID: c.FileID,
-			FileVersionID: c.FileVersionID, Index: c.Index, Content: c.Content, StartOffset: c.StartOffset, EndOffset: c.EndOffset,
-			TokenCount: c.TokenCount, Embedding: emb[c.ID]}})
+		out.Data = append(out.Data, scoredChunk{Score: round4(c.Score), Chunk: searchChunk{chunkFieldsOf(c), emb[c.ID]}})
 	}
 	at := func(off int) *string {
 		s := t.cursor.Encode(cursor.Position{Tool: "search_files", Project: project, Scope: scope + "@" + strconv.FormatInt(v.at, 10), Offset: off, Limit: limit})
