@@ -214,8 +214,7 @@ type listChangesArgs struct {
 	SinceSequence    *float64 `json:"since_sequence"`
 	SinceRelease     *string  `json:"since_release"`
 	UntilRelease     *string  `json:"until_release"`
-	Limit            *float64 `json:"limit"`
-	Cursor           *string  `json:"cursor"`
+	cursorArgs
 }
 
 type change struct {
@@ -271,16 +270,15 @@ func (t *Tools) listChanges(ctx context.Context, p auth.Principal, a listChanges
 	}
 	var from, to int64
 	offset := 0
+	pos, err := t.position(a.cursorArgs, "list_changes", project, func(pos cursor.Position) bool {
+		return strings.Contains(pos.Scope, "-")
+	})
+	if err != nil {
+		return nil, err
+	}
 	switch {
-	case a.Cursor != nil && *a.Cursor != "":
-		pos, err := t.cursor.Decode(*a.Cursor)
-		if err != nil {
-			return nil, userError{err.Error()}
-		}
-		f, tt, ok := strings.Cut(pos.Scope, "-")
-		if pos.Tool != "list_changes" || pos.Project != project || !ok {
-			return nil, userErrorf("this cursor belongs to another listing; start again without a cursor")
-		}
+	case pos != nil:
+		f, tt, _ := strings.Cut(pos.Scope, "-")
 		from, _ = strconv.ParseInt(f, 10, 64)
 		to, _ = strconv.ParseInt(tt, 10, 64)
 		offset = pos.Offset

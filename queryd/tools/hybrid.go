@@ -31,16 +31,14 @@ type KeywordSearcher interface {
 }
 
 type hybridArgs struct {
-	Query             string   `json:"query"`
-	ProjectReference  *string  `json:"project_reference"`
-	TopK              *float64 `json:"top_k"`
-	Fusion            *string  `json:"fusion"`
-	Alpha             *float64 `json:"alpha"`
-	KeywordMatch      *string  `json:"keyword_match"`
-	HeadingWeight     *float64 `json:"heading_weight"`
-	BranchID          *string  `json:"branch_id"`
-	ReleaseID         *string  `json:"release_id"`
-	ReleaseVersion    *string  `json:"release_version"`
+	Query            string   `json:"query"`
+	ProjectReference *string  `json:"project_reference"`
+	TopK             *float64 `json:"top_k"`
+	Fusion           *string  `json:"fusion"`
+	Alpha            *float64 `json:"alpha"`
+	KeywordMatch     *string  `json:"keyword_match"`
+	HeadingWeight    *float64 `json:"heading_weight"`
+	viewArgs
 	ParentPathPartIDs []string `json:"parent_path_part_ids"`
 	PathPrefix        *string  `json:"path_prefix"`
 	ContentTypes      []string `json:"content_types"`
@@ -157,7 +155,7 @@ func (t *Tools) hybridSearch(ctx context.Context, p auth.Principal, a hybridArgs
 	resolved := map[string]bool{}
 	var fused []fusedHit
 	for _, project := range projects {
-		v, err := t.resolveView(ctx, project, a.BranchID, a.ReleaseID, a.ReleaseVersion)
+		v, err := t.resolveView(ctx, project, a.viewArgs)
 		if err != nil {
 			return nil, err
 		}

@@ -332,15 +332,12 @@ func (t *Tools) queryDocuments(ctx context.Context, p auth.Principal, a queryDoc
 // search_files: Veryfront's vector search with a caller-supplied vector.
 
 type searchFilesArgs struct {
-	ProjectReference    string    `json:"project_reference"`
-	QueryVector         []float64 `json:"query_vector"`
-	Dimension           string    `json:"dimension"`
-	BranchID            *string   `json:"branch_id"`
-	ReleaseID           *string   `json:"release_id"`
-	ReleaseVersion      *string   `json:"release_version"`
-	Limit               *float64  `json:"limit"`
-	Cursor              *string   `json:"cursor"`
-	SimilarityThreshold *float64  `json:"similarity_threshold"`
+	ProjectReference string    `json:"project_reference"`
+	QueryVector      []float64 `json:"query_vector"`
+	Dimension        string    `json:"dimension"`
+	viewArgs
+	cursorArgs
+	SimilarityThreshold *float64 `json:"similarity_threshold"`
 }
 
 // searchChunk is the chunk of a search_files match: Veryfront's schema
@@ -415,24 +412,22 @@ func (t *Tools) searchFiles(ctx context.Context, p auth.Principal, a searchFiles
 			return nil, userErrorf("similarity_threshold must be from 0 to 1")
 		}
 	}
-	v, err := t.resolveView(ctx, project, a.BranchID, a.ReleaseID, a.ReleaseVersion)
+	v, err := t.resolveView(ctx, project, a.viewArgs)
 	if err != nil {
 		return nil, err
 	}
 	scope := searchScope(vec, v.branch, threshold)
 	offset := 0
-	if a.Cursor != nil && *a.Cursor != "" {
-		pos, err := t.cursor.Decode(*a.Cursor)
-		if err != nil {
-			return nil, userError{err.Error()}
-		}
-		at, ok := strings.CutPrefix(pos.Scope, scope+"@")
-		if pos.Tool != "search_files" || pos.Project != project || !ok {
-			return nil, userErrorf("this cursor belongs to another search; start again without a cursor")
-		}
-		pinned, err := strconv.ParseInt(at, 10, 64)
+	pos, err := t.position(a.cursorArgs, "search_files", project, func(pos cursor.Position) bool {
+		return strings.HasPrefix(pos.Scope, scope+"@")
+	})
+	if err != nil {
+		return nil, err
+	}
+	if pos != nil {
+		pinned, err := strconv.ParseInt(strings.TrimPrefix(pos.Scope, scope+"@"), 10, 64)
 		if err != nil || pinned > v.at {
-			return nil, userErrorf("this cursor belongs to another search; start again without a cursor")
+			return nil, foreignCursor("search_files")
 		}
 		v.at = pinned // pages of one search read one commit
 		offset = pos.Offset
