@@ -410,14 +410,8 @@ func (t *Tools) listFailures(ctx context.Context, p auth.Principal, a listFailur
 	if a.PathPrefix != nil {
 		prefix = strings.TrimPrefix(*a.PathPrefix, "/")
 	}
-	var projects []string
-	if a.ProjectReference != nil && *a.ProjectReference != "" {
-		project, err := t.resolveProject(ctx, p, *a.ProjectReference)
-		if err != nil {
-			return nil, err
-		}
-		projects = []string{project}
-	} else if projects, err = t.projectsOf(ctx, p); err != nil {
+	projects, err := t.projectsNamed(ctx, p, a.ProjectReference)
+	if err != nil {
 		return nil, err
 	}
 	out := []failureOut{}

@@ -124,20 +124,12 @@ func (t *Tools) hybridSearch(ctx context.Context, p auth.Principal, a hybridArgs
 	if err != nil {
 		return nil, err
 	}
-	var projects []string
-	if a.ProjectReference != nil && *a.ProjectReference != "" {
-		project, err := t.resolveProject(ctx, p, *a.ProjectReference)
-		if err != nil {
-			return nil, err
-		}
-		projects = []string{project}
-	} else {
-		if a.BranchID != nil || a.ReleaseID != nil || a.ReleaseVersion != nil {
-			return nil, userErrorf("branch_id, release_id and release_version need project_reference")
-		}
-		if projects, err = t.projectsOf(ctx, p); err != nil {
-			return nil, err
-		}
+	if (a.ProjectReference == nil || *a.ProjectReference == "") && (a.BranchID != nil || a.ReleaseID != nil || a.ReleaseVersion != nil) {
+		return nil, userErrorf("branch_id, release_id and release_version need project_reference")
+	}
+	projects, err := t.projectsNamed(ctx, p, a.ProjectReference)
+	if err != nil {
+		return nil, err
 	}
 	docMeta, err := t.parseMetadataFilter(ctx, a.Metadata, projects)
 	if err != nil {
