@@ -15,7 +15,7 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"github.com/strata-kb/strata/deploy/localstack"
-	"github.com/strata-kb/strata/shared/ids"
+	"github.com/strata-kb/strata/deploy/mcpclient"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/servers"
 )
@@ -198,22 +198,22 @@ func TestWeaviateLeaderLoss(t *testing.T) {
 // readsAfterKill kills p and then calls every read tool once, each within
 // readDeadline, each answer complete; it logs the time from the kill to the
 // last answer ("kill->complete", collected in docs/bench/weaviate-failover.md).
-func readsAfterKill(t *testing.T, h *harness, reads []readCall, p *servers.Process) {
+func readsAfterKill(t *testing.T, h *harness, reads []mcpclient.ReadCall, p *servers.Process) {
 	t.Helper()
 	p.Kill()
 	killed := time.Now()
 	for _, r := range reads {
 		ctx, cancel := context.WithTimeout(context.Background(), readDeadline)
 		req := mcp.CallToolRequest{}
-		req.Params.Name, req.Params.Arguments = r.tool, r.args
+		req.Params.Name, req.Params.Arguments = r.Tool, r.Args
 		started := time.Now()
 		res, err := h.mcp.CallTool(ctx, req)
 		cancel()
 		if err != nil || res.IsError {
-			t.Fatalf("%s after the kill: %v %v (%s)", r.tool, err, res, time.Since(started))
+			t.Fatalf("%s after the kill: %v %v (%s)", r.Tool, err, res, time.Since(started))
 		}
-		if text := res.Content[0].(mcp.TextContent).Text; !strings.Contains(text, r.want) {
-			t.Fatalf("%s after the kill answered without %q: %s", r.tool, r.want, text)
+		if text := res.Content[0].(mcp.TextContent).Text; !strings.Contains(text, r.Want) {
+			t.Fatalf("%s after the kill answered without %q: %s", r.Tool, r.Want, text)
 		}
 	}
 	t.Logf("kill->complete %s: every read tool (%d) answered completely", time.Since(killed).Round(time.Millisecond), len(reads))
@@ -222,40 +222,16 @@ func readsAfterKill(t *testing.T, h *harness, reads []readCall, p *servers.Proce
 // readDeadline bounds each read tool's answer after a node loss.
 const readDeadline = 10 * time.Second
 
-// readCall is one read tool's call and a word its complete answer holds.
-type readCall struct {
-	tool string
-	args map[string]any
-	want string
-}
-
 // everyRead lists a call of every read tool about path (whose text holds
 // word), with the ids it needs read before any node is lost.
-func everyRead(h *harness, path, word string) []readCall {
+func everyRead(h *harness, path, word string) []mcpclient.ReadCall {
 	h.t.Helper()
 	list, errText := h.call("list_file_chunks", map[string]any{"project_reference": "acme", "file_path": path})
 	if errText != "" || len(chunksOf(list)) == 0 {
 		h.t.Fatalf("list_file_chunks %s: %v %s", path, list, errText)
 	}
-	chunk := chunksOf(list)[0]["id"].(string)
-	fileID := chunksOf(list)[0]["file_id"].(string)
-	return []readCall{
-		{"status", map[string]any{}, "acme"},
-		{"search_keyword", map[string]any{"query": word}, word},
-		{"search_knowledge", map[string]any{"query": word}, "acme"},
-		{"hybrid_search", map[string]any{"query": word}, word},
-		{"query_documents", map[string]any{"query": word}, word},
-		{"list_file_chunks", map[string]any{"project_reference": "acme", "file_path": path}, word},
-		{"get_file_chunk", map[string]any{"project_reference": "acme", "chunk_id": chunk}, word},
-		{"get_file_chunk_embedding", map[string]any{"project_reference": "acme", "chunk_id": chunk}, "ready"},
-		{"read", map[string]any{"path_part_id": fileID}, word},
-		{"read_around", map[string]any{"chunk_id": chunk}, word},
-		{"get_info", map[string]any{"path_part_id": fileID}, path[strings.LastIndexByte(path, '/')+1:]},
-		{"find", map[string]any{"name": path[strings.LastIndexByte(path, '/')+1:]}, fileID},
-		{"list_files", map[string]any{}, path},
-		{"list_contents", map[string]any{"path_part_id": ids.Project("acme")}, path[:strings.IndexByte(path, '/')]},
-		{"read_chunk_neighbors", map[string]any{"filePath": "/acme/" + path, "chunkIndex": 0}, word},
-	}
+	first := chunksOf(list)[0]
+	return mcpclient.EveryRead("acme", path, word, first["id"].(string), first["file_id"].(string))
 }
 
 // replicaPeer finds a Weaviate node other than the first (which the

@@ -185,3 +185,14 @@ func CheckText(data []byte, lim Limits) error {
 	}
 	return nil
 }
+
+// Truncate shortens s to at most n bytes without splitting a character.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

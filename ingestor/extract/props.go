@@ -75,7 +75,7 @@ func (p *Props) Date(key, s string) {
 	}
 	v, ok := ParseDate(s)
 	if !ok {
-		p.Warn("%s %s %q is not a date; left out", p.source, key, truncateText(s, 64))
+		p.Warn("%s %s %q is not a date; left out", p.source, key, Truncate(s, 64))
 		return
 	}
 	p.Set(key, v)
@@ -127,14 +127,14 @@ func (p *Props) Warnings() []string { return p.warnings }
 // carried to the merge: text to MaxPropBytes, a list to one item more than
 // metadata.MaxListItems, each item to MaxPropBytes.
 func BoundValue(v metadata.Value) metadata.Value {
-	v.Text = truncateText(v.Text, MaxPropBytes)
+	v.Text = Truncate(v.Text, MaxPropBytes)
 	if len(v.List) > metadata.MaxListItems+1 {
 		v.List = v.List[:metadata.MaxListItems+1]
 	}
 	if slices.ContainsFunc(v.List, func(item string) bool { return len(item) > MaxPropBytes }) {
 		v.List = slices.Clone(v.List) // the caller's list stays as it was
 		for i, item := range v.List {
-			v.List[i] = truncateText(item, MaxPropBytes)
+			v.List[i] = Truncate(item, MaxPropBytes)
 		}
 	}
 	return v
@@ -147,7 +147,7 @@ func (b *Builder) SetMetadata(m metadata.Metadata) { b.doc.Metadata = m }
 // and format characters and runs of white space made single spaces,
 // trimmed, and cut to MaxPropBytes.
 func PropText(s string) string {
-	s = truncateText(s, 4*MaxPropBytes) // bound the work on a hostile value
+	s = Truncate(s, 4*MaxPropBytes) // bound the work on a hostile value
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	s = strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
@@ -155,19 +155,9 @@ func PropText(s string) string {
 		}
 		return r
 	}, s)
-	return truncateText(strings.Join(strings.Fields(s), " "), MaxPropBytes)
+	return Truncate(strings.Join(strings.Fields(s), " "), MaxPropBytes)
 }
 
-// truncateText shortens s to at most n bytes without splitting a character.
-func truncateText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
 
 // ParseDate reads a date property as formats write them: what
 // metadata.ParseDate reads (RFC 3339, YYYY-MM-DD), which is kept as written;

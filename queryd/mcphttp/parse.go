@@ -44,55 +44,37 @@ func parseCall(body []byte) (c parsedCall, ok bool) {
 		return c, false
 	}
 	var seen [6]bool // envelopeMembers
-	for first := true; ; first = false {
-		s.ws()
-		if s.consume('}') {
-			break
-		}
-		if !first && (!s.consume(',') || !s.wsThen()) {
-			return c, false
-		}
-		key, ok := s.key()
-		if !ok {
-			return c, false
-		}
+	valid := s.members(false, func(key []byte) bool {
 		i := indexOf(key, envelopeMembers)
 		if i < 0 {
-			if looksLike(string(key), envelopeMembers) || !s.value(0) {
-				return c, false
-			}
-			continue
+			return !looksLike(string(key), envelopeMembers) && s.value(0)
 		}
 		if seen[i] {
-			return c, false
+			return false
 		}
 		seen[i] = true
 		switch envelopeMembers[i] {
 		case "jsonrpc":
 			v, ok := s.plainString()
-			if !ok || v != mcp.JSONRPC_VERSION {
-				return c, false
-			}
+			return ok && v == mcp.JSONRPC_VERSION
 		case "id":
 			s.ws()
 			if s.peek() == '"' {
-				if _, _, ok := s.str(); !ok {
-					return c, false
-				}
-			} else if !s.integerID() {
-				return c, false
+				_, _, ok := s.str()
+				return ok
 			}
+			return s.integerID()
 		case "method":
-			if c.method, ok = s.plainString(); !ok {
-				return c, false
-			}
+			var ok bool
+			c.method, ok = s.plainString()
+			return ok
 		case "params":
-			if !s.params(&c) {
-				return c, false
-			}
-		default: // result, error
-			return c, false
+			return s.params(&c)
 		}
+		return false // result, error
+	})
+	if !valid {
+		return c, false
 	}
 	s.ws()
 	return c, s.i == len(s.b) && seen[0] && seen[1]
@@ -104,37 +86,22 @@ func (s *scanner) params(c *parsedCall) bool {
 		return false
 	}
 	var seen [2]bool // paramsMembers
-	for first := true; ; first = false {
-		s.ws()
-		if s.consume('}') {
-			return true
-		}
-		if !first && (!s.consume(',') || !s.wsThen()) {
-			return false
-		}
-		key, ok := s.key()
-		if !ok {
-			return false
-		}
+	return s.members(false, func(key []byte) bool {
 		i := indexOf(key, paramsMembers)
 		if i < 0 {
-			if looksLike(string(key), paramsMembers) || !s.value(1) {
-				return false
-			}
-			continue
+			return !looksLike(string(key), paramsMembers) && s.value(1)
 		}
 		if seen[i] {
 			return false
 		}
 		seen[i] = true
 		if i == 0 { // name
-			if c.name, ok = s.plainString(); !ok {
-				return false
-			}
-		} else if !s.meta(c) {
-			return false
+			var ok bool
+			c.name, ok = s.plainString()
+			return ok
 		}
-	}
+		return s.meta(c)
+	})
 }
 
 // meta reads _meta: null, or an object (mcp-go decodes it into a map).
@@ -147,6 +114,26 @@ func (s *scanner) meta(c *parsedCall) bool {
 		return false
 	}
 	version := false
+	return s.members(false, func(key []byte) bool {
+		if string(key) != mcp.MetaKeyProtocolVersion {
+			return s.value(2)
+		}
+		if version {
+			return false
+		}
+		version = true
+		var ok bool
+		c.metaVersion, ok = s.plainString()
+		return ok
+	})
+}
+
+// members reads an object's members, its opening brace read already, up
+// to its closing one. For each member it reads the name and colon, then
+// member reads the value. It reports whether the object is valid JSON and
+// member accepted every member; a name with escapes is refused unless
+// escapedNames (parseCall compares names as they are written).
+func (s *scanner) members(escapedNames bool, member func(name []byte) bool) bool {
 	for first := true; ; first = false {
 		s.ws()
 		if s.consume('}') {
@@ -155,21 +142,12 @@ func (s *scanner) meta(c *parsedCall) bool {
 		if !first && (!s.consume(',') || !s.wsThen()) {
 			return false
 		}
-		key, ok := s.key()
-		if !ok {
+		name, escaped, ok := s.str()
+		if !ok || (escaped && !escapedNames) {
 			return false
 		}
-		if string(key) != mcp.MetaKeyProtocolVersion {
-			if !s.value(2) {
-				return false
-			}
-			continue
-		}
-		if version {
-			return false
-		}
-		version = true
-		if c.metaVersion, ok = s.plainString(); !ok {
+		s.ws()
+		if !s.consume(':') || !member(name) {
 			return false
 		}
 	}
@@ -224,16 +202,6 @@ func (s *scanner) literal(lit string) bool {
 	}
 	s.i += len(lit)
 	return true
-}
-
-// key reads a member name and its colon; a name with escapes is refused.
-func (s *scanner) key() ([]byte, bool) {
-	raw, escaped, ok := s.str()
-	if !ok || escaped {
-		return nil, false
-	}
-	s.ws()
-	return raw, s.consume(':')
 }
 
 // plainString reads a string value without escapes.
@@ -374,23 +342,7 @@ func (s *scanner) value(depth int) bool {
 		return ok
 	case c == '{':
 		s.i++
-		for first := true; ; first = false {
-			s.ws()
-			if s.consume('}') {
-				return true
-			}
-			if !first && (!s.consume(',') || !s.wsThen()) {
-				return false
-			}
-			s.ws()
-			if _, _, ok := s.str(); !ok {
-				return false
-			}
-			s.ws()
-			if !s.consume(':') || !s.value(depth+1) {
-				return false
-			}
-		}
+		return s.members(true, func([]byte) bool { return s.value(depth + 1) })
 	case c == '[':
 		s.i++
 		for first := true; ; first = false {

@@ -155,22 +155,12 @@ func principal(iss, sub string, projects, groups []string) auth.Principal {
 }
 
 func projectsOf(v any) ([]string, error) {
-	var list []string
-	switch v := v.(type) {
-	case string:
-		list = strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == ',' })
-	case []any:
-		for _, p := range v {
-			s, ok := p.(string)
-			if !ok {
-				return nil, errors.New("want project names")
-			}
-			list = append(list, s)
-		}
-	case nil:
+	if v == nil {
 		return nil, errors.New("missing: the token grants no project")
-	default:
-		return nil, errors.New("want an array of project names or a string")
+	}
+	list, err := namesOf(v, "project")
+	if err != nil {
+		return nil, err
 	}
 	for _, p := range list {
 		if p != auth.AllProjects && !objkey.ValidProject(p) {
@@ -189,22 +179,12 @@ func projectsOf(v any) ([]string, error) {
 // valid group refuses the whole token rather than dropping the name, so a
 // misconfigured issuer shows up at once instead of as missing documents.
 func groupsOf(v any) ([]string, error) {
-	var list []string
-	switch v := v.(type) {
-	case nil:
+	if v == nil {
 		return nil, nil
-	case string:
-		list = strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == ',' })
-	case []any:
-		for _, g := range v {
-			s, ok := g.(string)
-			if !ok {
-				return nil, errors.New("want group names")
-			}
-			list = append(list, s)
-		}
-	default:
-		return nil, errors.New("want an array of group names or a string")
+	}
+	list, err := namesOf(v, "group")
+	if err != nil {
+		return nil, err
 	}
 	for _, g := range list {
 		if g != auth.AllGroups && !access.ValidGroup(g) {
@@ -218,6 +198,26 @@ func groupsOf(v any) ([]string, error) {
 		return nil, errors.New("* (all groups) stands alone")
 	}
 	return list, nil
+}
+
+// namesOf reads a claim that lists names (of what: project, group): an
+// array of strings, or one string of names separated by spaces or commas.
+func namesOf(v any, what string) ([]string, error) {
+	switch v := v.(type) {
+	case string:
+		return strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == ',' }), nil
+	case []any:
+		var list []string
+		for _, n := range v {
+			s, ok := n.(string)
+			if !ok {
+				return nil, fmt.Errorf("want %s names", what)
+			}
+			list = append(list, s)
+		}
+		return list, nil
+	}
+	return nil, fmt.Errorf("want an array of %s names or a string", what)
 }
 
 func audienceHas(raw json.RawMessage, want string) bool {

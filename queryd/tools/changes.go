@@ -214,8 +214,7 @@ type listChangesArgs struct {
 	SinceSequence    *float64 `json:"since_sequence"`
 	SinceRelease     *string  `json:"since_release"`
 	UntilRelease     *string  `json:"until_release"`
-	Limit            *float64 `json:"limit"`
-	Cursor           *string  `json:"cursor"`
+	cursorArgs
 }
 
 type change struct {
@@ -271,16 +270,15 @@ func (t *Tools) listChanges(ctx context.Context, p auth.Principal, a listChanges
 	}
 	var from, to int64
 	offset := 0
+	pos, err := t.position(a.cursorArgs, "list_changes", project, func(pos cursor.Position) bool {
+		return strings.Contains(pos.Scope, "-")
+	})
+	if err != nil {
+		return nil, err
+	}
 	switch {
-	case a.Cursor != nil && *a.Cursor != "":
-		pos, err := t.cursor.Decode(*a.Cursor)
-		if err != nil {
-			return nil, userError{err.Error()}
-		}
-		f, tt, ok := strings.Cut(pos.Scope, "-")
-		if pos.Tool != "list_changes" || pos.Project != project || !ok {
-			return nil, userErrorf("this cursor belongs to another listing; start again without a cursor")
-		}
+	case pos != nil:
+		f, tt, _ := strings.Cut(pos.Scope, "-")
 		from, _ = strconv.ParseInt(f, 10, 64)
 		to, _ = strconv.ParseInt(tt, 10, 64)
 		offset = pos.Offset
@@ -412,14 +410,8 @@ func (t *Tools) listFailures(ctx context.Context, p auth.Principal, a listFailur
 	if a.PathPrefix != nil {
 		prefix = strings.TrimPrefix(*a.PathPrefix, "/")
 	}
-	var projects []string
-	if a.ProjectReference != nil && *a.ProjectReference != "" {
-		project, err := t.resolveProject(ctx, p, *a.ProjectReference)
-		if err != nil {
-			return nil, err
-		}
-		projects = []string{project}
-	} else if projects, err = t.projectsOf(ctx, p); err != nil {
+	projects, err := t.projectsNamed(ctx, p, a.ProjectReference)
+	if err != nil {
 		return nil, err
 	}
 	out := []failureOut{}

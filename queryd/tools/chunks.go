@@ -13,18 +13,30 @@ import (
 
 // ChunkOut is Veryfront's chunk object, field for field.
 type ChunkOut struct {
-	ID             string        `json:"id"`
-	FilePath       string        `json:"file_path"`
-	FileID         string        `json:"file_id"`
-	FileVersionID  string        `json:"file_version_id"`
-	Index          int           `json:"index"`
-	Content        string        `json:"content"`
-	StartOffset    int           `json:"start_offset"`
-	EndOffset      int           `json:"end_offset"`
-	TokenCount     int           `json:"token_count"`
+	chunkFields
 	SourceChecksum string        `json:"source_checksum"`
 	CreatedAt      string        `json:"created_at"`
 	Embedding      *EmbeddingOut `json:"embedding"`
+}
+
+// chunkFields are the fields every chunk object of Veryfront's has, in
+// their order: list_file_chunks's and get_file_chunk's, and search_files'
+// (which has no source_checksum or created_at).
+type chunkFields struct {
+	ID            string `json:"id"`
+	FilePath      string `json:"file_path"`
+	FileID        string `json:"file_id"`
+	FileVersionID string `json:"file_version_id"`
+	Index         int    `json:"index"`
+	Content       string `json:"content"`
+	StartOffset   int    `json:"start_offset"`
+	EndOffset     int    `json:"end_offset"`
+	TokenCount    int    `json:"token_count"`
+}
+
+func chunkFieldsOf(c store.Chunk) chunkFields {
+	return chunkFields{ID: c.ID, FilePath: c.FilePath, FileID: c.FileID, FileVersionID: c.FileVersionID, Index: c.Index,
+		Content: c.Content, StartOffset: c.StartOffset, EndOffset: c.EndOffset, TokenCount: c.TokenCount}
 }
 
 // EmbeddingOut is a chunk's embedding metadata.
@@ -45,22 +57,15 @@ type PageInfo struct {
 // chunkOut is c in Veryfront's form; embedding (nil unless asked for) is
 // its embedding metadata from embeddingsOf.
 func chunkOut(c store.Chunk, embedding *EmbeddingOut) ChunkOut {
-	return ChunkOut{
-		ID: c.ID, FilePath: c.FilePath, FileID: c.FileID, FileVersionID: c.FileVersionID, Index: c.Index,
-		Content: c.Content, StartOffset: c.StartOffset, EndOffset: c.EndOffset, TokenCount: c.TokenCount,
-		SourceChecksum: c.SourceChecksum, CreatedAt: c.CreatedAt, Embedding: embedding,
-	}
+	return ChunkOut{chunkFields: chunkFieldsOf(c), SourceChecksum: c.SourceChecksum, CreatedAt: c.CreatedAt, Embedding: embedding}
 }
 
 type listFileChunksArgs struct {
-	ProjectReference  string   `json:"project_reference"`
-	FilePath          string   `json:"file_path"`
-	BranchID          *string  `json:"branch_id"`
-	ReleaseID         *string  `json:"release_id"`
-	ReleaseVersion    *string  `json:"release_version"`
-	Limit             *float64 `json:"limit"`
-	Cursor            *string  `json:"cursor"`
-	IncludeEmbeddings bool     `json:"include_embeddings"`
+	ProjectReference string `json:"project_reference"`
+	FilePath         string `json:"file_path"`
+	viewArgs
+	cursorArgs
+	IncludeEmbeddings bool `json:"include_embeddings"`
 }
 
 type listFileChunksOut struct {
@@ -81,7 +86,7 @@ func (t *Tools) listFileChunks(ctx context.Context, p auth.Principal, a listFile
 	if err != nil {
 		return nil, err
 	}
-	view, err := t.resolveView(ctx, project, a.BranchID, a.ReleaseID, a.ReleaseVersion)
+	view, err := t.resolveView(ctx, project, a.viewArgs)
 	if err != nil {
 		return nil, err
 	}
@@ -90,14 +95,13 @@ func (t *Tools) listFileChunks(ctx context.Context, p auth.Principal, a listFile
 		return nil, err
 	}
 	offset := 0
-	if a.Cursor != nil && *a.Cursor != "" {
-		pos, err := t.cursor.Decode(*a.Cursor)
-		if err != nil {
-			return nil, userError{err.Error()}
-		}
-		if pos.Tool != "list_file_chunks" || pos.Project != project || !strings.HasSuffix(pos.Scope, "|"+path) {
-			return nil, userErrorf("this cursor belongs to another listing; start again without a cursor")
-		}
+	pos, err := t.position(a.cursorArgs, "list_file_chunks", project, func(pos cursor.Position) bool {
+		return strings.HasSuffix(pos.Scope, "|"+path)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if pos != nil {
 		if !strings.HasPrefix(pos.Scope, doc.FileVersionID+"|") {
 			return nil, userErrorf("the file changed since this cursor was issued (new version %s); start again without a cursor", doc.FileVersionID)
 		}
@@ -182,6 +186,48 @@ func (t *Tools) currentChunk(ctx context.Context, p auth.Principal, projectRef, 
 	return c, nil
 }
 
+// viewArgs are the arguments that choose what a tool reads of a project:
+// a branch (its files over main's) or a release; else main as it is now.
+type viewArgs struct {
+	BranchID       *string `json:"branch_id"`
+	ReleaseID      *string `json:"release_id"`
+	ReleaseVersion *string `json:"release_version"`
+}
+
+// cursorArgs are the arguments of a listing read a page at a time: the
+// page's size and the cursor that the previous page's answer gave.
+type cursorArgs struct {
+	Limit  *float64 `json:"limit"`
+	Cursor *string  `json:"cursor"`
+}
+
+// position decodes the cursor argument of a call to tool, nil without
+// one. A cursor issued by another tool, for another project, or whose
+// position pinned refuses (another file, filter or search), belongs to
+// another listing.
+func (t *Tools) position(a cursorArgs, tool, project string, pinned func(cursor.Position) bool) (*cursor.Position, error) {
+	if a.Cursor == nil || *a.Cursor == "" {
+		return nil, nil
+	}
+	pos, err := t.cursor.Decode(*a.Cursor)
+	if err != nil {
+		return nil, userError{err.Error()}
+	}
+	if pos.Tool != tool || pos.Project != project || !pinned(pos) {
+		return nil, foreignCursor(tool)
+	}
+	return &pos, nil
+}
+
+// foreignCursor is the answer to a cursor of another listing (or search).
+func foreignCursor(tool string) error {
+	what := "listing"
+	if tool == "search_files" {
+		what = "search"
+	}
+	return userErrorf("this cursor belongs to another %s; start again without a cursor", what)
+}
+
 // view is what a read sees: a branch ("" = main) as of a commit sequence.
 type view struct {
 	branch string
@@ -190,7 +236,8 @@ type view struct {
 
 // resolveView turns branch_id / release_id / release_version into a view:
 // the latest commit by default, a release's pinned sequence (and branch) when one is named.
-func (t *Tools) resolveView(ctx context.Context, project string, branchID, releaseID, releaseVersion *string) (view, error) {
+func (t *Tools) resolveView(ctx context.Context, project string, a viewArgs) (view, error) {
+	branchID, releaseID, releaseVersion := a.BranchID, a.ReleaseID, a.ReleaseVersion
 	branch, err := t.resolveBranch(ctx, project, branchID)
 	if err != nil {
 		return view{}, err

@@ -31,8 +31,7 @@ type listDocumentsArgs struct {
 	BranchID         *string         `json:"branch_id"`
 	PathPrefix       *string         `json:"path_prefix"`
 	Metadata         json.RawMessage `json:"metadata"`
-	Limit            *float64        `json:"limit"`
-	Cursor           *string         `json:"cursor"`
+	cursorArgs
 }
 
 type listedDocument struct {
@@ -83,14 +82,13 @@ func (t *Tools) listDocuments(ctx context.Context, p auth.Principal, a listDocum
 	sum := sha256.Sum256([]byte(branch + "\x00" + prefix + "\x00" + string(a.Metadata)))
 	scope := hex.EncodeToString(sum[:12])
 	after := ""
-	if a.Cursor != nil && *a.Cursor != "" {
-		pos, err := t.cursor.Decode(*a.Cursor)
-		if err != nil {
-			return nil, userError{err.Error()}
-		}
-		if pos.Tool != "list_documents" || pos.Project != project || pos.Scope != scope || pos.After == "" {
-			return nil, userErrorf("this cursor belongs to another listing; start again without a cursor")
-		}
+	pos, err := t.position(a.cursorArgs, "list_documents", project, func(pos cursor.Position) bool {
+		return pos.Scope == scope && pos.After != ""
+	})
+	if err != nil {
+		return nil, err
+	}
+	if pos != nil {
 		after = pos.After
 	}
 	at, err := t.read.Watermark(ctx, project)

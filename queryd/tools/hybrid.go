@@ -31,16 +31,14 @@ type KeywordSearcher interface {
 }
 
 type hybridArgs struct {
-	Query             string   `json:"query"`
-	ProjectReference  *string  `json:"project_reference"`
-	TopK              *float64 `json:"top_k"`
-	Fusion            *string  `json:"fusion"`
-	Alpha             *float64 `json:"alpha"`
-	KeywordMatch      *string  `json:"keyword_match"`
-	HeadingWeight     *float64 `json:"heading_weight"`
-	BranchID          *string  `json:"branch_id"`
-	ReleaseID         *string  `json:"release_id"`
-	ReleaseVersion    *string  `json:"release_version"`
+	Query            string   `json:"query"`
+	ProjectReference *string  `json:"project_reference"`
+	TopK             *float64 `json:"top_k"`
+	Fusion           *string  `json:"fusion"`
+	Alpha            *float64 `json:"alpha"`
+	KeywordMatch     *string  `json:"keyword_match"`
+	HeadingWeight    *float64 `json:"heading_weight"`
+	viewArgs
 	ParentPathPartIDs []string `json:"parent_path_part_ids"`
 	PathPrefix        *string  `json:"path_prefix"`
 	ContentTypes      []string `json:"content_types"`
@@ -126,20 +124,12 @@ func (t *Tools) hybridSearch(ctx context.Context, p auth.Principal, a hybridArgs
 	if err != nil {
 		return nil, err
 	}
-	var projects []string
-	if a.ProjectReference != nil && *a.ProjectReference != "" {
-		project, err := t.resolveProject(ctx, p, *a.ProjectReference)
-		if err != nil {
-			return nil, err
-		}
-		projects = []string{project}
-	} else {
-		if a.BranchID != nil || a.ReleaseID != nil || a.ReleaseVersion != nil {
-			return nil, userErrorf("branch_id, release_id and release_version need project_reference")
-		}
-		if projects, err = t.projectsOf(ctx, p); err != nil {
-			return nil, err
-		}
+	if (a.ProjectReference == nil || *a.ProjectReference == "") && (a.BranchID != nil || a.ReleaseID != nil || a.ReleaseVersion != nil) {
+		return nil, userErrorf("branch_id, release_id and release_version need project_reference")
+	}
+	projects, err := t.projectsNamed(ctx, p, a.ProjectReference)
+	if err != nil {
+		return nil, err
 	}
 	docMeta, err := t.parseMetadataFilter(ctx, a.Metadata, projects)
 	if err != nil {
@@ -157,7 +147,7 @@ func (t *Tools) hybridSearch(ctx context.Context, p auth.Principal, a hybridArgs
 	resolved := map[string]bool{}
 	var fused []fusedHit
 	for _, project := range projects {
-		v, err := t.resolveView(ctx, project, a.BranchID, a.ReleaseID, a.ReleaseVersion)
+		v, err := t.resolveView(ctx, project, a.viewArgs)
 		if err != nil {
 			return nil, err
 		}

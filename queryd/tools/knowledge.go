@@ -349,13 +349,20 @@ func idArg(name, v string) (string, error) {
 	return v, nil
 }
 
-// pageArgs checks limit (1-100, default 20) and offset (>= 0, default 0).
-func pageArgs(limit, offset *float64) (int, int, error) {
-	l, err := intArg("limit", limit, 20, 1, 100)
+// pageArgs are the knowledge tools' paging arguments (the answer's Page
+// says where the page is).
+type pageArgs struct {
+	Limit  *float64 `json:"limit"`
+	Offset *float64 `json:"offset"`
+}
+
+// bounds checks limit (1-100, default 20) and offset (>= 0, default 0).
+func (a pageArgs) bounds() (int, int, error) {
+	l, err := intArg("limit", a.Limit, 20, 1, 100)
 	if err != nil {
 		return 0, 0, err
 	}
-	o, err := intArg("offset", offset, 0, 0, maxPageEnd)
+	o, err := intArg("offset", a.Offset, 0, 0, maxPageEnd)
 	if err != nil {
 		return 0, 0, err
 	}

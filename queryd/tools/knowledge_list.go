@@ -13,9 +13,8 @@ import (
 )
 
 type listContentsArgs struct {
-	PathPartID *string  `json:"path_part_id"`
-	Limit      *float64 `json:"limit"`
-	Offset     *float64 `json:"offset"`
+	PathPartID *string `json:"path_part_id"`
+	pageArgs
 }
 
 type listContentsOut struct {
@@ -28,7 +27,7 @@ type listContentsOut struct {
 }
 
 func (t *Tools) listContents(ctx context.Context, p auth.Principal, a listContentsArgs) (any, error) {
-	limit, offset, err := pageArgs(a.Limit, a.Offset)
+	limit, offset, err := a.bounds()
 	if err != nil {
 		return nil, err
 	}
@@ -80,10 +79,9 @@ func (t *Tools) listContents(ctx context.Context, p auth.Principal, a listConten
 // ---- find ----
 
 type findArgs struct {
-	Name   string   `json:"name"`
-	Kind   *string  `json:"kind"`
-	Limit  *float64 `json:"limit"`
-	Offset *float64 `json:"offset"`
+	Name string  `json:"name"`
+	Kind *string `json:"kind"`
+	pageArgs
 }
 
 type findOut struct {
@@ -109,7 +107,7 @@ func (t *Tools) find(ctx context.Context, p auth.Principal, a findArgs) (any, er
 		}
 		kind = &k
 	}
-	limit, offset, err := pageArgs(a.Limit, a.Offset)
+	limit, offset, err := a.bounds()
 	if err != nil {
 		return nil, err
 	}

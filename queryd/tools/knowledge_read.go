@@ -12,9 +12,8 @@ import (
 )
 
 type readArgs struct {
-	PathPartID string   `json:"path_part_id"`
-	Limit      *float64 `json:"limit"`
-	Offset     *float64 `json:"offset"`
+	PathPartID string `json:"path_part_id"`
+	pageArgs
 }
 
 // TOCEntry is one section in a table of contents.
@@ -58,7 +57,7 @@ func (t *Tools) readNode(ctx context.Context, p auth.Principal, a readArgs) (any
 	if err != nil {
 		return nil, err
 	}
-	limit, offset, err := pageArgs(a.Limit, a.Offset)
+	limit, offset, err := a.bounds()
 	if err != nil {
 		return nil, err
 	}

@@ -332,30 +332,19 @@ func (t *Tools) queryDocuments(ctx context.Context, p auth.Principal, a queryDoc
 // search_files: Veryfront's vector search with a caller-supplied vector.
 
 type searchFilesArgs struct {
-	ProjectReference    string    `json:"project_reference"`
-	QueryVector         []float64 `json:"query_vector"`
-	Dimension           string    `json:"dimension"`
-	BranchID            *string   `json:"branch_id"`
-	ReleaseID           *string   `json:"release_id"`
-	ReleaseVersion      *string   `json:"release_version"`
-	Limit               *float64  `json:"limit"`
-	Cursor              *string   `json:"cursor"`
-	SimilarityThreshold *float64  `json:"similarity_threshold"`
+	ProjectReference string    `json:"project_reference"`
+	QueryVector      []float64 `json:"query_vector"`
+	Dimension        string    `json:"dimension"`
+	viewArgs
+	cursorArgs
+	SimilarityThreshold *float64 `json:"similarity_threshold"`
 }
 
 // searchChunk is the chunk of a search_files match: Veryfront's schema
 // for it has no source_checksum or created_at (and no other field).
 type searchChunk struct {
-	ID            string        `json:"id"`
-	FilePath      string        `json:"file_path"`
-	FileID        string        `json:"file_id"`
-	FileVersionID string        `json:"file_version_id"`
-	Index         int           `json:"index"`
-	Content       string        `json:"content"`
-	StartOffset   int           `json:"start_offset"`
-	EndOffset     int           `json:"end_offset"`
-	TokenCount    int           `json:"token_count"`
-	Embedding     *EmbeddingOut `json:"embedding"`
+	chunkFields
+	Embedding *EmbeddingOut `json:"embedding"`
 }
 
 type scoredChunk struct {
@@ -423,24 +412,22 @@ func (t *Tools) searchFiles(ctx context.Context, p auth.Principal, a searchFiles
 			return nil, userErrorf("similarity_threshold must be from 0 to 1")
 		}
 	}
-	v, err := t.resolveView(ctx, project, a.BranchID, a.ReleaseID, a.ReleaseVersion)
+	v, err := t.resolveView(ctx, project, a.viewArgs)
 	if err != nil {
 		return nil, err
 	}
 	scope := searchScope(vec, v.branch, threshold)
 	offset := 0
-	if a.Cursor != nil && *a.Cursor != "" {
-		pos, err := t.cursor.Decode(*a.Cursor)
-		if err != nil {
-			return nil, userError{err.Error()}
-		}
-		at, ok := strings.CutPrefix(pos.Scope, scope+"@")
-		if pos.Tool != "search_files" || pos.Project != project || !ok {
-			return nil, userErrorf("this cursor belongs to another search; start again without a cursor")
-		}
-		pinned, err := strconv.ParseInt(at, 10, 64)
+	pos, err := t.position(a.cursorArgs, "search_files", project, func(pos cursor.Position) bool {
+		return strings.HasPrefix(pos.Scope, scope+"@")
+	})
+	if err != nil {
+		return nil, err
+	}
+	if pos != nil {
+		pinned, err := strconv.ParseInt(strings.TrimPrefix(pos.Scope, scope+"@"), 10, 64)
 		if err != nil || pinned > v.at {
-			return nil, userErrorf("this cursor belongs to another search; start again without a cursor")
+			return nil, foreignCursor("search_files")
 		}
 		v.at = pinned // pages of one search read one commit
 		offset = pos.Offset
@@ -462,9 +449,7 @@ func (t *Tools) searchFiles(ctx context.Context, p auth.Principal, a searchFiles
 		return nil, err
 	}
 	for _, c := range page {
-		out.Data = append(out.Data, scoredChunk{Score: round4(c.Score), Chunk: searchChunk{ID: c.ID, FilePath: c.FilePath, FileID: c.FileID,
-			FileVersionID: c.FileVersionID, Index: c.Index, Content: c.Content, StartOffset: c.StartOffset, EndOffset: c.EndOffset,
-			TokenCount: c.TokenCount, Embedding: emb[c.ID]}})
+		out.Data = append(out.Data, scoredChunk{Score: round4(c.Score), Chunk: searchChunk{chunkFieldsOf(c), emb[c.ID]}})
 	}
 	at := func(off int) *string {
 		s := t.cursor.Encode(cursor.Position{Tool: "search_files", Project: project, Scope: scope + "@" + strconv.FormatInt(v.at, 10), Offset: off, Limit: limit})

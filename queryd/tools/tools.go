@@ -280,6 +280,19 @@ func (t *Tools) Register(s *server.MCPServer, toolsets ...string) {
 		handler(t, "list_branches", t.listBranches), "")
 }
 
+// projectsNamed is the project ref names when it names one, else every
+// project p may read that has an index (a tool's optional project_reference).
+func (t *Tools) projectsNamed(ctx context.Context, p auth.Principal, ref *string) ([]string, error) {
+	if ref == nil || *ref == "" {
+		return t.projectsOf(ctx, p)
+	}
+	project, err := t.resolveProject(ctx, p, *ref)
+	if err != nil {
+		return nil, err
+	}
+	return []string{project}, nil
+}
+
 // projectsOf lists the projects p may read that have an index.
 func (t *Tools) projectsOf(ctx context.Context, p auth.Principal) ([]string, error) {
 	all, err := t.read.Projects(ctx)

@@ -28,14 +28,8 @@ func NATSTargetARN(targetID, region string) notification.Arn {
 // Ensure creates the bucket if needed and points its create/remove events at
 // every given NATS target. It is safe to run again.
 func Ensure(ctx context.Context, c *minio.Client, name string, targets ...notification.Arn) error {
-	exists, err := c.BucketExists(ctx, name)
-	if err != nil {
-		return fmt.Errorf("bucket %s: %w", name, err)
-	}
-	if !exists {
-		if err := c.MakeBucket(ctx, name, minio.MakeBucketOptions{}); err != nil {
-			return fmt.Errorf("create bucket %s: %w", name, err)
-		}
+	if err := EnsurePlain(ctx, c, name); err != nil {
+		return err
 	}
 	cfg := notification.Configuration{}
 	for _, target := range targets {

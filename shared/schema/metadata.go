@@ -13,13 +13,9 @@ import (
 // RangeProperties lists the metadata range properties a collection has
 // (metadata.RangeProperty), nil when it does not exist.
 func RangeProperties(ctx context.Context, c *weaviate.Client, class string) (map[string]bool, error) {
-	exists, err := c.Schema().ClassExistenceChecker().WithClassName(class).Do(ctx)
-	if err != nil || !exists {
+	have, err := existing(ctx, c, class)
+	if err != nil || have == nil {
 		return nil, err
-	}
-	have, err := c.Schema().ClassGetter().WithClassName(class).Do(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("read collection %s: %w", class, err)
 	}
 	out := map[string]bool{}
 	for _, p := range have.Properties {

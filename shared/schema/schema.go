@@ -138,15 +138,10 @@ func boolp(b bool) *bool { return &b }
 
 // Definitions returns the collection definitions.
 func Definitions() []*models.Class {
-	mt := func() *models.MultiTenancyConfig {
-		return &models.MultiTenancyConfig{Enabled: true, AutoTenantCreation: false}
-	}
 	return []*models.Class{
-		{
-			Class:              DocumentClass,
-			Description:        "The current state of one file on one branch: its latest version, status and statistics.",
-			Vectorizer:         "none",
-			MultiTenancyConfig: mt(),
+		collection(&models.Class{
+			Class:       DocumentClass,
+			Description: "The current state of one file on one branch: its latest version, status and statistics.",
 			Properties: append([]*models.Property{
 				field("file_id"), field("file_path"), text("name", "word"), field("folder"), field("branch"),
 				field("object_key"), field("etag"), field("version_id"), field("sequencer"),
@@ -157,12 +152,10 @@ func Definitions() []*models.Class {
 				field("content_type"), date("updated_at"), date("ingested_at"), integer("commit_seq"),
 				readers(), text("access_error", "word"), date("access_read_at"),
 			}, metadataProperties()...),
-		},
-		{
-			Class:              SectionClass,
-			Description:        "A heading-delimited section of a file version, with statistics for adaptive reads.",
-			Vectorizer:         "none",
-			MultiTenancyConfig: mt(),
+		}),
+		collection(&models.Class{
+			Class:       SectionClass,
+			Description: "A heading-delimited section of a file version, with statistics for adaptive reads.",
 			Properties: []*models.Property{
 				field("file_id"), field("file_version_id"), field("file_path"), field("branch"),
 				stored("ordinal", "int"), stored("title", "text"), stored("heading_path", "text[]"), stored("level", "int"),
@@ -170,12 +163,10 @@ func Definitions() []*models.Class {
 				stored("page_start", "int"), stored("page_end", "int"),
 				sequence("valid_from"), readers(),
 			},
-		},
-		{
-			Class:              ChunkClass,
-			Description:        "A retrievable chunk of a file version (Veryfront chunk fields plus structure).",
-			Vectorizer:         "none",
-			MultiTenancyConfig: mt(),
+		}),
+		collection(&models.Class{
+			Class:       ChunkClass,
+			Description: "A retrievable chunk of a file version (Veryfront chunk fields plus structure).",
 			InvertedIndexConfig: &models.InvertedIndexConfig{
 				Bm25: &models.BM25Config{K1: ChunkBM25.K1, B: ChunkBM25.B},
 			},
@@ -196,12 +187,10 @@ func Definitions() []*models.Class {
 				stored("section_token_count", "int"), stored("section_chunk_count", "int"),
 				sequence("valid_from"), readers(), metaTokens(),
 			},
-		},
-		{
-			Class:              VersionClass,
-			Description:        "One committed file version or delete; a file's visible version at sequence W is its Version with the greatest valid_from <= W.",
-			Vectorizer:         "none",
-			MultiTenancyConfig: mt(),
+		}),
+		collection(&models.Class{
+			Class:       VersionClass,
+			Description: "One committed file version or delete; a file's visible version at sequence W is its Version with the greatest valid_from <= W.",
 			Properties: append([]*models.Property{
 				field("file_id"), field("file_path"), field("branch"), field("file_version_id"), field("sequencer"),
 				field("etag"), field("status"), text("error", "word"), boolean("deleted"), text("title", "word"),
@@ -212,24 +201,30 @@ func Definitions() []*models.Class {
 				// change feed judges each end of its range by them.
 				stored(CommittedReadersProperty, "text[]"),
 			}, metadataProperties()...),
-		},
-		{
-			Class:              ReleaseClass,
-			Description:        "A release: a version string pinning a commit sequence of a project branch.",
-			Vectorizer:         "none",
-			MultiTenancyConfig: mt(),
+		}),
+		collection(&models.Class{
+			Class:       ReleaseClass,
+			Description: "A release: a version string pinning a commit sequence of a project branch.",
 			Properties: []*models.Property{
 				field("version"), field("branch"), integer("sequence"), date("created_at"),
 			},
-		},
-		{
-			Class:              ProjectStateClass,
-			Description:        "The project's published commit sequence (watermark).",
-			Vectorizer:         "none",
-			MultiTenancyConfig: mt(),
-			Properties:         []*models.Property{integer("sequence"), date("updated_at")},
-		},
+		}),
+		collection(&models.Class{
+			Class:       ProjectStateClass,
+			Description: "The project's published commit sequence (watermark).",
+			Properties:  []*models.Property{integer("sequence"), date("updated_at")},
+		}),
 	}
+}
+
+// collection is c as every collection Definitions lists is: one tenant
+// per project, created explicitly rather than by a first write, and no
+// vectorizer (their objects have no vectors; ChunkVector, which holds them,
+// is made apart by EnsureVectorSpace).
+func collection(c *models.Class) *models.Class {
+	c.Vectorizer = "none"
+	c.MultiTenancyConfig = &models.MultiTenancyConfig{Enabled: true, AutoTenantCreation: false}
+	return c
 }
 
 // Ensure creates every missing collection. Existing ones are left as they are.
@@ -258,6 +253,20 @@ func EnsureReplicated(ctx context.Context, c *weaviate.Client, factor int) error
 		}
 	}
 	return nil
+}
+
+// existing reads collection class as Weaviate has it; nil when it does
+// not exist.
+func existing(ctx context.Context, c *weaviate.Client, class string) (*models.Class, error) {
+	exists, err := c.Schema().ClassExistenceChecker().WithClassName(class).Do(ctx)
+	if err != nil || !exists {
+		return nil, err
+	}
+	have, err := c.Schema().ClassGetter().WithClassName(class).Do(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read collection %s: %w", class, err)
+	}
+	return have, nil
 }
 
 // addMissingProperties brings an existing collection up to the current

@@ -145,13 +145,9 @@ func ensureNamedVector(ctx context.Context, c *weaviate.Client, name string) err
 
 // HasVectorSpace reports whether vectors of model have been written at all.
 func HasVectorSpace(ctx context.Context, c *weaviate.Client, model string) (bool, error) {
-	exists, err := c.Schema().ClassExistenceChecker().WithClassName(ChunkVectorClass).Do(ctx)
-	if err != nil || !exists {
+	have, err := existing(ctx, c, ChunkVectorClass)
+	if err != nil || have == nil {
 		return false, err
-	}
-	have, err := c.Schema().ClassGetter().WithClassName(ChunkVectorClass).Do(ctx)
-	if err != nil {
-		return false, fmt.Errorf("read collection %s: %w", ChunkVectorClass, err)
 	}
 	_, ok := have.VectorConfig[VectorName(model)]
 	return ok, nil

@@ -16,15 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/strata-kb/strata/shared/pipeline"
-)
-
-// Dead-letter headers (shared/worker writes them).
-const (
-	hdrStage           = "Strata-Stage"
-	hdrError           = "Strata-Error"
-	hdrDelivered       = "Strata-Delivered"
-	hdrOriginalSubject = "Strata-Original-Subject"
-	hdrFailedAt        = "Strata-Failed-At"
+	"github.com/strata-kb/strata/shared/worker"
 )
 
 // letter is one dead-lettered message.
@@ -53,16 +45,32 @@ func toLetter(m *jetstream.RawStreamMsg) letter {
 	return l
 }
 
-func deadLetterStream(ctx context.Context, js jetstream.JetStream) (jetstream.Stream, error) {
-	st, err := js.Stream(ctx, pipeline.DeadLetterStream)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return nil, fmt.Errorf("stream %s does not exist: is this a Strata NATS server?", pipeline.DeadLetterStream)
-	}
+// deadLetters is a command's connection to the dead-letter stream.
+type deadLetters struct {
+	nc *nats.Conn
+	js jetstream.JetStream
+	st jetstream.Stream
+}
+
+// openDeadLetters resolves the command's connection settings, connects to
+// NATS and opens the dead-letter stream; Close ends the connection.
+func openDeadLetters(ctx context.Context, a *app, cf *connFlags) (*deadLetters, error) {
+	nc, js, err := cf.connectNATS(a)
 	if err != nil {
+		return nil, err
+	}
+	st, err := js.Stream(ctx, pipeline.DeadLetterStream)
+	if err != nil {
+		nc.Close()
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return nil, fmt.Errorf("stream %s does not exist: is this a Strata NATS server?", pipeline.DeadLetterStream)
+		}
 		return nil, fmt.Errorf("stream %s: %w", pipeline.DeadLetterStream, err)
 	}
-	return st, nil
+	return &deadLetters{nc: nc, js: js, st: st}, nil
 }
+
+func (d *deadLetters) Close() { d.nc.Close() }
 
 // recentLetters reads up to limit dead letters (0 = all) matching keep,
 // newest first from the end of the stream, and returns them oldest first.
@@ -103,20 +111,12 @@ func runDeadLettersList(ctx context.Context, a *app, name string, args []string)
 	if *limit < 0 {
 		return usagef("--limit must be >= 0")
 	}
-	c, err := cf.resolve(a)
+	dl, err := openDeadLetters(ctx, a, cf)
 	if err != nil {
 		return err
 	}
-	nc, js, err := connectNATS(c)
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-	st, err := deadLetterStream(ctx, js)
-	if err != nil {
-		return err
-	}
-	letters, err := recentLetters(ctx, st, *limit, letterFilter(*stage, *project))
+	defer dl.Close()
+	letters, err := recentLetters(ctx, dl.st, *limit, letterFilter(*stage, *project))
 	if err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ func runDeadLettersList(ctx context.Context, a *app, name string, args []string)
 
 func letterFilter(stage, project string) func(letter) bool {
 	return func(l letter) bool {
-		if stage != "" && l.header(hdrStage) != stage {
+		if stage != "" && l.header(worker.HeaderStage) != stage {
 			return false
 		}
 		if project != "" && !strings.HasPrefix(l.Object, project+"/") && !strings.HasPrefix(l.Object, project+"@") {
@@ -150,14 +150,14 @@ func printLetters(w io.Writer, letters []letter) {
 	t := newTable(w, "SEQ", "FAILED AT", "STAGE", "ATTEMPTS", "OBJECT", "ERROR")
 	for _, l := range letters {
 		at := l.Time
-		if parsed, err := time.Parse(time.RFC3339Nano, l.header(hdrFailedAt)); err == nil {
+		if parsed, err := time.Parse(time.RFC3339Nano, l.header(worker.HeaderFailedAt)); err == nil {
 			at = parsed
 		}
 		object := l.Object
 		if object == "" {
-			object = "(" + l.header(hdrOriginalSubject) + ")"
+			object = "(" + l.header(worker.HeaderOriginalSubject) + ")"
 		}
-		t.row(strconv.FormatUint(l.Seq, 10), stamp(at), l.header(hdrStage), l.header(hdrDelivered), object, clip(l.header(hdrError), 160))
+		t.row(strconv.FormatUint(l.Seq, 10), stamp(at), l.header(worker.HeaderStage), l.header(worker.HeaderDelivered), object, clip(l.header(worker.HeaderError), 160))
 	}
 	t.flush()
 	fmt.Fprintf(w, "\n%s; see one with: strata deadletters show SEQ\n", plural(len(letters), "dead letter", "dead letters"))
@@ -178,20 +178,12 @@ func runDeadLettersShow(ctx context.Context, a *app, name string, args []string)
 	if err != nil {
 		return err
 	}
-	c, err := cf.resolve(a)
+	dl, err := openDeadLetters(ctx, a, cf)
 	if err != nil {
 		return err
 	}
-	nc, js, err := connectNATS(c)
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-	st, err := deadLetterStream(ctx, js)
-	if err != nil {
-		return err
-	}
-	l, err := getLetter(ctx, st, seq)
+	defer dl.Close()
+	l, err := getLetter(ctx, dl.st, seq)
 	if err != nil {
 		return err
 	}
@@ -263,7 +255,7 @@ func printLetter(w io.Writer, l letter) {
 func runDeadLettersRedrive(ctx context.Context, a *app, name string, args []string) error {
 	f := newFlags(name, "SEQ... | --all [--stage S] [--project P] [--delete]",
 		"Re-drives dead letters after their cause is fixed: publishes each one's body, with its "+pipeline.HeaderKind+"\n"+
-			"header, to its "+hdrOriginalSubject+", waiting until JetStream stored it (as the README's\n"+
+			"header, to its "+worker.HeaderOriginalSubject+", waiting until JetStream stored it (as the README's\n"+
 			"`nats pub -J` does). All processing is idempotent. The dead letter stays unless --delete.")
 	all := f.Bool("all", false, "re-drive every dead letter (with --stage/--project: every matching one)")
 	stage := f.String("stage", "", "with --all: only this stage's")
@@ -290,27 +282,19 @@ func runDeadLettersRedrive(ctx context.Context, a *app, name string, args []stri
 		}
 		seqs = append(seqs, seq)
 	}
-	c, err := cf.resolve(a)
+	dl, err := openDeadLetters(ctx, a, cf)
 	if err != nil {
 		return err
 	}
-	nc, js, err := connectNATS(c)
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-	st, err := deadLetterStream(ctx, js)
-	if err != nil {
-		return err
-	}
+	defer dl.Close()
 	var letters []letter
 	if *all {
-		if letters, err = recentLetters(ctx, st, 0, letterFilter(*stage, *project)); err != nil {
+		if letters, err = recentLetters(ctx, dl.st, 0, letterFilter(*stage, *project)); err != nil {
 			return err
 		}
 	}
 	for _, seq := range seqs {
-		l, err := getLetter(ctx, st, seq)
+		l, err := getLetter(ctx, dl.st, seq)
 		if err != nil {
 			return err
 		}
@@ -318,7 +302,7 @@ func runDeadLettersRedrive(ctx context.Context, a *app, name string, args []stri
 	}
 	notRedriven, notDeleted := 0, 0
 	for _, l := range letters {
-		target, seq, err := redrive(ctx, js, l)
+		target, seq, err := redrive(ctx, dl.js, l)
 		if err != nil {
 			notRedriven++
 			fmt.Fprintf(a.stdout, "dead letter %d: not re-driven: %s\n", l.Seq, oneLine(err.Error()))
@@ -326,7 +310,7 @@ func runDeadLettersRedrive(ctx context.Context, a *app, name string, args []stri
 		}
 		fmt.Fprintf(a.stdout, "dead letter %d re-driven to %s (stored at sequence %d)\n", l.Seq, target, seq)
 		if *del {
-			if err := st.DeleteMsg(ctx, l.Seq); err != nil {
+			if err := dl.st.DeleteMsg(ctx, l.Seq); err != nil {
 				notDeleted++
 				fmt.Fprintf(a.stdout, "dead letter %d: not deleted: %s\n", l.Seq, oneLine(err.Error()))
 			}
@@ -347,9 +331,9 @@ func runDeadLettersRedrive(ctx context.Context, a *app, name string, args []stri
 // redrive publishes a dead letter's body with its Strata-Kind header to its
 // original subject and returns where JetStream stored it.
 func redrive(ctx context.Context, js jetstream.JetStream, l letter) (string, uint64, error) {
-	subject := l.header(hdrOriginalSubject)
+	subject := l.header(worker.HeaderOriginalSubject)
 	if subject == "" {
-		return "", 0, fmt.Errorf("no %s header", hdrOriginalSubject)
+		return "", 0, fmt.Errorf("no %s header", worker.HeaderOriginalSubject)
 	}
 	m := nats.NewMsg(subject)
 	m.Data = l.Data

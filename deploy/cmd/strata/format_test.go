@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/worker"
 )
 
 func TestUnits(t *testing.T) {
@@ -149,10 +150,10 @@ func TestDeadLetterOutput(t *testing.T) {
 	event := `{"Records":[{"s3":{"object":{"key":"bad+project%2Fx.md"}}}]}`
 	letters := []letter{
 		{Seq: 3, Subject: "strata.deadletter.ingestor", Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Data: []byte(event), Headers: map[string][]string{
-			hdrStage: {"ingestor"}, hdrError: {"invalid object key\nproject"}, hdrDelivered: {"1"}, hdrOriginalSubject: {"strata.objects.events"}}},
+			worker.HeaderStage: {"ingestor"}, worker.HeaderError: {"invalid object key\nproject"}, worker.HeaderDelivered: {"1"}, worker.HeaderOriginalSubject: {"strata.objects.events"}}},
 		{Seq: 9, Subject: "strata.deadletter.indexer", Data: []byte(`{"object":{"key":"acme/later.md"}}`), Headers: map[string][]string{
-			hdrStage: {"indexer"}, hdrError: {"weaviate down"}, hdrDelivered: {"5"}, hdrFailedAt: {"2026-01-02T03:05:00Z"},
-			hdrOriginalSubject: {"strata.chunks.acme"}, pipeline.HeaderKind: {pipeline.KindFileVersion}}},
+			worker.HeaderStage: {"indexer"}, worker.HeaderError: {"weaviate down"}, worker.HeaderDelivered: {"5"}, worker.HeaderFailedAt: {"2026-01-02T03:05:00Z"},
+			worker.HeaderOriginalSubject: {"strata.chunks.acme"}, pipeline.HeaderKind: {pipeline.KindFileVersion}}},
 	}
 	for i := range letters {
 		letters[i].Object = pipeline.ObjectKeyOf(letters[i].Data)

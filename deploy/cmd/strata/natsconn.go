@@ -24,3 +24,12 @@ func connectNATS(c conn) (*nats.Conn, jetstream.JetStream, error) {
 	}
 	return nc, js, nil
 }
+
+// connectNATS resolves the command's connection settings and connects to NATS.
+func (cf *connFlags) connectNATS(a *app) (*nats.Conn, jetstream.JetStream, error) {
+	c, err := cf.resolve(a)
+	if err != nil {
+		return nil, nil, err
+	}
+	return connectNATS(c)
+}

@@ -14,7 +14,7 @@ func runReindex(ctx context.Context, a *app, name string, args []string) error {
 		"Asks the ingestor to list the project's objects in the bucket again and re-emit work for them\n"+
 			"(published on "+pipeline.ReindexSubject+".<project> and stored in the OBJECTS stream, so it is never lost).\n"+
 			"Unchanged files are skipped unless --force; objects whose notifications were lost are recovered.")
-	project := f.String("project", a.getenv("STRATA_PROJECT"), "the project (STRATA_PROJECT)")
+	project := projectFlag(f, a)
 	prefix := f.String("prefix", "", "only paths under this prefix (within the project)")
 	branch := f.String("branch", "", "a branch instead of main")
 	force := f.Bool("force", false, "re-process files that are indexed already (after an extractor or model change)")
@@ -26,16 +26,12 @@ func runReindex(ctx context.Context, a *app, name string, args []string) error {
 	if err := checkProject(*project); err != nil {
 		return err
 	}
-	c, err := cf.resolve(a)
-	if err != nil {
-		return err
-	}
 	req := pipeline.ReindexRequest{Prefix: *prefix, Branch: *branch, Force: *force}
 	body, err := json.Marshal(req)
 	if err != nil {
 		return err
 	}
-	nc, js, err := connectNATS(c)
+	nc, js, err := cf.connectNATS(a)
 	if err != nil {
 		return err
 	}

@@ -20,7 +20,7 @@ func runReleaseCreate(ctx context.Context, a *app, name string, args []string) e
 		"Pins the project's current commit (or its branch's) under VERSION: a request on "+pipeline.ReleaseCreateSubject+",\n"+
 			"answered by the indexer. Searches and reads with release_version VERSION then see exactly what was\n"+
 			"visible now. Version strings are never reused.")
-	project := f.String("project", a.getenv("STRATA_PROJECT"), "the project (STRATA_PROJECT)")
+	project := projectFlag(f, a)
 	branch := f.String("branch", "", "pin this branch instead of main")
 	asJSON := f.Bool("json", false, "print the indexer's reply as JSON")
 	cf := addConnFlags(f, needNATS)
@@ -31,20 +31,10 @@ func runReleaseCreate(ctx context.Context, a *app, name string, args []string) e
 	if err := checkProject(*project); err != nil {
 		return err
 	}
-	c, err := cf.resolve(a)
-	if err != nil {
-		return err
-	}
-	raw, err := natsRequest(ctx, c, pipeline.ReleaseCreateSubject, pipeline.ReleaseRequest{Project: *project, Branch: *branch, Version: pos[0]})
-	if err != nil {
-		return err
-	}
 	var reply pipeline.ReleaseReply
-	if err := json.Unmarshal(raw, &reply); err != nil {
-		return fmt.Errorf("reply of %s: %w", pipeline.ReleaseCreateSubject, err)
-	}
-	if reply.Error != "" {
-		return errors.New(reply.Error)
+	raw, err := askIndexer(ctx, a, cf, pipeline.ReleaseCreateSubject, pipeline.ReleaseRequest{Project: *project, Branch: *branch, Version: pos[0]}, &reply)
+	if err != nil {
+		return err
 	}
 	if *asJSON {
 		return printJSON(a.stdout, raw)
@@ -70,7 +60,7 @@ func printReleaseCreated(w io.Writer, r pipeline.Release) {
 func runReleaseList(ctx context.Context, a *app, name string, args []string) error {
 	f := newFlags(name, "--project P [--json]",
 		"Lists the project's releases (all branches), oldest first: a request on "+pipeline.ReleaseListSubject+".")
-	project := f.String("project", a.getenv("STRATA_PROJECT"), "the project (STRATA_PROJECT)")
+	project := projectFlag(f, a)
 	asJSON := f.Bool("json", false, "print the indexer's reply as JSON")
 	cf := addConnFlags(f, needNATS)
 	if _, err := f.parse(a, args, 0, 0); err != nil {
@@ -79,23 +69,12 @@ func runReleaseList(ctx context.Context, a *app, name string, args []string) err
 	if err := checkProject(*project); err != nil {
 		return err
 	}
-	c, err := cf.resolve(a)
-	if err != nil {
-		return err
-	}
-	raw, err := natsRequest(ctx, c, pipeline.ReleaseListSubject, map[string]string{"project": *project})
-	if err != nil {
-		return err
-	}
 	var reply struct {
 		Releases []pipeline.Release `json:"releases"`
-		Error    string             `json:"error"`
 	}
-	if err := json.Unmarshal(raw, &reply); err != nil {
-		return fmt.Errorf("reply of %s: %w", pipeline.ReleaseListSubject, err)
-	}
-	if reply.Error != "" {
-		return errors.New(reply.Error)
+	raw, err := askIndexer(ctx, a, cf, pipeline.ReleaseListSubject, map[string]string{"project": *project}, &reply)
+	if err != nil {
+		return err
 	}
 	if *asJSON {
 		return printJSON(a.stdout, raw)
@@ -120,6 +99,12 @@ func printReleases(w io.Writer, project string, rs []pipeline.Release) {
 	t.flush()
 }
 
+// projectFlag is --project of the commands about one project, by default
+// STRATA_PROJECT.
+func projectFlag(f *flags, a *app) *string {
+	return f.String("project", a.getenv("STRATA_PROJECT"), "the project (STRATA_PROJECT)")
+}
+
 func checkProject(p string) error {
 	if p == "" {
 		return usagef("missing --project")
@@ -128,6 +113,30 @@ func checkProject(p string) error {
 		return usagef("invalid project %q: 1-63 letters, digits, _ and -, starting with a letter or digit", p)
 	}
 	return nil
+}
+
+// askIndexer resolves the command's connection settings, sends the indexer
+// a JSON request and decodes its reply into reply; a reply that carries an
+// error is that error. It returns the reply's body too, for --json.
+func askIndexer(ctx context.Context, a *app, cf *connFlags, subject string, req, reply any) (json.RawMessage, error) {
+	c, err := cf.resolve(a)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := natsRequest(ctx, c, subject, req)
+	if err != nil {
+		return nil, err
+	}
+	var failed struct {
+		Error string `json:"error"`
+	}
+	if err := json.Unmarshal(raw, reply); err != nil {
+		return nil, fmt.Errorf("reply of %s: %w", subject, err)
+	}
+	if err := json.Unmarshal(raw, &failed); err == nil && failed.Error != "" {
+		return nil, errors.New(failed.Error)
+	}
+	return raw, nil
 }
 
 // natsRequest sends a JSON request and returns the reply's body.

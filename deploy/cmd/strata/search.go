@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/strata-kb/strata/deploy/mcpclient"
 	"github.com/strata-kb/strata/shared/ids"
 )
 
@@ -68,7 +69,7 @@ func runSearch(ctx context.Context, a *app, name string, args []string) error {
 	if *asJSON {
 		return printJSON(a.stdout, raw)
 	}
-	var out searchAnswer
+	var out mcpclient.HybridAnswer
 	if err := json.Unmarshal(raw, &out); err != nil {
 		return fmt.Errorf("hybrid_search answer: %w", err)
 	}
@@ -76,32 +77,7 @@ func runSearch(ctx context.Context, a *app, name string, args []string) error {
 	return nil
 }
 
-// searchAnswer is what hybrid_search answers (the fields printed).
-type searchAnswer struct {
-	Query      string           `json:"query"`
-	Fusion     string           `json:"fusion"`
-	Alpha      float64          `json:"alpha"`
-	Model      string           `json:"model"`
-	Watermarks map[string]int64 `json:"watermarks"`
-	Results    []struct {
-		Project      string   `json:"project"`
-		Branch       string   `json:"branch"`
-		DocumentPath string   `json:"document_path"`
-		HeadingPath  []string `json:"heading_path"`
-		Content      string   `json:"content"`
-		Score        float64  `json:"score"`
-		Index        int      `json:"index"`
-		ChunkID      string   `json:"chunk_id"`
-		Explain      struct {
-			KeywordRank      *int     `json:"keyword_rank"`
-			KeywordScore     *float64 `json:"keyword_score"`
-			VectorRank       *int     `json:"vector_rank"`
-			VectorSimilarity *float64 `json:"vector_similarity"`
-		} `json:"explain"`
-	} `json:"results"`
-}
-
-func printSearch(w io.Writer, s searchAnswer) {
+func printSearch(w io.Writer, s mcpclient.HybridAnswer) {
 	var marks []string
 	for p, wm := range s.Watermarks {
 		marks = append(marks, fmt.Sprintf("%s@%d", p, wm))

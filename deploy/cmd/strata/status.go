@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/strata-kb/strata/deploy/mcpclient"
 	"github.com/strata-kb/strata/shared/pipeline"
 )
 
@@ -44,7 +45,7 @@ func runStatus(ctx context.Context, a *app, name string, args []string) error {
 		}
 		return printJSON(a.stdout, map[string]any{"status": raw, "pipeline": lag})
 	}
-	var st statusAnswer
+	var st mcpclient.Status
 	if err := json.Unmarshal(raw, &st); err != nil {
 		return fmt.Errorf("status answer: %w", err)
 	}
@@ -55,38 +56,7 @@ func runStatus(ctx context.Context, a *app, name string, args []string) error {
 	return nil
 }
 
-// statusAnswer is what the status tool answers (the fields printed).
-type statusAnswer struct {
-	DocumentCount    int `json:"documentCount"`
-	ChunkCount       int `json:"chunkCount"`
-	FailedCount      int `json:"failedCount"`
-	UnsupportedCount int `json:"unsupportedCount"`
-	Projects         []struct {
-		Project            string `json:"project"`
-		DocumentCount      int    `json:"documentCount"`
-		ChunkCount         int    `json:"chunkCount"`
-		FailedCount        int    `json:"failedCount"`
-		UnsupportedCount   int    `json:"unsupportedCount"`
-		EmbeddedChunkCount int    `json:"embeddedChunkCount"`
-		SearchModel        string `json:"searchModel"`
-		Watermark          int64  `json:"watermark"`
-		Failures           []struct {
-			Path   string `json:"path"`
-			Branch string `json:"branch"`
-			Status string `json:"status"`
-			Error  string `json:"error"`
-		} `json:"failures"`
-	} `json:"projects"`
-	Configuration struct {
-		Embedding  string `json:"embedding"`
-		Model      string `json:"model"`
-		Dimensions int    `json:"dimensions"`
-		Embeddings string `json:"embeddings"`
-		Search     string `json:"search"`
-	} `json:"configuration"`
-}
-
-func printStatus(w io.Writer, s statusAnswer) {
+func printStatus(w io.Writer, s mcpclient.Status) {
 	cfg := s.Configuration
 	search := cfg.Search
 	if cfg.Embedding != "" && cfg.Embedding != "none" {

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/strata-kb/strata/deploy/mcpclient"
 )
 
 // relevanceCall is one way the relevance mode asks hybrid_search.
@@ -97,25 +99,6 @@ type DumpHit struct {
 	Relevance string `json:"relevance,omitempty"`
 }
 
-// relevanceAnswer is the part of hybrid_search's answer the relevance mode reads.
-type relevanceAnswer struct {
-	Alpha   float64 `json:"alpha"`
-	Results []struct {
-		DocumentPath string   `json:"document_path"`
-		ChunkID      string   `json:"chunk_id"`
-		Content      string   `json:"content"`
-		HeadingPath  []string `json:"heading_path"`
-		Score        float64  `json:"score"`
-		Relevance    string   `json:"relevance"`
-		Explain      struct {
-			KeywordRank      *int     `json:"keyword_rank"`
-			KeywordScore     *float64 `json:"keyword_score"`
-			VectorRank       *int     `json:"vector_rank"`
-			VectorSimilarity *float64 `json:"vector_similarity"`
-		} `json:"explain"`
-	} `json:"results"`
-}
-
 // runRelevance starts the stack, asks every query of every dataset, writes
 // the dump to cfg.Hits, then fits and reports from it.
 func runRelevance(ctx context.Context, cfg Config, args []string, datasets []*Dataset, started time.Time, stdout, stderr io.Writer) (err error) {
@@ -177,12 +160,12 @@ func (ev *evaluator) askRelevance(ctx context.Context, d *Dataset, foreign strin
 		q, c := d.Queries[i/len(relevanceCalls)], relevanceCalls[i%len(relevanceCalls)]
 		args := c.args()
 		args["query"], args["project_reference"] = q.Text, project
-		var ans relevanceAnswer
-		notes, err := callNotes(ctx, ev.sessions[worker], "hybrid_search", args, &ans)
+		var ans mcpclient.HybridAnswer
+		res, err := mcpclient.CallJSON(ctx, ev.sessions[worker], "hybrid_search", args, &ans)
 		if err != nil {
 			return fmt.Errorf("query %s, %s top_k %d: %w", q.ID, c.Name, c.TopK, err)
 		}
-		rq := RelevanceQuery{Dataset: d.Name, Foreign: foreign, QueryID: q.ID, Query: q.Text, Call: c.Name, TopK: c.TopK, Alpha: ans.Alpha, Notes: notes}
+		rq := RelevanceQuery{Dataset: d.Name, Foreign: foreign, QueryID: q.ID, Query: q.Text, Call: c.Name, TopK: c.TopK, Alpha: ans.Alpha, Notes: notes(res)}
 		docs := map[string]bool{}
 		for _, h := range ans.Results {
 			doc := strings.TrimSuffix(h.DocumentPath, ".md")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/weaviate/weaviate/entities/models"
 
+	"github.com/strata-kb/strata/deploy/mcpclient"
 	"github.com/strata-kb/strata/shared/schema"
 )
 
@@ -231,7 +232,7 @@ func (ev *evaluator) search(ctx context.Context, d *Dataset, modes []Mode) ([]Mo
 		args["query"], args["project_reference"], args["top_k"] = q.Text, d.Name, ev.cfg.TopK
 		var ans hybridAnswer
 		start := time.Now()
-		if err := call(ctx, ev.sessions[worker], "hybrid_search", args, &ans); err != nil {
+		if _, err := mcpclient.CallJSON(ctx, ev.sessions[worker], "hybrid_search", args, &ans); err != nil {
 			return fmt.Errorf("query %s, %s: %w", q.ID, m, err)
 		}
 		elapsed := time.Since(start)

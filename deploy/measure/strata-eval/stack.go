@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,17 +17,16 @@ import (
 
 	"github.com/strata-kb/strata/deploy/localstack"
 	"github.com/strata-kb/strata/deploy/mcpclient"
-	"github.com/strata-kb/strata/shared/bucket"
+	"github.com/strata-kb/strata/deploy/measure/benchstack"
 )
 
-// evaluator is a running local stack with an S3 client and MCP sessions.
+// evaluator is a running local stack with MCP sessions.
 type evaluator struct {
 	cfg       Config
 	progress  io.Writer
-	stack     *localstack.Stack
+	stack     *benchstack.Stack
 	stateDir  string
 	tempState bool
-	s3        *minio.Client
 	sessions  []*client.Client
 	model     string // the embedding model queryd searches with, from status
 }
@@ -48,23 +45,12 @@ func startEvaluator(ctx context.Context, cfg Config, progress io.Writer) (_ *eva
 			ev.stop(true)
 		}
 	}()
-	ports, err := localstack.FreePorts()
-	if err != nil {
-		return nil, fmt.Errorf("free ports: %w", err)
-	}
 	fmt.Fprintln(progress, "starting the local stack in", ev.stateDir)
-	ev.stack, err = localstack.Up(ctx, localstack.Options{Root: cfg.Root, StateDir: ev.stateDir, Ports: ports, Progress: progress,
-		// One session asks thousands of questions: no per-session tool budget.
-		ServiceEnv: map[string][]string{"queryd": {"STRATA_TOOL_BUDGET=0"}}})
-	if err != nil {
-		return nil, fmt.Errorf("start the local stack (logs in %s): %w", filepath.Join(ev.stateDir, "data", "logs"), err)
-	}
-	env := ev.stack.Env
-	if ev.s3, err = bucket.Client(env.S3Endpoint, env.S3AccessKey, env.S3SecretKey, false); err != nil {
-		return nil, fmt.Errorf("S3 client: %w", err)
+	if ev.stack, err = benchstack.Start(ctx, localstack.Options{Root: cfg.Root, StateDir: ev.stateDir, Progress: progress}); err != nil {
+		return nil, err
 	}
 	for i := range cfg.Clients {
-		c, err := mcpclient.Connect(ctx, env.MCPURL, env.APIKey, "strata-eval")
+		c, err := ev.stack.Session(ctx, "strata-eval")
 		if err != nil {
 			return nil, fmt.Errorf("MCP session %d: %w", i, err)
 		}
@@ -91,40 +77,18 @@ func (ev *evaluator) stop(keep bool) {
 	}
 }
 
-// call invokes a tool and decodes its JSON answer into out.
-func call(ctx context.Context, c *client.Client, tool string, args map[string]any, out any) error {
-	_, err := callNotes(ctx, c, tool, args, out)
-	return err
-}
-
-// callNotes is call that also returns the answer's text blocks other than
-// its JSON, such as hybrid_search's "No strong match" line before it.
-func callNotes(ctx context.Context, c *client.Client, tool string, args map[string]any, out any) (notes []string, err error) {
-	req := mcp.CallToolRequest{}
-	req.Params.Name = tool
-	req.Params.Arguments = args
-	res, err := c.CallTool(ctx, req)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", tool, err)
-	}
-	var all, js strings.Builder
+// notes are an answer's text blocks other than its JSON, such as
+// hybrid_search's "No strong match" line before it.
+func notes(res *mcp.CallToolResult) []string {
+	var out []string
 	for _, content := range res.Content {
 		if tc, ok := content.(mcp.TextContent); ok {
-			all.WriteString(tc.Text)
-			if t := strings.TrimSpace(tc.Text); strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
-				js.WriteString(tc.Text)
-			} else {
-				notes = append(notes, tc.Text)
+			if t := strings.TrimSpace(tc.Text); !strings.HasPrefix(t, "{") && !strings.HasPrefix(t, "[") {
+				out = append(out, tc.Text)
 			}
 		}
 	}
-	if res.IsError {
-		return notes, fmt.Errorf("%s: tool error: %s", tool, all.String())
-	}
-	if err := json.Unmarshal([]byte(js.String()), out); err != nil {
-		return notes, fmt.Errorf("%s: answer is not the expected JSON: %w", tool, err)
-	}
-	return notes, nil
+	return out
 }
 
 // upload puts every document of d into the bucket as Markdown.
@@ -133,7 +97,7 @@ func (ev *evaluator) upload(ctx context.Context, d *Dataset) error {
 	return parallel(ctx, ev.cfg.Uploaders, len(d.Docs), func(ctx context.Context, _, i int) error {
 		doc := d.Docs[i]
 		body := doc.Markdown()
-		if _, err := ev.s3.PutObject(ctx, ev.stack.Env.Bucket, doc.Key(d.Name), strings.NewReader(body), int64(len(body)),
+		if _, err := ev.stack.S3.PutObject(ctx, ev.stack.Env.Bucket, doc.Key(d.Name), strings.NewReader(body), int64(len(body)),
 			minio.PutObjectOptions{ContentType: "text/markdown"}); err != nil {
 			return fmt.Errorf("upload %s: %w", doc.Key(d.Name), err)
 		}
@@ -145,26 +109,7 @@ func (ev *evaluator) upload(ctx context.Context, d *Dataset) error {
 }
 
 // projectStatus is one project's counts in the status tool's answer.
-type projectStatus struct {
-	Project            string `json:"project"`
-	DocumentCount      int    `json:"documentCount"`
-	ChunkCount         int    `json:"chunkCount"`
-	FailedCount        int    `json:"failedCount"`
-	UnsupportedCount   int    `json:"unsupportedCount"`
-	EmbeddedChunkCount int    `json:"embeddedChunkCount"`
-	Failures           []struct {
-		Path  string `json:"path"`
-		Error string `json:"error"`
-	} `json:"failures"`
-}
-
-type statusAnswer struct {
-	Projects      []projectStatus `json:"projects"`
-	Configuration struct {
-		Embedding string `json:"embedding"`
-		Model     string `json:"model"`
-	} `json:"configuration"`
-}
+type projectStatus struct{ mcpclient.ProjectStatus }
 
 // settled reports whether every uploaded file of the project has been
 // processed (indexed, or failed) and every chunk has a vector.
@@ -186,14 +131,14 @@ func (ev *evaluator) waitIndexed(ctx context.Context, d *Dataset) (projectStatus
 	var last projectStatus
 	lastPrint := time.Time{}
 	for {
-		var st statusAnswer
-		if err := call(ctx, ev.sessions[0], "status", map[string]any{}, &st); err != nil && ctx.Err() == nil {
+		var st mcpclient.Status
+		if _, err := mcpclient.CallJSON(ctx, ev.sessions[0], "status", map[string]any{}, &st); err != nil && ctx.Err() == nil {
 			return last, err
 		}
 		ev.model = strings.TrimSpace(st.Configuration.Model + " (" + st.Configuration.Embedding + ")")
 		for _, p := range st.Projects {
 			if p.Project == d.Name {
-				last = p
+				last = projectStatus{p}
 			}
 		}
 		if last.settled(len(d.Docs)) {

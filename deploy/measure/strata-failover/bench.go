@@ -9,42 +9,28 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/minio/minio-go/v7"
 
 	"github.com/strata-kb/strata/deploy/localstack"
 	"github.com/strata-kb/strata/deploy/mcpclient"
-	"github.com/strata-kb/strata/shared/bucket"
-	"github.com/strata-kb/strata/shared/ids"
+	"github.com/strata-kb/strata/deploy/measure/benchstack"
 )
 
 // bench is one stack under measurement.
 type bench struct {
 	cfg   config
-	st    *localstack.Stack
-	s3    *minio.Client
+	st    *benchstack.Stack
 	mcp   *client.Client
-	reads []readCall
+	reads []mcpclient.ReadCall
 	last  int // the node killed last (-1: none yet)
 }
 
-// readCall is one read tool's call and a word its complete answer holds.
-type readCall struct {
-	tool string
-	args map[string]any
-	want string
-}
-
-func newBench(ctx context.Context, st *localstack.Stack, cfg config) (*bench, error) {
-	s3, err := bucket.Client(st.Env.S3Endpoint, st.Env.S3AccessKey, st.Env.S3SecretKey, false)
-	if err != nil {
-		return nil, fmt.Errorf("s3 client: %w", err)
-	}
-	c, err := mcpclient.Connect(ctx, st.Env.MCPURL, st.Env.APIKey, "strata-failover")
+func newBench(ctx context.Context, st *benchstack.Stack, cfg config) (*bench, error) {
+	c, err := st.Session(ctx, "strata-failover")
 	if err != nil {
 		return nil, fmt.Errorf("connect to queryd: %w", err)
 	}
-	return &bench{cfg: cfg, st: st, s3: s3, mcp: c, last: -1}, nil
+	return &bench{cfg: cfg, st: st, mcp: c, last: -1}, nil
 }
 
 func (b *bench) close() { b.mcp.Close() }
@@ -56,7 +42,7 @@ func (b *bench) seed(ctx context.Context) error {
 	for i := range b.cfg.Files {
 		body := fmt.Sprintf("# File %d\n\nfailoverword file%03d body\n", i, i)
 		key := fmt.Sprintf("acme/failover/f%03d.md", i)
-		if _, err := b.s3.PutObject(ctx, localstack.Bucket, key, strings.NewReader(body), int64(len(body)),
+		if _, err := b.st.S3.PutObject(ctx, localstack.Bucket, key, strings.NewReader(body), int64(len(body)),
 			minio.PutObjectOptions{ContentType: "text/markdown"}); err != nil {
 			return fmt.Errorf("put %s: %w", key, err)
 		}
@@ -79,25 +65,7 @@ func (b *bench) seed(ctx context.Context) error {
 		return fmt.Errorf("list_file_chunks %s: %v %s", path, list, errText)
 	}
 	first := chunks[0].(map[string]any)
-	chunk, fileID := first["id"].(string), first["file_id"].(string)
-	name := path[strings.LastIndexByte(path, '/')+1:]
-	b.reads = []readCall{
-		{"status", map[string]any{}, "acme"},
-		{"search_keyword", map[string]any{"query": word}, word},
-		{"search_knowledge", map[string]any{"query": word}, "acme"},
-		{"hybrid_search", map[string]any{"query": word}, word},
-		{"query_documents", map[string]any{"query": word}, word},
-		{"list_file_chunks", map[string]any{"project_reference": "acme", "file_path": path}, word},
-		{"get_file_chunk", map[string]any{"project_reference": "acme", "chunk_id": chunk}, word},
-		{"get_file_chunk_embedding", map[string]any{"project_reference": "acme", "chunk_id": chunk}, "ready"},
-		{"read", map[string]any{"path_part_id": fileID}, word},
-		{"read_around", map[string]any{"chunk_id": chunk}, word},
-		{"get_info", map[string]any{"path_part_id": fileID}, name},
-		{"find", map[string]any{"name": name}, fileID},
-		{"list_files", map[string]any{}, path},
-		{"list_contents", map[string]any{"path_part_id": ids.Project("acme")}, "failover"},
-		{"read_chunk_neighbors", map[string]any{"filePath": "/acme/" + path, "chunkIndex": 0}, word},
-	}
+	b.reads = mcpclient.EveryRead("acme", path, word, first["id"].(string), first["file_id"].(string))
 	return nil
 }
 
@@ -128,22 +96,11 @@ func (b *bench) call(ctx context.Context, tool string, args map[string]any) (map
 
 // callText invokes a tool and returns its text, or an error for a failed call.
 func (b *bench) callText(ctx context.Context, tool string, args map[string]any) (string, error) {
-	req := mcp.CallToolRequest{}
-	req.Params.Name, req.Params.Arguments = tool, args
-	res, err := b.mcp.CallTool(ctx, req)
+	res, err := mcpclient.Call(ctx, b.mcp, tool, args)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", tool, err)
+		return "", err
 	}
-	text := ""
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			text += tc.Text
-		}
-	}
-	if res.IsError {
-		return "", fmt.Errorf("%s: %s", tool, text)
-	}
-	return text, nil
+	return mcpclient.Text(res), nil
 }
 
 // everyReadOnce calls every read tool once, all at once, each within the
@@ -158,17 +115,17 @@ func (b *bench) everyReadOnce(since time.Time) (answered map[string]time.Duratio
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), b.cfg.Deadline)
 			defer cancel()
-			text, err := b.callText(ctx, r.tool, r.args)
+			text, err := b.callText(ctx, r.Tool, r.Args)
 			took := time.Since(since)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
 			case err != nil:
-				failed[r.tool] = fmt.Sprintf("after %s: %.200s", took.Round(time.Millisecond), err)
-			case !strings.Contains(text, r.want):
-				failed[r.tool] = fmt.Sprintf("after %s: answer without %q", took.Round(time.Millisecond), r.want)
+				failed[r.Tool] = fmt.Sprintf("after %s: %.200s", took.Round(time.Millisecond), err)
+			case !strings.Contains(text, r.Want):
+				failed[r.Tool] = fmt.Sprintf("after %s: answer without %q", took.Round(time.Millisecond), r.Want)
 			default:
-				answered[r.tool] = took
+				answered[r.Tool] = took
 			}
 		}()
 	}

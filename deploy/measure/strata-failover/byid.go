@@ -171,8 +171,8 @@ func newByIDBench(ctx context.Context, b *bench) (*byIDBench, error) {
 	}
 	var chunk string
 	for _, r := range b.reads {
-		if r.tool == "get_file_chunk" {
-			chunk, _ = r.args["chunk_id"].(string)
+		if r.Tool == "get_file_chunk" {
+			chunk, _ = r.Args["chunk_id"].(string)
 		}
 	}
 	if chunk == "" {
@@ -236,7 +236,7 @@ func (b *byIDBench) killLeader(ctx context.Context) (leaderKill, error) {
 	wait, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	nodes := b.st.Servers.WeaviateNodes()
-	if err := localstack.WaitWeaviateSettled(wait, b.st, len(nodes)); err != nil {
+	if err := localstack.WaitWeaviateSettled(wait, b.st.Stack, len(nodes)); err != nil {
 		return leaderKill{}, err
 	}
 	for _, p := range probes {
@@ -244,7 +244,7 @@ func (b *byIDBench) killLeader(ctx context.Context) (leaderKill, error) {
 			return leaderKill{}, fmt.Errorf("%s read fails before the kill: %s", p, e)
 		}
 	}
-	leader, err := localstack.WeaviateLeader(wait, b.st)
+	leader, err := localstack.WeaviateLeader(wait, b.st.Stack)
 	if err != nil {
 		return leaderKill{}, err
 	}

@@ -56,13 +56,13 @@ func (b *bench) killOnce(ctx context.Context, i int) (kill, error) {
 	wait, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	nodes := b.st.Servers.WeaviateNodes()
-	if err := localstack.WaitWeaviateSettled(wait, b.st, len(nodes)); err != nil {
+	if err := localstack.WaitWeaviateSettled(wait, b.st.Stack, len(nodes)); err != nil {
 		return kill{}, err
 	}
 	if _, failed := b.everyReadOnce(time.Now()); len(failed) > 0 {
 		return kill{}, fmt.Errorf("reads fail before the kill: %v", failed)
 	}
-	leader, err := localstack.WeaviateLeader(wait, b.st)
+	leader, err := localstack.WeaviateLeader(wait, b.st.Stack)
 	if err != nil {
 		return kill{}, err
 	}

@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/strata-kb/strata/deploy/localstack"
+	"github.com/strata-kb/strata/deploy/measure/benchstack"
 	"github.com/strata-kb/strata/shared/schema"
 )
 
@@ -105,16 +106,10 @@ func run(ctx context.Context, args []string) error {
 	if cfg.Verbose {
 		stackOut = os.Stderr
 	}
-	ports, err := localstack.FreePorts() // beside any other stack on this machine
+	logf("starting the local stack with a 3-node Weaviate in %s", state)
+	st, err := benchstack.Start(ctx, localstack.Options{Root: root, StateDir: state, Progress: stackOut, WeaviateCluster: true})
 	if err != nil {
 		return err
-	}
-	logf("starting the local stack with a 3-node Weaviate in %s", state)
-	st, err := localstack.Up(ctx, localstack.Options{Root: root, StateDir: state, Ports: ports, Progress: stackOut, WeaviateCluster: true,
-		// One session calls every tool many times: no tool budget.
-		ServiceEnv: map[string][]string{"queryd": {"STRATA_TOOL_BUDGET=0"}}})
-	if err != nil {
-		return fmt.Errorf("start the stack: %w", err)
 	}
 	defer st.Stop(15 * time.Second)
 	b, err := newBench(ctx, st, cfg)

@@ -19,7 +19,6 @@ import (
 	"github.com/minio/minio-go/v7/pkg/tags"
 
 	"github.com/strata-kb/strata/deploy/mcpclient"
-	"github.com/strata-kb/strata/shared/bucket"
 )
 
 // accessResult is every tag change measured, by document size.
@@ -34,16 +33,13 @@ type accessResult struct {
 func measureAccessChanges(ctx context.Context, cfg Config, log io.Writer) (accessResult, error) {
 	res := accessResult{Sizes: cfg.Sizes, Samples: map[int][]time.Duration{}, Failed: map[int]int{}}
 	hrKey, financeKey := fmt.Sprintf("sk-hr-%016x", rand.Uint64()), fmt.Sprintf("sk-finance-%016x", rand.Uint64())
-	env := map[string][]string{"queryd": {"STRATA_TOOL_BUDGET=0", "STRATA_API_KEYS=" + hrKey + "=acme|hr;" + financeKey + "=acme|finance"}}
+	env := map[string][]string{"queryd": {"STRATA_API_KEYS=" + hrKey + "=acme|hr;" + financeKey + "=acme|finance"}}
 	stack, stop, err := startStack(ctx, cfg, env, "access changes", log)
 	if err != nil {
 		return res, err
 	}
 	defer stop()
-	s3, err := bucket.Client(stack.Env.S3Endpoint, stack.Env.S3AccessKey, stack.Env.S3SecretKey, false)
-	if err != nil {
-		return res, err
-	}
+	s3 := stack.S3
 	clients := map[string]*bench{}
 	for group, key := range map[string]string{"hr": hrKey, "finance": financeKey} {
 		session, err := mcpclient.Connect(ctx, stack.Env.MCPURL, key, "strata-freshness-"+group)

@@ -13,12 +13,11 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/minio/minio-go/v7"
 
 	"github.com/strata-kb/strata/deploy/localstack"
 	"github.com/strata-kb/strata/deploy/mcpclient"
-	"github.com/strata-kb/strata/shared/bucket"
+	"github.com/strata-kb/strata/deploy/measure/benchstack"
 )
 
 // sample is one measured upload.
@@ -56,21 +55,16 @@ type bench struct {
 
 // startStack starts the local stack in a new temporary directory with
 // extra environment per service; stop stops it and removes the directory.
-func startStack(ctx context.Context, cfg Config, env map[string][]string, what string, log io.Writer) (stack *localstack.Stack, stop func(), err error) {
+func startStack(ctx context.Context, cfg Config, env map[string][]string, what string, log io.Writer) (stack *benchstack.Stack, stop func(), err error) {
 	dir, err := os.MkdirTemp("", "strata-freshness-")
 	if err != nil {
 		return nil, nil, err
 	}
-	ports, err := localstack.FreePorts()
+	fmt.Fprintf(log, "%s: starting the local stack in %s\n", what, dir)
+	stack, err = benchstack.Start(ctx, localstack.Options{Root: cfg.Root, StateDir: dir, Progress: log, ServiceEnv: env})
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, nil, err
-	}
-	fmt.Fprintf(log, "%s: starting the local stack in %s\n", what, dir)
-	stack, err = localstack.Up(ctx, localstack.Options{Root: cfg.Root, StateDir: dir, Ports: ports, Progress: log, ServiceEnv: env})
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, nil, fmt.Errorf("start the local stack: %w", err)
 	}
 	return stack, func() { stack.Stop(30 * time.Second); os.RemoveAll(dir) }, nil
 }
@@ -79,7 +73,7 @@ func startStack(ctx context.Context, cfg Config, env map[string][]string, what s
 // size, idle and under load.
 func measureMode(ctx context.Context, cfg Config, mode string, log io.Writer) (modeResult, error) {
 	res := modeResult{Mode: mode}
-	env := map[string][]string{"queryd": {"STRATA_TOOL_BUDGET=0"}}
+	env := map[string][]string{}
 	if mode == "durable" {
 		env["ingestor"] = []string{"STRATA_LIVE_SUBJECT="} // durable events only
 	}
@@ -88,16 +82,12 @@ func measureMode(ctx context.Context, cfg Config, mode string, log io.Writer) (m
 		return res, err
 	}
 	defer stop()
-	s3, err := bucket.Client(stack.Env.S3Endpoint, stack.Env.S3AccessKey, stack.Env.S3SecretKey, false)
-	if err != nil {
-		return res, err
-	}
-	session, err := mcpclient.Connect(ctx, stack.Env.MCPURL, stack.Env.APIKey, "strata-freshness")
+	session, err := stack.Session(ctx, "strata-freshness")
 	if err != nil {
 		return res, fmt.Errorf("MCP session: %w", err)
 	}
 	defer session.Close()
-	b := &bench{cfg: cfg, s3: s3, bucket: stack.Env.Bucket, mcp: session, log: log}
+	b := &bench{cfg: cfg, s3: stack.S3, bucket: stack.Env.Bucket, mcp: session, log: log}
 	// One warm-up upload: the first embedding loads the model.
 	if s := b.measure(ctx, "fresh/warmup.md", 1000, false); s.Err != "" {
 		return res, fmt.Errorf("warm-up upload: %s", s.Err)
@@ -210,20 +200,9 @@ func (b *bench) poll(ctx context.Context, tool string, args map[string]any, foun
 }
 
 func (b *bench) call(ctx context.Context, tool string, args map[string]any) (map[string]json.RawMessage, error) {
-	req := mcp.CallToolRequest{}
-	req.Params.Name, req.Params.Arguments = tool, args
-	res, err := b.mcp.CallTool(ctx, req)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", tool, err)
-	}
-	if res.IsError {
-		return nil, fmt.Errorf("%s: tool error: %s", tool, mcpclient.Text(res))
-	}
 	var out map[string]json.RawMessage
-	if err := json.Unmarshal(mcpclient.JSON(res), &out); err != nil {
-		return nil, fmt.Errorf("%s: answer is not a JSON object: %w", tool, err)
-	}
-	return out, nil
+	_, err := mcpclient.CallJSON(ctx, b.mcp, tool, args, &out)
+	return out, err
 }
 
 func list(out map[string]json.RawMessage, key string) []json.RawMessage {

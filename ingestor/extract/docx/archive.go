@@ -246,6 +246,22 @@ func (t *tokens) skip() error {
 	return nil
 }
 
+// each calls fn with every token up to the end of the part.
+func (t *tokens) each(fn func(xml.Token) error) error {
+	for {
+		tok, err := t.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(tok); err != nil {
+			return err
+		}
+	}
+}
+
 // readSideParts reads the relationships, styles and core properties.
 // They are optional: a broken one costs a warning, not the document,
 // unless it breaks a limit.
@@ -288,24 +304,17 @@ func (x *extraction) readXML(f *zip.File, parse func(*tokens) error) error {
 
 // parseRels maps relationship ids to the parts they point at.
 func (x *extraction) parseRels(t *tokens) error {
-	for {
-		tok, err := t.next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	return t.each(func(tok xml.Token) error {
 		se, ok := tok.(xml.StartElement)
 		if !ok || se.Name.Local != "Relationship" {
-			continue
+			return nil
 		}
 		id, target := attr(se, "Id"), attr(se, "Target")
-		if id == "" || target == "" || strings.EqualFold(attr(se, "TargetMode"), "External") {
-			continue
+		if id != "" && target != "" && !strings.EqualFold(attr(se, "TargetMode"), "External") {
+			x.rels[id] = resolveTarget(target)
 		}
-		x.rels[id] = resolveTarget(target)
-	}
+		return nil
+	})
 }
 
 // resolveTarget turns a relationship target, relative to word/ or
@@ -343,14 +352,7 @@ func (x *extraction) parseCore(t *tokens) error {
 		text  strings.Builder
 		found = map[string]string{}
 	)
-	for {
-		tok, err := t.next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
+	err := t.each(func(tok xml.Token) error {
 		switch tok := tok.(type) {
 		case xml.StartElement:
 			if depth++; depth == 2 {
@@ -370,6 +372,10 @@ func (x *extraction) parseCore(t *tokens) error {
 				text.Write(tok)
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	x.title = oneLine(found[extract.PropTitle], maxLabelBytes)
 	p := extract.NewProps("document property")

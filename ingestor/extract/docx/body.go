@@ -2,7 +2,6 @@ package docx
 
 import (
 	"encoding/xml"
-	"io"
 	"strings"
 
 	"github.com/strata-kb/strata/ingestor/extract"
@@ -82,29 +81,24 @@ func (x *extraction) readBody() error {
 }
 
 func (w *walker) run() error {
-	for {
-		tok, err := w.t.next()
-		if err == io.EOF {
-			return w.flush()
-		}
-		if err != nil {
-			return err
-		}
+	err := w.t.each(func(tok xml.Token) error {
 		switch tok := tok.(type) {
 		case xml.StartElement:
-			err = w.start(tok)
+			return w.start(tok)
 		case xml.EndElement:
-			err = w.end(tok)
+			return w.end(tok)
 		case xml.CharData:
 			if w.inText > 0 && len(tok) > 0 {
 				w.content()
-				err = w.appendText(string(tok))
+				return w.appendText(string(tok))
 			}
 		}
-		if err != nil {
-			return err
-		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
+	return w.flush()
 }
 
 func (w *walker) start(e xml.StartElement) error {

@@ -2,7 +2,6 @@ package docx
 
 import (
 	"encoding/xml"
-	"io"
 	"strconv"
 	"strings"
 )
@@ -28,24 +27,14 @@ type styleSheet map[string]style
 func (x *extraction) parseStyles(t *tokens) error {
 	var cur *style
 	var id string
-	for {
-		tok, err := t.next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	return t.each(func(tok xml.Token) error {
 		switch tok := tok.(type) {
 		case xml.StartElement:
 			switch tok.Name.Local {
 			case "style":
 				typ := attr(tok, "type")
 				if typ != "" && typ != "paragraph" { // character, table and numbering styles never make headings
-					if err := t.skip(); err != nil {
-						return err
-					}
-					continue
+					return t.skip()
 				}
 				id, cur = attr(tok, "styleId"), &style{outline: -1, breakBefore: -1}
 			case "name":
@@ -73,7 +62,8 @@ func (x *extraction) parseStyles(t *tokens) error {
 				cur = nil
 			}
 		}
-	}
+		return nil
+	})
 }
 
 // heading returns the heading level (1-6) a paragraph style gives, 0 for

@@ -3,7 +3,8 @@ package docx
 import (
 	"strings"
 	"unicode"
-	"unicode/utf8"
+
+	"github.com/strata-kb/strata/ingestor/extract"
 )
 
 // maxLabelBytes bounds one-line metadata (title, alt text, file name in
@@ -33,9 +34,5 @@ func oneLine(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return strings.TrimSpace(s[:cut])
+	return strings.TrimSpace(extract.Truncate(s, max))
 }

@@ -368,9 +368,5 @@ func clip(s string) string {
 	if len(s) <= 80 {
 		return s
 	}
-	n := 80
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+	return extract.Truncate(s, 80) + "…"
 }

@@ -316,26 +316,26 @@ func (r *runner) maxTextBytes(t *testing.T) {
 	}
 }
 
-// withImages returns the samples' documents that have at least min images.
-func (r *runner) withImages(t *testing.T, min int) (Sample, *extract.Document, bool) {
+// withImages returns a sample whose document has at least min images. The
+// test is skipped for a format without images, and fails when no sample
+// has that many.
+func (r *runner) withImages(t *testing.T, min int) (Sample, *extract.Document) {
+	if !r.h.Profile.Images {
+		t.Skip("the format has no images")
+	}
 	for i, doc := range r.sampleDocs(t) {
 		if len(doc.Images) >= min {
-			return r.h.Samples[i], doc, true
+			return r.h.Samples[i], doc
 		}
 	}
-	return Sample{}, nil, false
+	t.Fatalf("no sample has %d images or more", min)
+	return Sample{}, nil
 }
 
 // MaxImages bounds the images kept (the rest are left out, or the file
 // fails as too large).
 func (r *runner) maxImages(t *testing.T) {
-	if !r.h.Profile.Images {
-		t.Skip("the format has no images")
-	}
-	s, doc, ok := r.withImages(t, 2)
-	if !ok {
-		t.Fatal("no sample has two images or more")
-	}
+	s, doc := r.withImages(t, 2)
 	for _, limit := range []int{1, len(doc.Images) - 1} {
 		lim := r.h.Limits
 		lim.MaxImages = limit
@@ -345,13 +345,7 @@ func (r *runner) maxImages(t *testing.T) {
 
 // MaxImageBytes bounds each image kept.
 func (r *runner) maxImageBytes(t *testing.T) {
-	if !r.h.Profile.Images {
-		t.Skip("the format has no images")
-	}
-	s, doc, ok := r.withImages(t, 1)
-	if !ok {
-		t.Fatal("no sample has an image")
-	}
+	s, doc := r.withImages(t, 1)
 	smallest := len(doc.Images[0].Data)
 	for _, img := range doc.Images {
 		smallest = min(smallest, len(img.Data))

@@ -119,7 +119,7 @@ func (w *walker) title(doc *html.Node) string {
 	if title == nil {
 		return ""
 	}
-	return truncate(oneLine(w.inline(title)), maxTitleBytes)
+	return extract.Truncate(oneLine(w.inline(title)), maxTitleBytes)
 }
 
 // mainContent picks the element holding the page's content: <main>, else
@@ -255,7 +255,7 @@ func (w *walker) flush() {
 	text := w.marker + s
 	w.marker = ""
 	if w.add(kind, level, text) && level == 1 && w.firstH1 == "" {
-		w.firstH1 = truncate(oneLine(s), maxTitleBytes)
+		w.firstH1 = extract.Truncate(oneLine(s), maxTitleBytes)
 	}
 }
 
