@@ -80,8 +80,10 @@ func (s *Store) Put(ctx context.Context, st pipeline.ObjectState) error {
 
 // merge returns what to record when st arrives over old, and whether that
 // differs from old. A newer event replaces an older one; within one event a
-// later stage is never stepped back, and each stage keeps the first time it
-// was recorded.
+// later stage is never stepped back, each stage keeps the first time it
+// was recorded, and the tags digest is the last one written (the indexer's
+// writes carry none and keep the ingestor's; a tag change read after the
+// upload replaces it, whatever the stage).
 func merge(old, st pipeline.ObjectState) (pipeline.ObjectState, bool) {
 	switch c := pipeline.CompareSequencers(old.Sequencer, st.Sequencer); {
 	case c > 0:
@@ -90,14 +92,18 @@ func merge(old, st pipeline.ObjectState) (pipeline.ObjectState, bool) {
 		return st, true
 	}
 	stages := old.Stages.Merge(st.Stages)
+	digest := old.TagsDigest
+	if st.TagsDigest != "" {
+		digest = st.TagsDigest
+	}
 	if rank[old.State] > rank[st.State] {
-		if stages == old.Stages {
+		if stages == old.Stages && digest == old.TagsDigest {
 			return old, false
 		}
-		old.Stages = stages // a later stage stays; the earlier one adds its time
+		old.Stages, old.TagsDigest = stages, digest // a later stage stays; the earlier one adds its time
 		return old, true
 	}
-	st.Stages = stages
+	st.Stages, st.TagsDigest = stages, digest
 	return st, true
 }
 

@@ -45,3 +45,36 @@ func TestMergeKeepsTheNewestEventAndEveryStageTime(t *testing.T) {
 		t.Fatal("an older event replaced a newer one")
 	}
 }
+
+// The tags digest the ingestor records survives the indexer's writes of the
+// same event (which carry none), is replaced by a later read of the tags
+// whatever the stage, and does not outlive its event.
+func TestMergeKeepsTheTagsDigestOfTheEvent(t *testing.T) {
+	pending := pipeline.ObjectState{Sequencer: "0A", State: pipeline.StatePending, TagsDigest: "d1"}
+	indexed := pipeline.ObjectState{Sequencer: "0A", State: pipeline.StateIndexed, Sequence: 4}
+	got, changed := merge(pending, indexed)
+	if !changed || got.State != pipeline.StateIndexed || got.TagsDigest != "d1" {
+		t.Fatalf("pending then indexed: %v %+v", changed, got)
+	}
+	if got, _ = merge(got, indexed); got.TagsDigest != "d1" {
+		t.Fatalf("a repeated commit: %+v", got)
+	}
+	embedded := pipeline.ObjectState{Sequencer: "0A", State: pipeline.StateEmbedded, Sequence: 4}
+	if got, _ = merge(got, embedded); got.State != pipeline.StateEmbedded || got.TagsDigest != "d1" {
+		t.Fatalf("then embedded: %+v", got)
+	}
+	if _, changed := merge(got, indexed); changed {
+		t.Fatal("a late commit changed the embedded state")
+	}
+	// A tag change read later, written as the state it read (or an earlier one).
+	retagged := pipeline.ObjectState{Sequencer: "0A", State: pipeline.StatePending, TagsDigest: "d2"}
+	if got, changed = merge(got, retagged); !changed || got.State != pipeline.StateEmbedded || got.TagsDigest != "d2" {
+		t.Fatalf("retagged: %v %+v", changed, got)
+	}
+	if got, _ = merge(got, pipeline.ObjectState{Sequencer: "0B", State: pipeline.StatePending}); got.TagsDigest != "" {
+		t.Fatalf("a newer event kept the older one's digest: %+v", got)
+	}
+	if got, changed = merge(got, pipeline.ObjectState{Sequencer: "0A", State: pipeline.StateEmbedded, TagsDigest: "d3"}); changed || got.TagsDigest != "" {
+		t.Fatalf("an older event's digest was recorded over a newer event: %v %+v", changed, got)
+	}
+}

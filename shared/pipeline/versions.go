@@ -44,6 +44,17 @@ type ObjectState struct {
 	// Stages says when this event reached each stage, so an operator sees
 	// where an upload's time went (`nats kv get strata_objects <key>`).
 	Stages StageTimes `json:"stages,omitzero"`
+	// TagsDigest is TagsDigest (package ingest) of the tags and user
+	// metadata (what the document's readers and object metadata come from)
+	// the ingestor last read for this object at this ETag and sent on to
+	// the index: with the upload, or with a tag change since. A tag change
+	// keeps the ETag, so the reconcile pass compares this with the digest of
+	// what the bucket listing shows to notice a tag change whose
+	// notification was lost. "" when not recorded (states written before it
+	// existed): the pass then does not compare, rather than re-emit every
+	// such object at once. Writes of the same event that carry none (the
+	// indexer's) keep it (freshness.Store.Put).
+	TagsDigest string `json:"tags_digest,omitempty"`
 }
 
 // StageTimes are the moments one event reached each stage; zero until it did.
@@ -110,8 +121,15 @@ type ReindexRequest struct {
 	Branch string `json:"branch,omitempty"` // "" = main
 	// Force re-processes objects whose current version is already indexed
 	// (e.g. after an extractor upgrade); otherwise only objects with no
-	// record or a different ETag are re-emitted.
+	// record or a different ETag are re-emitted, and objects whose tags or
+	// user metadata differ from the recorded tags digest get a tag change.
 	Force bool `json:"force,omitempty"`
+	// Retag re-reads the tags and user metadata of objects whose current
+	// version is indexed but whose state records no tags digest to compare
+	// (ingested before digests were recorded): a tag change event for each,
+	// nothing extracted or embedded again. Once they have one, unforced
+	// reindexes (the reconcile pass) notice their lost tag changes too.
+	Retag bool `json:"retag,omitempty"`
 }
 
 // EmbeddedBucket records which file versions have vectors of which model:
