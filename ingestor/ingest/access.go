@@ -95,32 +95,7 @@ func (in *Ingestor) retag(ctx context.Context, r event.Record, obj pipeline.Obje
 		return fmt.Errorf("publish groups of %s: %w", r.Key, err)
 	}
 	log.Info("tag change published", "groups", acc.Groups, "source", acc.Source, "error", acc.Error, "tags", len(got.tags))
-	if err := in.recordTagsDigest(ctx, r, obj.Project, got.digest); err != nil {
-		return fmt.Errorf("record the tags digest of %s: %w", r.Key, err)
-	}
 	return nil
-}
-
-// recordTagsDigest records, once a tag change was published, the digest of
-// the tags and user metadata it read on the object's state, if that state
-// is of the version the change read (same ETag; same version id when both
-// are known): the reconcile pass then compares the listing with what the
-// index was last sent. Nothing else of the state changes, and a state of
-// another version or none is left as it is (that version's own event
-// records its digest). The write is the recorded state itself, whose
-// event the store matches; a newer event recorded meanwhile wins.
-func (in *Ingestor) recordTagsDigest(ctx context.Context, r event.Record, project, digest string) error {
-	st, err := in.states.Get(ctx, project, r.Key)
-	if err != nil || st == nil {
-		return err
-	}
-	if st.ETag != r.ETag || st.State == pipeline.StateDeleted || st.TagsDigest == digest ||
-		r.VersionID != "" && st.VersionID != "" && r.VersionID != st.VersionID {
-		return nil
-	}
-	next := *st
-	next.TagsDigest = digest
-	return in.states.Put(ctx, next)
 }
 
 // currentProps reads who may read the version a tag change names (the

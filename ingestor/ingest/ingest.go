@@ -11,10 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"mime"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -140,9 +137,8 @@ func (in *Ingestor) handleRecord(ctx context.Context, r event.Record) error {
 		// Before the copy check: a tag change keeps the object's
 		// modification time, of which MinIO makes the sequencer, so the
 		// event carries the sequencer and ETag of the upload it retags and
-		// would pass for a second copy of it. It records no state of its
-		// own either (the content, whose freshness states track, did not
-		// change): only the digest of the tags it read, on the upload's.
+		// would pass for a second copy of it. It records no state either:
+		// the content, whose freshness states track, did not change.
 		return in.retag(ctx, r, obj, fileID, log)
 	}
 	// MinIO announces each event twice, at once and again from its durable
@@ -220,15 +216,6 @@ func (in *Ingestor) handleRecord(ctx context.Context, r event.Record) error {
 		map[string]string{pipeline.HeaderKind: pipeline.KindFileVersion}, body); err != nil {
 		return fmt.Errorf("publish %s: %w", r.Key, err)
 	}
-	// What the index was sent is recorded once it was sent, for the
-	// reconcile pass to tell a later tag change (see TagsDigest). Written
-	// as this event's pending state: the store keeps a later stage the
-	// indexer may have recorded already, and adds the digest to it.
-	if err := in.states.Put(ctx, pipeline.ObjectState{Key: r.Key, Project: key.Project, ETag: r.ETag, VersionID: r.VersionID,
-		Sequencer: r.Sequencer, State: pipeline.StatePending, TagsDigest: got.digest,
-		Stages: pipeline.StageTimes{Uploaded: r.Time, Seen: obj.SeenAt}}); err != nil {
-		return fmt.Errorf("record the tags digest of %s: %w", r.Key, err)
-	}
 	log.Info("file version published", "file_version_id", fv.FileVersionID, "status", fv.Status, "format", fv.Format,
 		"chunks", len(fv.Chunks), "error", fv.Error)
 	return nil
@@ -240,57 +227,12 @@ type objectProps struct {
 	access       pipeline.Access
 	tags         map[string]string
 	userMetadata map[string]string // values decoded (userMetadata)
-	digest       string            // TagsDigest of the tags and user metadata
 }
 
 func propsOf(tags, meta map[string]string, readAt time.Time) objectProps {
-	return objectProps{access: accessFrom(tags, meta, readAt), tags: tags, userMetadata: userMetadata(meta), digest: TagsDigest(tags, meta)}
-}
-
-// tagsDigestScheme prefixes every TagsDigest: should the canonical form
-// ever change, digests of the old form are told apart and not compared
-// (which would re-emit every object at once), rather than found different.
-const tagsDigestScheme = "t1:"
-
-// TagsDigest is a digest of an object's tags and user metadata, the inputs
-// of its readers and object metadata. The ingestor records it in the
-// object's state when it reads them (upload, tag change) and the bucket
-// lister gives it to each listed object from the listing's own copy of them
-// (MinIO lists both with metadata=true), so the reconcile pass notices a tag
-// change whose notification was lost: the ETag stays, this does not. Both
-// sides must compute it with this one function, from the maps as the store
-// returns them.
-//
-// The canonical form takes the spellings two reads of the same object may
-// differ in as one: tag keys are case-sensitive and kept; user metadata
-// keys are HTTP header names, compared lower-cased, and their values are
-// decoded as userMetadata decodes them (a read may return the stored
-// RFC 2047 words or decoded text). Nil and empty maps are the same.
-func TagsDigest(tags, meta map[string]string) string {
-	var b strings.Builder
-	write := func(kind string, m map[string]string) {
-		keys := slices.Sorted(maps.Keys(m))
-		for _, k := range keys {
-			// Quoted, so no key or value can pass for a separator.
-			fmt.Fprintf(&b, "%s %s %s\n", kind, strconv.Quote(k), strconv.Quote(m[k]))
-		}
-	}
-	write("tag", tags)
-	lower := make(map[string]string, len(meta))
-	for k, v := range userMetadata(meta) {
-		lower[strings.ToLower(k)] = v
-	}
-	write("meta", lower)
-	sum := sha256.Sum256([]byte(b.String()))
-	return tagsDigestScheme + hex.EncodeToString(sum[:])
-}
-
-// comparableDigests reports whether two tags digests can be compared: both
-// recorded, in the same scheme.
-func comparableDigests(a, b string) bool {
-	sa, _, oka := strings.Cut(a, ":")
-	sb, _, okb := strings.Cut(b, ":")
-	return oka && okb && sa == sb
+	acc := accessFrom(tags, meta, readAt)
+	acc.TagsDigest = TagsDigest(tags, meta)
+	return objectProps{access: acc, tags: tags, userMetadata: userMetadata(meta)}
 }
 
 // userMetadata is the user metadata with its values decoded: S3 returns a

@@ -63,7 +63,7 @@ type Reindexer struct {
 type ReindexResult struct {
 	Listed, Emitted, Skipped int
 	// Retagged counts objects whose tags or user metadata changed since the
-	// ingestor last read them, with the same ETag (a lost tag change): a
+	// index applied them, with the same ETag (a lost tag change): a
 	// tagging event was emitted for each.
 	Retagged int
 	// Deleted counts objects the index holds that are gone from the bucket
@@ -76,7 +76,7 @@ type ReindexResult struct {
 // with force) is re-emitted as a bucket event on the objects stream, with a
 // sequencer newer than the last one seen, so the normal path re-processes it.
 // An object whose ETag matches but whose tags or user metadata differ from
-// what the ingestor last read gets a tagging event instead. Objects recorded
+// what the index applied gets a tagging event instead. Objects recorded
 // as present that are no longer in the bucket get a delete event. This
 // recovers objects whose notifications were lost.
 func (r *Reindexer) Handle(ctx context.Context, subject string, data []byte) (ReindexResult, error) {
@@ -120,9 +120,11 @@ func (r *Reindexer) Handle(ctx context.Context, subject string, data []byte) (Re
 			if err != nil {
 				return err
 			}
-			// The digests name the change: a retried request re-publishes
-			// the same message, which the stream drops.
-			msgID := "reindex-tags-" + o.Key + "-" + shortDigest(st.TagsDigest) + "-" + shortDigest(o.TagsDigest)
+			// The read the index holds and the tags listed name the
+			// change: a retried request re-publishes the same message,
+			// which the stream drops; once the index applied it, the read
+			// is another, so a later change back and forth is not.
+			msgID := "reindex-tags-" + o.Key + "-" + strconv.FormatInt(st.TagsReadAt.UnixMicro(), 36) + "-" + shortDigest(o.TagsDigest)
 			if err := r.Pub.Publish(ctx, pipeline.ObjectEventsSubject, msgID, nil, body); err != nil {
 				return err
 			}
@@ -154,12 +156,14 @@ const (
 // state is st (nil if none), at now.
 //
 // A tag change keeps the ETag, so the ETag alone does not tell a lost one.
-// The state records the digest of the tags and user metadata the ingestor
-// last read and sent on (TagsDigest), the listing gives the digest of what
-// the object has now: when they differ, a tagging event like MinIO's goes
-// through the normal path, which reads the tags again, publishes the
-// change for the indexer and records the new digest. Rather than a re-
-// upload: nothing needs extracting or embedding again. Only when
+// The state records the digest of the read of the tags and user metadata
+// that the index holds (TagsDigest; the indexer records it once it applied
+// the read: the upload's commit or a tag change since), the listing gives
+// the digest of what the object has now: when they differ, a tagging event
+// like MinIO's goes through the normal path, which reads the tags again and
+// publishes the change for the indexer, which records the new digest.
+// Rather than a re-upload: nothing needs extracting or embedding again.
+// Only when
 //   - the state is committed (indexed, embedded or failed): while pending,
 //     the upload's own event is still reading the tags, or is re-emitted
 //     when stuck;
@@ -174,10 +178,10 @@ const (
 //     and the second costs one more tag change for the indexer, with the
 //     readers already applied (rewritten, no new commit).
 //
-// Which read the state's digest is from: the last written. Two reads of one
-// object's tags recorded out of order leave the older digest, which the next
-// pass finds different and repairs with one more read: it errs towards one
-// read too many, not one too few.
+// A read the index never applied is never recorded (a tag change the
+// indexer gave up on because its file had no document yet, or one whose
+// state write failed): the next pass finds the difference and reads the
+// tags once more. Errors lean towards one read too many, not one too few.
 func (r *Reindexer) decide(st *pipeline.ObjectState, o ObjectInfo, req pipeline.ReindexRequest, now time.Time) action {
 	// This upload's event was seen (it may still be in the pipeline), or
 	// the upload is too recent for its notification to count as lost.

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -174,87 +175,62 @@ func TestReindexEmitsTaggingEvents(t *testing.T) {
 	}
 }
 
-// The event path records the digest of what it read: an upload on its
-// state, once its file version is published; a tag change on the state of
-// the version it read, and on no other.
-func TestEventPathRecordsTheTagsDigest(t *testing.T) {
+// The event path sends the digest of what it read with the access, for the
+// indexer to record once applied: an upload with its file version (a too
+// large one too), a tag change with the change. It writes no state for it:
+// what the ingestor sent is not yet what the index holds.
+func TestEventPathSendsTheTagsDigest(t *testing.T) {
 	const key = "acme/a.md"
 	tags := map[string]string{"strata-groups": "hr", "Team": "legal"}
 	meta := map[string]string{"Owner": "=?UTF-8?B?Wm/Dqw==?="}
 	store := fakeStore{objects: map[string][]byte{key: []byte("# A")}, tags: map[string]map[string]string{key: tags},
 		metadata: map[string]map[string]string{key: meta}}
 	want := TagsDigest(tags, meta)
-
-	states := &fakeStates{}
+	sent := func(m published) pipeline.Access {
+		t.Helper()
+		var msg struct {
+			Access pipeline.Access `json:"access"`
+		}
+		if err := json.Unmarshal(m.data, &msg); err != nil {
+			t.Fatal(err)
+		}
+		return msg.Access
+	}
+	for name, size := range map[string]int{"upload": 3, "too large": 2000} {
+		states := &fakeStates{}
+		s := store
+		if size > 1000 {
+			s.objects = map[string][]byte{key: []byte(strings.Repeat("a", size))}
+		}
+		in, pub := storeIngestor(t, s, states)
+		if err := in.HandleEvent(context.Background(), eventJSON("s3:ObjectCreated:Put", key, size)); err != nil {
+			t.Fatal(err)
+		}
+		if len(pub.msgs) != 1 || pub.msgs[0].headers[pipeline.HeaderKind] != pipeline.KindFileVersion {
+			t.Fatalf("%s: published %+v", name, pub.msgs)
+		}
+		if acc := sent(pub.msgs[0]); acc.TagsDigest != want || acc.ReadAt.IsZero() {
+			t.Fatalf("%s: access %+v, want the digest %s", name, acc, want)
+		}
+		for _, st := range states.states {
+			if st.TagsDigest != "" {
+				t.Fatalf("%s: the ingestor recorded a digest: %+v", name, states.states)
+			}
+		}
+	}
+	states := &fakeStates{states: []pipeline.ObjectState{{Key: key, Project: "acme", ETag: "etag1", Sequencer: "0A",
+		State: pipeline.StateIndexed, Sequence: 3, TagsDigest: "t1:old"}}}
 	in, pub := storeIngestor(t, store, states)
-	if err := in.HandleEvent(context.Background(), eventJSON("s3:ObjectCreated:Put", key, 3)); err != nil {
+	if err := in.HandleEvent(context.Background(), taggingJSON(event1)); err != nil {
 		t.Fatal(err)
 	}
-	last := states.states[len(states.states)-1]
-	if len(pub.msgs) != 1 || last.TagsDigest != want || last.ETag != "etag1" || last.Sequencer != "0A" || last.State != pipeline.StatePending {
-		t.Fatalf("after the upload: states %+v, want the digest %s", states.states, want)
+	if len(pub.msgs) != 1 || pub.msgs[0].headers[pipeline.HeaderKind] != pipeline.KindTagsChanged {
+		t.Fatalf("tag change: published %+v", pub.msgs)
 	}
-	if states.states[0].TagsDigest != "" {
-		t.Fatalf("the digest was recorded before the file version was published: %+v", states.states[0])
+	if acc := sent(pub.msgs[0]); acc.TagsDigest != want {
+		t.Fatalf("tag change: access %+v, want the digest %s", acc, want)
 	}
-
-	// A too large file is still a document with its tags: its digest too.
-	states = &fakeStates{}
-	in, _ = storeIngestor(t, fakeStore{objects: map[string][]byte{key: []byte(strings.Repeat("a", 2000))}, tags: store.tags, metadata: store.metadata}, states)
-	if err := in.HandleEvent(context.Background(), eventJSON("s3:ObjectCreated:Put", key, 2000)); err != nil {
-		t.Fatal(err)
-	}
-	if last := states.states[len(states.states)-1]; last.TagsDigest != want {
-		t.Fatalf("too large: states %+v", states.states)
-	}
-
-	committed := func(etag, state, versionID string) *fakeStates {
-		return &fakeStates{states: []pipeline.ObjectState{{Key: key, Project: "acme", ETag: etag, VersionID: versionID, Sequencer: "0A",
-			State: state, Sequence: 3, TagsDigest: "t1:old"}}}
-	}
-	tests := []struct {
-		name     string
-		states   *fakeStates
-		ev       tagEvent
-		recorded bool
-	}{
-		{"same version", committed("etag1", pipeline.StateEmbedded, ""), event1, true},
-		{"another ETag recorded", committed("etag0", pipeline.StateIndexed, ""), event1, false},
-		{"recorded deleted", committed("etag1", pipeline.StateDeleted, ""), event1, false},
-		{"no state", &fakeStates{}, event1, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			in, pub := storeIngestor(t, store, tt.states)
-			before := len(tt.states.states)
-			if err := in.HandleEvent(context.Background(), taggingJSON(tt.ev)); err != nil {
-				t.Fatal(err)
-			}
-			if len(pub.msgs) != 1 || pub.msgs[0].headers[pipeline.HeaderKind] != pipeline.KindTagsChanged {
-				t.Fatalf("published %+v", pub.msgs)
-			}
-			wrote := len(tt.states.states) > before
-			if wrote != tt.recorded {
-				t.Fatalf("recorded %v, want %v: %+v", wrote, tt.recorded, tt.states.states)
-			}
-			if !tt.recorded {
-				return
-			}
-			got, prev := tt.states.states[len(tt.states.states)-1], tt.states.states[0]
-			if got.TagsDigest != want {
-				t.Fatalf("recorded digest %s, want %s", got.TagsDigest, want)
-			}
-			got.TagsDigest = prev.TagsDigest
-			if got != prev {
-				t.Fatalf("the tag change changed more than the digest: %+v, was %+v", got, prev)
-			}
-		})
-	}
-	// The same tags again (a second copy of the event): nothing to write.
-	states = committed("etag1", pipeline.StateIndexed, "")
-	states.states[0].TagsDigest = want
-	in, _ = storeIngestor(t, store, states)
-	if err := in.HandleEvent(context.Background(), taggingJSON(event1)); err != nil || len(states.states) != 1 {
-		t.Fatalf("unchanged digest rewritten: %v %+v", err, states.states)
+	if len(states.states) != 1 || states.states[0].TagsDigest != "t1:old" {
+		t.Fatalf("tag change: states %+v: the ingestor must not record the digest", states.states)
 	}
 }

@@ -44,17 +44,20 @@ type ObjectState struct {
 	// Stages says when this event reached each stage, so an operator sees
 	// where an upload's time went (`nats kv get strata_objects <key>`).
 	Stages StageTimes `json:"stages,omitzero"`
-	// TagsDigest is TagsDigest (package ingest) of the tags and user
-	// metadata (what the document's readers and object metadata come from)
-	// the ingestor last read for this object at this ETag and sent on to
-	// the index: with the upload, or with a tag change since. A tag change
-	// keeps the ETag, so the reconcile pass compares this with the digest of
-	// what the bucket listing shows to notice a tag change whose
-	// notification was lost. "" when not recorded (states written before it
-	// existed): the pass then does not compare, rather than re-emit every
-	// such object at once. Writes of the same event that carry none (the
-	// indexer's) keep it (freshness.Store.Put).
+	// TagsDigest is Access.TagsDigest of the read of the object's tags and
+	// user metadata that the index holds (what its readers and object
+	// metadata come from), recorded by the indexer once it applied that
+	// read: with the upload's commit, or with a tag change since. A tag
+	// change keeps the ETag, so the reconcile pass compares this with the
+	// digest of what the bucket listing shows to notice a tag change whose
+	// notification was lost. Of two reads the later (TagsReadAt) is kept,
+	// whatever the event, as the index keeps the later read on the
+	// document. "" when not recorded (states written before it existed):
+	// the pass then does not compare, rather than re-emit every such
+	// object at once.
 	TagsDigest string `json:"tags_digest,omitempty"`
+	// TagsReadAt is Access.ReadAt of the read TagsDigest is of.
+	TagsReadAt time.Time `json:"tags_read_at,omitzero"`
 }
 
 // StageTimes are the moments one event reached each stage; zero until it did.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 // States recorded before the tags digest existed still decode (with none),
@@ -15,13 +16,14 @@ func TestObjectStateTagsDigest(t *testing.T) {
 		t.Fatalf("old state: %+v %v", st, err)
 	}
 	b, err := json.Marshal(st)
-	if err != nil || strings.Contains(string(b), "tags_digest") {
+	if err != nil || strings.Contains(string(b), "tags_") {
 		t.Fatalf("state without a digest: %s %v", b, err)
 	}
-	st.TagsDigest = "t1:abc"
+	st.TagsDigest, st.TagsReadAt = "t1:abc", time.Date(2026, 11, 26, 12, 0, 0, 5, time.UTC)
 	b, _ = json.Marshal(st)
 	var back ObjectState
-	if err := json.Unmarshal(b, &back); err != nil || back.TagsDigest != "t1:abc" || !strings.Contains(string(b), `"tags_digest":"t1:abc"`) {
+	if err := json.Unmarshal(b, &back); err != nil || back.TagsDigest != "t1:abc" || !back.TagsReadAt.Equal(st.TagsReadAt) ||
+		!strings.Contains(string(b), `"tags_digest":"t1:abc"`) {
 		t.Fatalf("round trip: %s %+v %v", b, back, err)
 	}
 }
