@@ -3,19 +3,26 @@ package objectstore
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/strata-kb/strata/ingestor/event"
 	"github.com/strata-kb/strata/ingestor/extract"
 	"github.com/strata-kb/strata/ingestor/extract/detect"
 	"github.com/strata-kb/strata/ingestor/extract/pdf"
 	"github.com/strata-kb/strata/ingestor/ingest"
+	"github.com/strata-kb/strata/shared/bucket"
 	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/servers"
 	"github.com/strata-kb/strata/shared/tokens"
 )
 
@@ -326,5 +333,139 @@ func TestListWithMetadataShowsTags(t *testing.T) {
 		if o.UserTags["strata-groups"] != "hr" || o.UserMetadataStripped["Owner"] != "ann" || !strings.Contains(string(b), "content-type") {
 			t.Fatalf("listing with metadata: %s", b)
 		}
+	}
+}
+
+// countingTransport counts the listing requests a client sends and the
+// bytes of their answers.
+type countingTransport struct {
+	mu           sync.Mutex
+	lists, bytes int
+	base         http.RoundTripper
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.base.RoundTrip(r)
+	if err != nil || !r.URL.Query().Has("list-type") {
+		return resp, err
+	}
+	c.mu.Lock()
+	c.lists++
+	c.mu.Unlock()
+	resp.Body = &countingBody{ReadCloser: resp.Body, c: c}
+	return resp, nil
+}
+
+type countingBody struct {
+	io.ReadCloser
+	c *countingTransport
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.c.mu.Lock()
+	b.c.bytes += n
+	b.c.mu.Unlock()
+	return n, err
+}
+
+// What comparing tags costs a reconcile pass: the listing with metadata
+// takes as many requests as the plain one (a page per 1000 objects), not
+// one more per object, and gives every object a digest; only the answers
+// grow (logged, with the time of each listing).
+func TestListingWithTagsCostsNoRequestPerObject(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	const plainBucket = "strata-listcost" // no notifications: these uploads feed no pipeline
+	if err := bucket.EnsurePlain(ctx, e.s3, plainBucket); err != nil {
+		t.Fatal(err)
+	}
+	proj := project("listcost")
+	const n = 2100
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	sem := make(chan struct{}, 8)
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			body := fmt.Sprintf("# Doc %d", i)
+			_, err := e.s3.PutObject(ctx, plainBucket, fmt.Sprintf("%s/d%05d.md", proj, i), strings.NewReader(body), int64(len(body)),
+				minio.PutObjectOptions{UserTags: map[string]string{"strata-groups": "hr finance"}, UserMetadata: map[string]string{"Owner": "ann"}})
+			if err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	ct := &countingTransport{base: http.DefaultTransport.(*http.Transport).Clone()}
+	client, err := minio.New(e.s3Host, &minio.Options{Creds: credentials.NewStaticV4(servers.LocalS3AccessKey, servers.LocalS3SecretKey, ""), Transport: ct})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One listing: what it listed, its requests, the bytes of its answers,
+	// its time.
+	measure := func(list func() (int, error)) (count, lists, bytes int, took time.Duration) {
+		t.Helper()
+		ct.mu.Lock()
+		ct.lists, ct.bytes = 0, 0
+		ct.mu.Unlock()
+		start := time.Now()
+		count, err := list()
+		if err != nil {
+			t.Fatal(err)
+		}
+		took = time.Since(start)
+		ct.mu.Lock()
+		defer ct.mu.Unlock()
+		return count, ct.lists, ct.bytes, took
+	}
+	plain := func() (int, error) {
+		listed := 0
+		for o := range client.ListObjects(ctx, plainBucket, minio.ListObjectsOptions{Prefix: proj + "/", Recursive: true}) {
+			if o.Err != nil {
+				return listed, o.Err
+			}
+			listed++
+		}
+		return listed, nil
+	}
+	digests := map[string]bool{}
+	withTags := func() (int, error) {
+		listed := 0
+		err := Store{Client: client}.List(ctx, plainBucket, proj+"/", func(o ingest.ObjectInfo) error {
+			listed++
+			digests[o.TagsDigest] = true
+			return nil
+		})
+		return listed, err
+	}
+	// Alternately, each one's best of 5: the machine is shared, and the
+	// first listing warms MinIO's caches.
+	var plainN, plainLists, plainBytes, tagsN, tagsLists, tagsBytes int
+	var plainTook, tagsTook time.Duration
+	for range 5 {
+		c, l, b, d := measure(plain)
+		if plainN, plainLists, plainBytes = c, l, b; plainTook == 0 || d < plainTook {
+			plainTook = d
+		}
+		c, l, b, d = measure(withTags)
+		if tagsN, tagsLists, tagsBytes = c, l, b; tagsTook == 0 || d < tagsTook {
+			tagsTook = d
+		}
+	}
+	t.Logf("%d objects: plain listing %d requests, %d bytes, %s; with tags %d requests, %d bytes (%.0f more per object), %s",
+		plainN, plainLists, plainBytes, plainTook.Round(time.Millisecond), tagsLists, tagsBytes,
+		float64(tagsBytes-plainBytes)/n, tagsTook.Round(time.Millisecond))
+	// Every object has the same tags: one digest, never "".
+	if plainN != n || tagsN != n || tagsLists != plainLists || plainLists != (n+999)/1000 || len(digests) != 1 || digests[""] {
+		t.Fatalf("listed %d plain, %d with tags; requests %d plain, %d with tags (want %d each); digests %v",
+			plainN, tagsN, plainLists, tagsLists, (n+999)/1000, digests)
 	}
 }
