@@ -93,7 +93,16 @@ func (k accessKey) reads(project string, readers []string) bool {
 // stack's own key is overridden), with the harness's client the admin's.
 func startAccess(t *testing.T) *harness {
 	t.Helper()
-	env := map[string][]string{"queryd": {"STRATA_TOOL_BUDGET=0", accessKeysEnv()}}
+	return startAccessWith(t, nil)
+}
+
+// startAccessWith is startAccess with extra environment per service.
+func startAccessWith(t *testing.T, env map[string][]string) *harness {
+	t.Helper()
+	if env == nil {
+		env = map[string][]string{}
+	}
+	env["queryd"] = append(env["queryd"], "STRATA_TOOL_BUDGET=0", accessKeysEnv())
 	st := upShaped(t, t.TempDir(), nil, false, env, nil)
 	t.Cleanup(func() {
 		st.Stop(15 * time.Second)

@@ -46,8 +46,17 @@ const Absent Outcome = "absent"
 // ApplyAccessChange gives every object of ac's file the readers of
 // ac.Access and the metadata merged from ac's tags and user metadata with
 // the document's own file metadata, unless the document records a read of
-// the tags that is as new or newer.
+// the tags that is as new or newer. Once the document holds ac's read, its
+// tags digest is recorded in the object's state (recordTags).
 func (w *Writer) ApplyAccessChange(ctx context.Context, ac pipeline.TagsChanged) (Outcome, error) {
+	out, err := w.applyAccessChange(ctx, ac)
+	if err == nil && (out == Applied || out == Duplicate) {
+		w.recordTags(ctx, ac)
+	}
+	return out, err
+}
+
+func (w *Writer) applyAccessChange(ctx context.Context, ac pipeline.TagsChanged) (Outcome, error) {
 	if err := validateAccessChange(ac); err != nil {
 		return "", err
 	}

@@ -43,6 +43,6 @@ func (w *Writer) ApplyDelete(ctx context.Context, d pipeline.FileDeleted) (Outco
 	if err := w.batch(ctx, []*models.Object{tombstone}); err != nil {
 		return "", fmt.Errorf("write tombstone %s: %w", d.FileID, err)
 	}
-	w.recordState(ctx, o, pipeline.StateDeleted, "", seq, deleteID, time.Time{})
+	w.recordState(ctx, o, pipeline.StateDeleted, "", seq, deleteID, time.Time{}, pipeline.Access{})
 	return Applied, nil
 }

@@ -29,7 +29,9 @@
 //  3. publishes (publish.go): it writes the new versions' objects (built in
 //     objects.go, written in batches by batch.go), publishes the sequence
 //     (sequences.go, then the ProjectState mirror that queryd reads),
-//     writes the Documents and records each object's state (states.go).
+//     writes the Documents and records each object's state (states.go,
+//     with the digest of the tags read the Document holds, which the
+//     ingestor's reconcile pass compares with the bucket listing).
 //
 // A crash before publishing leaves objects above the watermark, which the
 // next commit rolls back; a crash after it may leave Documents unwritten,
@@ -38,8 +40,9 @@
 // # The other jobs
 //
 // A delete is a commit of its own (delete.go), and so is an access change
-// (access.go; labels.go is who may read a file and its metadata,
-// metadata.go the metadata's range properties). Vectors are written as
+// (access.go, which records the tags digest it applied, states.go;
+// labels.go is who may read a file and its metadata, metadata.go the
+// metadata's range properties). Vectors are written as
 // they come, outside commits (vectors.go), and objects already written are
 // changed in place by merges (merge.go). Releases pin a sequence
 // (releases.go); garbage collection deletes the versions no release pins

@@ -63,7 +63,7 @@ func (w *Writer) publishVersions(ctx context.Context, project string, group []*p
 		if fv.Status != pipeline.StatusIndexed {
 			state = pipeline.StateFailed
 		}
-		w.recordState(ctx, fv.Object, state, fv.Error, seq, fv.FileVersionID, fv.ExtractedAt)
+		w.recordState(ctx, fv.Object, state, fv.Error, seq, fv.FileVersionID, fv.ExtractedAt, fv.Access)
 		if state == pipeline.StateIndexed {
 			if err := w.markEmbedded(ctx, fv, p.labels, seq); err != nil {
 				p.conclude("", err)

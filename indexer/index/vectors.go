@@ -84,7 +84,7 @@ func (w *Writer) ApplyVectors(ctx context.Context, v pipeline.Vectors) error {
 		}
 	}
 	if doc.fileVersionID == v.FileVersionID {
-		w.recordState(ctx, v.Object, pipeline.StateEmbedded, "", doc.commitSeq, v.FileVersionID, time.Time{})
+		w.recordState(ctx, v.Object, pipeline.StateEmbedded, "", doc.commitSeq, v.FileVersionID, time.Time{}, pipeline.Access{})
 	}
 	w.log.Info("vectors applied", "project", v.Project, "path", v.Object.Path, "file_version_id", v.FileVersionID, "model", v.Model, "chunks", len(v.Chunks))
 	return nil
@@ -111,7 +111,7 @@ func (w *Writer) markEmbedded(ctx context.Context, fv pipeline.FileVersion, a la
 	if err := w.syncVectorReaders(ctx, fv.Object.Project, textFilter("file_version_id", fv.FileVersionID), a); err != nil {
 		return fmt.Errorf("set readers of vectors of %s: %w", fv.FileVersionID, err)
 	}
-	w.recordState(ctx, fv.Object, pipeline.StateEmbedded, "", seq, fv.FileVersionID, fv.ExtractedAt)
+	w.recordState(ctx, fv.Object, pipeline.StateEmbedded, "", seq, fv.FileVersionID, fv.ExtractedAt, pipeline.Access{})
 	return nil
 }
 

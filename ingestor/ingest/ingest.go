@@ -230,7 +230,9 @@ type objectProps struct {
 }
 
 func propsOf(tags, meta map[string]string, readAt time.Time) objectProps {
-	return objectProps{access: accessFrom(tags, meta, readAt), tags: tags, userMetadata: userMetadata(meta)}
+	acc := accessFrom(tags, meta, readAt)
+	acc.TagsDigest = TagsDigest(tags, meta)
+	return objectProps{access: acc, tags: tags, userMetadata: userMetadata(meta)}
 }
 
 // userMetadata is the user metadata with its values decoded: S3 returns a

@@ -20,10 +20,12 @@ type HeadLister interface {
 
 // Reconciler periodically asks for a reindex of every project and branch in
 // the bucket, so objects whose notification MinIO lost (it was killed after
-// answering the PUT, before queueing the event) or whose delete was lost are
-// still indexed exactly. Requests go through the objects stream like an
-// operator's; their message IDs are per interval, so several ingestor
-// replicas reconciling at once produce one request per head.
+// answering the PUT, before queueing the event), whose delete was lost, or
+// whose tag change was lost (the ETag stays: the tags digest tells, see
+// Reindexer.decide) are still indexed exactly, with the readers their tags
+// name. Requests go through the objects stream like an operator's; their
+// message IDs are per interval, so several ingestor replicas reconciling at
+// once produce one request per head.
 type Reconciler struct {
 	Bucket   string
 	Heads    HeadLister

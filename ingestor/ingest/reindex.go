@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/strata-kb/strata/ingestor/event"
 	"github.com/strata-kb/strata/shared/objkey"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/worker"
@@ -20,6 +21,10 @@ type ObjectInfo struct {
 	ETag         string
 	Size         int64
 	LastModified time.Time
+	// TagsDigest is TagsDigest of the object's tags and user metadata as
+	// the listing shows them; "" if the listing does not carry them (an S3
+	// service other than MinIO), and then tag changes are not compared.
+	TagsDigest string
 }
 
 // Lister lists a bucket's objects under a prefix.
@@ -57,6 +62,10 @@ type Reindexer struct {
 // ReindexResult counts what a reindex did.
 type ReindexResult struct {
 	Listed, Emitted, Skipped int
+	// Retagged counts objects whose tags or user metadata changed since the
+	// index applied them, with the same ETag (a lost tag change): a
+	// tagging event was emitted for each.
+	Retagged int
 	// Deleted counts objects the index holds that are gone from the bucket
 	// (a lost delete notification): a delete event was emitted for each.
 	Deleted int
@@ -66,8 +75,10 @@ type ReindexResult struct {
 // the prefix whose recorded state does not match its ETag (or every object,
 // with force) is re-emitted as a bucket event on the objects stream, with a
 // sequencer newer than the last one seen, so the normal path re-processes it.
-// Objects recorded as present that are no longer in the bucket get a delete
-// event. This recovers objects whose notifications were lost.
+// An object whose ETag matches but whose tags or user metadata differ from
+// what the index applied gets a tagging event instead. Objects recorded
+// as present that are no longer in the bucket get a delete event. This
+// recovers objects whose notifications were lost.
 func (r *Reindexer) Handle(ctx context.Context, subject string, data []byte) (ReindexResult, error) {
 	var res ReindexResult
 	project := strings.TrimPrefix(subject, pipeline.ReindexSubject+".")
@@ -77,7 +88,7 @@ func (r *Reindexer) Handle(ctx context.Context, subject string, data []byte) (Re
 	var req pipeline.ReindexRequest
 	if len(strings.TrimSpace(string(data))) > 0 {
 		if err := json.Unmarshal(data, &req); err != nil {
-			return res, worker.Permanent(fmt.Errorf("reindex %s: want JSON {\"prefix\", \"branch\", \"force\"}: %w", project, err))
+			return res, worker.Permanent(fmt.Errorf("reindex %s: want JSON {\"prefix\", \"branch\", \"force\", \"retag\"}: %w", project, err))
 		}
 	}
 	head := project
@@ -93,26 +104,34 @@ func (r *Reindexer) Handle(ctx context.Context, subject string, data []byte) (Re
 		if err != nil {
 			return err
 		}
-		// This upload's event was seen (it may still be in the pipeline), or
-		// the upload is too recent for its notification to count as lost.
-		seen := st != nil && st.ETag == o.ETag && st.State != pipeline.StateDeleted
-		if seen && st.State == pipeline.StatePending && time.Since(st.UpdatedAt) > r.stalePending() {
-			seen = false // seen long ago and stuck: its event was lost on the way
-		}
-		recent := time.Since(o.LastModified) < r.MinAge
-		if !req.Force && (seen || recent) {
+		switch r.decide(st, o, req, time.Now()) {
+		case reupload:
+			seq := sequencerAfter(st, o.LastModified)
+			body, err := json.Marshal(syntheticEvent(r.Bucket, o, seq))
+			if err != nil {
+				return err
+			}
+			if err := r.Pub.Publish(ctx, pipeline.ObjectEventsSubject, "reindex-"+o.Key+"-"+seq, nil, body); err != nil {
+				return err
+			}
+			res.Emitted++
+		case retag:
+			body, err := json.Marshal(syntheticTagging(r.Bucket, o, st.Sequencer))
+			if err != nil {
+				return err
+			}
+			// The read the index holds and the tags listed name the
+			// change: a retried request re-publishes the same message,
+			// which the stream drops; once the index applied it, the read
+			// is another, so a later change back and forth is not.
+			msgID := "reindex-tags-" + o.Key + "-" + strconv.FormatInt(st.TagsReadAt.UnixMicro(), 36) + "-" + shortDigest(o.TagsDigest)
+			if err := r.Pub.Publish(ctx, pipeline.ObjectEventsSubject, msgID, nil, body); err != nil {
+				return err
+			}
+			res.Retagged++
+		default:
 			res.Skipped++
-			return nil
 		}
-		seq := sequencerAfter(st, o.LastModified)
-		body, err := json.Marshal(syntheticEvent(r.Bucket, o, seq))
-		if err != nil {
-			return err
-		}
-		if err := r.Pub.Publish(ctx, pipeline.ObjectEventsSubject, "reindex-"+o.Key+"-"+seq, nil, body); err != nil {
-			return err
-		}
-		res.Emitted++
 		return nil
 	})
 	if err != nil {
@@ -122,6 +141,77 @@ func (r *Reindexer) Handle(ctx context.Context, subject string, data []byte) (Re
 		return res, fmt.Errorf("reindex %s: %w", prefix, err)
 	}
 	return res, nil
+}
+
+// action is what a reindex does with one listed object.
+type action int
+
+const (
+	skip     action = iota
+	reupload        // re-emit its upload: the ingestor reads it all again
+	retag           // emit a tag change: the ingestor reads its tags and user metadata again
+)
+
+// decide says what a reindex does with listed object o, whose recorded
+// state is st (nil if none), at now.
+//
+// A tag change keeps the ETag, so the ETag alone does not tell a lost one.
+// The state records the digest of the read of the tags and user metadata
+// that the index holds (TagsDigest; the indexer records it once it applied
+// the read: the upload's commit or a tag change since), the listing gives
+// the digest of what the object has now: when they differ, a tagging event
+// like MinIO's goes through the normal path, which reads the tags again and
+// publishes the change for the indexer, which records the new digest.
+// Rather than a re-upload: nothing needs extracting or embedding again.
+// Only when
+//   - the state is committed (indexed, embedded or failed): while pending,
+//     the upload's own event is still reading the tags, or is re-emitted
+//     when stuck;
+//   - both digests are known and comparable: a state from before digests
+//     were recorded, or a listing without tags (not MinIO), compares
+//     nothing, so upgrading does not re-emit every object at once (a
+//     request with retag re-reads those on demand, and records digests);
+//   - the object is older than MinAge, like re-uploads: a tag change's time
+//     is not listed, but it came after the upload, so one within MinAge of
+//     the upload may still have its event on the way. An older tag change
+//     may too (behind a backlog); both events then read the current tags,
+//     and the second costs one more tag change for the indexer, with the
+//     readers already applied (rewritten, no new commit).
+//
+// A read the index never applied is never recorded (a tag change the
+// indexer gave up on because its file had no document yet, or one whose
+// state write failed): the next pass finds the difference and reads the
+// tags once more. Errors lean towards one read too many, not one too few.
+func (r *Reindexer) decide(st *pipeline.ObjectState, o ObjectInfo, req pipeline.ReindexRequest, now time.Time) action {
+	// This upload's event was seen (it may still be in the pipeline), or
+	// the upload is too recent for its notification to count as lost.
+	seen := st != nil && st.ETag == o.ETag && st.State != pipeline.StateDeleted
+	if seen && st.State == pipeline.StatePending && now.Sub(st.UpdatedAt) > r.stalePending() {
+		seen = false // seen long ago and stuck: its event was lost on the way
+	}
+	recent := now.Sub(o.LastModified) < r.MinAge
+	if req.Force || !seen && !recent {
+		return reupload
+	}
+	if !seen || recent || st.State == pipeline.StatePending {
+		return skip
+	}
+	if comparableDigests(st.TagsDigest, o.TagsDigest) {
+		if st.TagsDigest != o.TagsDigest {
+			return retag
+		}
+		return skip
+	}
+	if req.Retag {
+		return retag
+	}
+	return skip
+}
+
+// shortDigest is enough of a tags digest to tell changes apart in a message id.
+func shortDigest(d string) string {
+	_, h, _ := strings.Cut(d, ":")
+	return h[:min(len(h), 16)]
 }
 
 func (r *Reindexer) stalePending() time.Duration {
@@ -193,6 +283,29 @@ func syntheticDelete(bucket, key, sequencer string) map[string]any {
 			"s3": map[string]any{
 				"bucket": map[string]any{"name": bucket},
 				"object": map[string]any{"key": url.QueryEscape(key), "sequencer": sequencer},
+			},
+		}},
+	}
+}
+
+// syntheticTagging is a tag change notification in MinIO's format for a
+// listed object: PutTagging names the object's current tags, whatever they
+// are (the ingestor reads them, not the event). Like MinIO's, it carries the
+// upload's sequencer (a tag change keeps the modification time MinIO makes
+// it of) and its ETag, and no version id: the latest, which was listed. Its
+// request id and time set it apart from any other tag change of the object.
+func syntheticTagging(bucket string, o ObjectInfo, sequencer string) map[string]any {
+	now := time.Now().UTC()
+	return map[string]any{
+		"EventName": event.PutTagging,
+		"Key":       bucket + "/" + o.Key,
+		"Records": []map[string]any{{
+			"eventName":        event.PutTagging,
+			"eventTime":        now.Format(time.RFC3339Nano),
+			"responseElements": map[string]any{"x-amz-request-id": "reindex-" + shortDigest(o.TagsDigest)},
+			"s3": map[string]any{
+				"bucket": map[string]any{"name": bucket},
+				"object": map[string]any{"key": url.QueryEscape(o.Key), "size": o.Size, "eTag": o.ETag, "sequencer": sequencer},
 			},
 		}},
 	}

@@ -108,13 +108,28 @@ func (a Assets) PutAsset(ctx context.Context, key string, data []byte, mime stri
 	return a.Bucket + "/" + key, nil
 }
 
-// List calls fn for every object under prefix.
+// List calls fn for every object under prefix, with the digest of its tags
+// and user metadata (ingest.TagsDigest) where the listing carries them.
+//
+// It lists with MinIO's metadata extension (metadata=true), which adds each
+// object's tags and stored metadata to the listing at no extra request, so
+// the reconcile pass compares every object's tags without reading them one
+// by one. Other S3 services ignore it: an object listed without its
+// metadata element gets no digest, and its tags are not compared.
 func (s Store) List(ctx context.Context, bucket, prefix string, fn func(ingest.ObjectInfo) error) error {
-	for o := range s.Client.ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+	for o := range s.Client.ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true, WithMetadata: true}) {
 		if o.Err != nil {
 			return fmt.Errorf("list %s/%s: %w", bucket, prefix, o.Err)
 		}
-		if err := fn(ingest.ObjectInfo{Key: o.Key, ETag: strings.Trim(o.ETag, `"`), Size: o.Size, LastModified: o.LastModified}); err != nil {
+		info := ingest.ObjectInfo{Key: o.Key, ETag: strings.Trim(o.ETag, `"`), Size: o.Size, LastModified: o.LastModified}
+		// UserMetadata is nil only when the listing has no metadata
+		// element (MinIO always lists one, with at least content-type);
+		// UserMetadataStripped is its x-amz-meta-* part, keyed as GetObject
+		// and StatObject key the user metadata the ingestor reads.
+		if o.UserMetadata != nil {
+			info.TagsDigest = ingest.TagsDigest(o.UserTags, o.UserMetadataStripped)
+		}
+		if err := fn(info); err != nil {
 			return err
 		}
 	}

@@ -81,8 +81,16 @@ func (s *Store) Put(ctx context.Context, st pipeline.ObjectState) error {
 // merge returns what to record when st arrives over old, and whether that
 // differs from old. A newer event replaces an older one; within one event a
 // later stage is never stepped back, and each stage keeps the first time it
-// was recorded.
+// was recorded. The tags read is the later of the two whatever the event
+// (laterTags).
 func merge(old, st pipeline.ObjectState) (pipeline.ObjectState, bool) {
+	next, changed := mergeEvent(old, st)
+	next, fromSt := laterTags(next, st.TagsDigest, st.TagsReadAt)
+	next, fromOld := laterTags(next, old.TagsDigest, old.TagsReadAt)
+	return next, changed || fromSt || fromOld
+}
+
+func mergeEvent(old, st pipeline.ObjectState) (pipeline.ObjectState, bool) {
 	switch c := pipeline.CompareSequencers(old.Sequencer, st.Sequencer); {
 	case c > 0:
 		return old, false // a newer event is already recorded
@@ -99,6 +107,63 @@ func merge(old, st pipeline.ObjectState) (pipeline.ObjectState, bool) {
 	}
 	st.Stages = stages
 	return st, true
+}
+
+// laterTags returns st with the tags read (digest, readAt) if that read is
+// later than the one st records, or st records none, and whether it
+// changed. The index keeps the later of two reads of a file's tags on its
+// document, whatever the version (pipeline.Access.ReadAt): the state keeps
+// the digest of the same read, so that it says what the index holds. A
+// read of an overwritten version is always earlier than the overwrite's
+// own (the ingestor checks the ETag), so a newer upload's read replaces it.
+func laterTags(st pipeline.ObjectState, digest string, readAt time.Time) (pipeline.ObjectState, bool) {
+	if digest == "" || digest == st.TagsDigest && readAt.Equal(st.TagsReadAt) {
+		return st, false
+	}
+	if st.TagsDigest != "" && !readAt.After(st.TagsReadAt) {
+		return st, false
+	}
+	st.TagsDigest, st.TagsReadAt = digest, readAt
+	return st, true
+}
+
+// RecordTags records that the index now holds the read of key's tags and
+// user metadata whose digest is digest, read at readAt (the indexer, once
+// it applied a tag change), unless the state records a later read. Nothing
+// else of the state changes. An object without a state is left so: its
+// upload was never seen, and the reconcile pass re-emits it anyway.
+func (s *Store) RecordTags(ctx context.Context, project, objectKey, digest string, readAt time.Time) error {
+	if digest == "" {
+		return nil
+	}
+	key := pipeline.ObjectStateKey(project, objectKey)
+	for range 10 {
+		cur, err := s.kv.Get(ctx, key)
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+			return nil
+		case err != nil:
+			return fmt.Errorf("freshness %s: %w", objectKey, err)
+		}
+		var old pipeline.ObjectState
+		if err := json.Unmarshal(cur.Value(), &old); err != nil {
+			return fmt.Errorf("freshness %s: %w", objectKey, err)
+		}
+		next, changed := laterTags(old, digest, readAt)
+		if !changed {
+			return nil
+		}
+		body, err := json.Marshal(next)
+		if err != nil {
+			return err
+		}
+		if _, err := s.kv.Update(ctx, key, body, cur.Revision()); err == nil {
+			return nil
+		} else if !errors.Is(err, jetstream.ErrKeyExists) {
+			return fmt.Errorf("freshness %s: %w", objectKey, err)
+		}
+	}
+	return fmt.Errorf("freshness %s: too much contention", objectKey)
 }
 
 // Get returns the recorded state of an object key.

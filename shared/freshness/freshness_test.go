@@ -45,3 +45,51 @@ func TestMergeKeepsTheNewestEventAndEveryStageTime(t *testing.T) {
 		t.Fatal("an older event replaced a newer one")
 	}
 }
+
+// The tags read a state records is the later of two whatever the writes'
+// order or event, as the index keeps the later read on its document: the
+// indexer's writes without one (vectors, deletes, the ingestor's pending)
+// keep it, an earlier read never replaces a later one, and a newer upload's
+// read replaces its predecessor's.
+func TestMergeKeepsTheLaterTagsRead(t *testing.T) {
+	t1 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	t2, t3 := t1.Add(time.Second), t1.Add(2*time.Second)
+	pending := pipeline.ObjectState{Sequencer: "0A", State: pipeline.StatePending}
+	indexed := pipeline.ObjectState{Sequencer: "0A", State: pipeline.StateIndexed, Sequence: 4, TagsDigest: "d1", TagsReadAt: t1}
+	got, changed := merge(pending, indexed)
+	if !changed || got.State != pipeline.StateIndexed || got.TagsDigest != "d1" || !got.TagsReadAt.Equal(t1) {
+		t.Fatalf("pending then indexed: %v %+v", changed, got)
+	}
+	if got, _ = merge(got, indexed); got.TagsDigest != "d1" {
+		t.Fatalf("a repeated commit: %+v", got)
+	}
+	embedded := pipeline.ObjectState{Sequencer: "0A", State: pipeline.StateEmbedded, Sequence: 4}
+	if got, _ = merge(got, embedded); got.State != pipeline.StateEmbedded || got.TagsDigest != "d1" {
+		t.Fatalf("then embedded: %+v", got)
+	}
+	// A tag change applied (read later), then the commit of the same event
+	// again (a redelivery): the later read stays.
+	got, _ = laterTags(got, "d2", t2)
+	if got, changed = merge(got, indexed); changed || got.TagsDigest != "d2" || got.State != pipeline.StateEmbedded {
+		t.Fatalf("a late commit over a later tag read: %v %+v", changed, got)
+	}
+	if _, changed := laterTags(got, "d0", t1.Add(-time.Second)); changed {
+		t.Fatal("an earlier tag read replaced a later one")
+	}
+	if _, changed := laterTags(got, "", t3); changed {
+		t.Fatal("a read without a digest was recorded")
+	}
+	// A newer event: its pending state (no read yet) keeps the earlier
+	// version's read; its commit, read later, replaces it.
+	next := pipeline.ObjectState{Sequencer: "0B", State: pipeline.StatePending}
+	if got, changed = merge(got, next); !changed || got.State != pipeline.StatePending || got.TagsDigest != "d2" {
+		t.Fatalf("a newer upload pending: %v %+v", changed, got)
+	}
+	if got, _ = merge(got, pipeline.ObjectState{Sequencer: "0B", State: pipeline.StateIndexed, TagsDigest: "d3", TagsReadAt: t3}); got.TagsDigest != "d3" || got.State != pipeline.StateIndexed {
+		t.Fatalf("a newer upload committed: %+v", got)
+	}
+	// An older event's write loses as before, and its earlier read with it.
+	if got, changed = merge(got, pipeline.ObjectState{Sequencer: "0A", State: pipeline.StateEmbedded, TagsDigest: "d1", TagsReadAt: t1}); changed || got.TagsDigest != "d3" {
+		t.Fatalf("an older event over a newer one: %v %+v", changed, got)
+	}
+}

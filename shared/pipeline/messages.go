@@ -95,6 +95,12 @@ type Access struct {
 	// ReadAt is when the ingestor read the object's tags: of two Access
 	// records of one file, the later read wins.
 	ReadAt time.Time `json:"read_at,omitzero"`
+	// TagsDigest is the digest (ingest.TagsDigest) of the tags and user
+	// metadata this was read from. The indexer records it in the object's
+	// state once the index holds this read (ObjectState.TagsDigest), for
+	// the reconcile pass to compare with the bucket listing. "" from an
+	// ingestor older than it: nothing is recorded.
+	TagsDigest string `json:"tags_digest,omitempty"`
 }
 
 // TagsChanged tells the indexer that an object's tags changed (no new

@@ -44,6 +44,20 @@ type ObjectState struct {
 	// Stages says when this event reached each stage, so an operator sees
 	// where an upload's time went (`nats kv get strata_objects <key>`).
 	Stages StageTimes `json:"stages,omitzero"`
+	// TagsDigest is Access.TagsDigest of the read of the object's tags and
+	// user metadata that the index holds (what its readers and object
+	// metadata come from), recorded by the indexer once it applied that
+	// read: with the upload's commit, or with a tag change since. A tag
+	// change keeps the ETag, so the reconcile pass compares this with the
+	// digest of what the bucket listing shows to notice a tag change whose
+	// notification was lost. Of two reads the later (TagsReadAt) is kept,
+	// whatever the event, as the index keeps the later read on the
+	// document. "" when not recorded (states written before it existed):
+	// the pass then does not compare, rather than re-emit every such
+	// object at once.
+	TagsDigest string `json:"tags_digest,omitempty"`
+	// TagsReadAt is Access.ReadAt of the read TagsDigest is of.
+	TagsReadAt time.Time `json:"tags_read_at,omitzero"`
 }
 
 // StageTimes are the moments one event reached each stage; zero until it did.
@@ -110,8 +124,15 @@ type ReindexRequest struct {
 	Branch string `json:"branch,omitempty"` // "" = main
 	// Force re-processes objects whose current version is already indexed
 	// (e.g. after an extractor upgrade); otherwise only objects with no
-	// record or a different ETag are re-emitted.
+	// record or a different ETag are re-emitted, and objects whose tags or
+	// user metadata differ from the recorded tags digest get a tag change.
 	Force bool `json:"force,omitempty"`
+	// Retag re-reads the tags and user metadata of objects whose current
+	// version is indexed but whose state records no tags digest to compare
+	// (ingested before digests were recorded): a tag change event for each,
+	// nothing extracted or embedded again. Once they have one, unforced
+	// reindexes (the reconcile pass) notice their lost tag changes too.
+	Retag bool `json:"retag,omitempty"`
 }
 
 // EmbeddedBucket records which file versions have vectors of which model:

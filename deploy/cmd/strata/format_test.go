@@ -215,6 +215,11 @@ func TestReleaseAndReindexOutput(t *testing.T) {
 	if out.String() != "reindex of acme@preview-42/docs/ requested: every file (forced) (stored in OBJECTS at sequence 12)\n" {
 		t.Errorf("reindex: %q", out.String())
 	}
+	out.Reset()
+	printReindex(&out, "acme", pipeline.ReindexRequest{Retag: true}, "OBJECTS", 13)
+	if out.String() != "reindex of acme requested: changed and unprocessed files, and the tags of files never compared (stored in OBJECTS at sequence 13)\n" {
+		t.Errorf("reindex with retag: %q", out.String())
+	}
 }
 
 // fakeQueryd serves the MCP tools search and status use, with canned answers.

@@ -219,7 +219,7 @@ func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 	handle := func(ctx context.Context, msg jetstream.Msg) error {
 		if strings.HasPrefix(msg.Subject(), pipeline.ReindexSubject+".") {
 			res, err := reindexer.Handle(ctx, msg.Subject(), msg.Data())
-			log.Info("reindex", "subject", msg.Subject(), "listed", res.Listed, "emitted", res.Emitted, "skipped", res.Skipped, "deleted", res.Deleted, "err", err)
+			log.Info("reindex", "subject", msg.Subject(), "listed", res.Listed, "emitted", res.Emitted, "skipped", res.Skipped, "retagged", res.Retagged, "deleted", res.Deleted, "err", err)
 			return err
 		}
 		return ing.HandleEvent(ctx, msg.Data())
