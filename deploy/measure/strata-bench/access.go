@@ -17,6 +17,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -29,7 +30,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
@@ -583,26 +583,12 @@ func runAccessMode(ctx context.Context, rep *report, st *localstack.Stack, b *be
 
 // writeAccess writes the report to stdout and to cfg.Out (default docs/bench/access.md).
 func writeAccess(run *accessRun) error {
-	if err := run.markdown(os.Stdout); err != nil {
+	out := cmp.Or(run.cfg.Out, filepath.Join("docs", "bench", "access.md"))
+	if err := writeOut(out, run.markdown); err != nil {
 		return err
-	}
-	out := run.cfg.Out
-	if out == "" {
-		out = filepath.Join("docs", "bench", "access.md")
-	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(out)
-	if err != nil {
-		return err
-	}
-	if err := run.markdown(f); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", out, err)
 	}
 	logf(os.Stderr, "access report: %s", out)
-	return f.Close()
+	return nil
 }
 
 // Goals of the issue: searches at p50 at most this many times the admin's,
@@ -636,11 +622,7 @@ func (run *accessRun) markdown(w io.Writer) error {
 	readable := len(c.readable())
 	fmt.Fprintf(bw, "# Per-document access: a restricted key against an admin, side by side\n\n")
 	fmt.Fprintf(bw, "Written by `go run ./deploy/measure/strata-bench %s` on %s.\n", strings.Join(cfg.args, " "), run.started.UTC().Format("2006-01-02 15:04 MST"))
-	var bins []string
-	for _, b := range servers.All {
-		bins = append(bins, b.Name+" "+b.Version)
-	}
-	fmt.Fprintf(bw, "Machine: %d CPUs, %s, %s; servers (%s), services and this client share it. JSON: %s.\n", runtime.NumCPU(), cpuModel(), runtime.Version(), strings.Join(bins, ", "), jsonImplementation)
+	fmt.Fprintln(bw, machineLine())
 	fmt.Fprintf(bw, "Code measured: %s.\n\n", codeRevision())
 	fmt.Fprintf(bw, "Index: %d chunks in %d files x %d chunks (%d sections, ~%d words a chunk), project(s) %s; vectors 512-d (use-lite-512: the first %d chunks embedded with the model, the rest random unit vectors), HNSW cosine. ",
 		c.chunkCount(), len(c.Files), c.ChunksPerFile, sectionsPerFile, wordsPerChunk, strings.Join(c.Projects, ", "), run.sample)

@@ -14,7 +14,6 @@ import (
 	"github.com/strata-kb/strata/shared/grpcsearch"
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/schema"
-	"github.com/strata-kb/strata/shared/terms"
 	"github.com/strata-kb/strata/shared/wvquery"
 )
 
@@ -129,21 +128,7 @@ func (d *direct) get(ctx context.Context, class, project string, fields []graphq
 // (store.MatchStemmed), and the same question asked exactly when that finds
 // nothing (the second round trip queryd makes then).
 func (d *direct) keyword(ctx context.Context, project, query string, limit int) (int, error) {
-	scope := wvquery.And(intOp("valid_from", filters.LessThanEqual, d.at[project]),
-		filters.Where().WithPath([]string{"branch"}).WithOperator(filters.ContainsAny).WithValueText(""))
-	ask := func(bm *grpcsearch.BM25) (int, error) {
-		return d.search(ctx, grpcsearch.Query{Class: schema.ChunkClass, Tenant: project, Fields: chunkFields, BM25: bm, Where: scope, Limit: 3 * limit})
-	}
-	exact := &grpcsearch.BM25{Query: query, Properties: []string{"content"}}
-	stemmed := terms.Query(query)
-	if stemmed == "" {
-		return ask(exact)
-	}
-	n, err := ask(&grpcsearch.BM25{Query: stemmed, Properties: []string{schema.ContentTermsProperty, schema.HeadingTermsProperty + "^1"}})
-	if err != nil || n > 0 {
-		return n, err
-	}
-	return ask(exact)
+	return d.keywordWhere(ctx, project, query, limit, nil)
 }
 
 // vector is store.SearchVector's first round: nearVector on ChunkVector's

@@ -421,7 +421,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return writeReport(rep, cfg.Out)
+	return writeOut(cfg.Out, rep.write)
 }
 
 func loadModel(ctx context.Context, progress io.Writer) (*uselite.Model, error) {
@@ -492,27 +492,6 @@ func (b *bench) checkIndex(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("index check: %s; loaded %d documents, %d chunks", summary, len(b.corpus.Files), b.corpus.chunkCount())
 	}
 	return summary, nil
-}
-
-func writeReport(rep *report, out string) error {
-	if err := rep.write(os.Stdout); err != nil {
-		return err
-	}
-	if out == "" {
-		return nil
-	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(out)
-	if err != nil {
-		return err
-	}
-	if err := rep.write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", out, err)
-	}
-	return f.Close()
 }
 
 func cleanup(state string, keep bool, progress io.Writer) {

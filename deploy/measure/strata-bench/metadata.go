@@ -19,6 +19,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,7 +29,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -230,7 +230,8 @@ func metaRange(key string, k metadata.Kind, op filters.WhereOperator, v metadata
 
 // keywordWhere is hybrid_search's keyword ranking as queryd asks Weaviate
 // for it (store.SearchKeywordMatching's first round, 3 x limit rows): the
-// BM25 query of direct.keyword within where.
+// BM25 query of direct.keyword (the stemmed terms, then the exact words when
+// they find nothing) within where.
 func (d *direct) keywordWhere(ctx context.Context, project, query string, limit int, where *filters.WhereBuilder) (int, error) {
 	scope := wvquery.And(intOp("valid_from", filters.LessThanEqual, d.at[project]),
 		filters.Where().WithPath([]string{"branch"}).WithOperator(filters.ContainsAny).WithValueText(""))
@@ -532,27 +533,14 @@ func (mb *metaBench) args(r metaRow, filtered bool) func(in input) map[string]an
 // callStructured invokes a tool and returns its structured content (the
 // JSON; hybrid_search may lead its text with a note), else its text.
 func callStructured(ctx context.Context, c *rpcClient, tool string, args map[string]any) (string, error) {
-	a, err := json.Marshal(args)
+	res, text, err := callTool(ctx, c, tool, args)
 	if err != nil {
 		return "", err
-	}
-	res, err := c.rpc(ctx, "tools/call", tool, fmt.Sprintf(`{"name":%q,"arguments":%s}`, tool, a))
-	if err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	for _, content := range res.Result.Content {
-		if content.Type == "text" {
-			b.WriteString(content.Text)
-		}
-	}
-	if res.Result.IsError {
-		return "", toolError{b.String()}
 	}
 	if sc := res.Result.StructuredContent; len(sc) > 0 && string(sc) != "null" {
 		return string(sc), nil
 	}
-	return b.String(), nil
+	return text, nil
 }
 
 // structuredSide calls tool through s, one client per worker.
@@ -929,26 +917,12 @@ func metaPropertySettings(ctx context.Context, st *localstack.Stack) string {
 
 // writeMetadata writes the report to stdout and to cfg.Out (default docs/bench/metadata.md).
 func writeMetadata(run *metaRun) error {
-	if err := run.markdown(os.Stdout); err != nil {
+	out := cmp.Or(run.cfg.Out, filepath.Join("docs", "bench", "metadata.md"))
+	if err := writeOut(out, run.markdown); err != nil {
 		return err
-	}
-	out := run.cfg.Out
-	if out == "" {
-		out = filepath.Join("docs", "bench", "metadata.md")
-	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(out)
-	if err != nil {
-		return err
-	}
-	if err := run.markdown(f); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", out, err)
 	}
 	logf(os.Stderr, "metadata report: %s", out)
-	return f.Close()
+	return nil
 }
 
 // metaSearchGoal: a filtered search's p50 at most this many times the
@@ -971,11 +945,7 @@ func (run *metaRun) markdown(w io.Writer) error {
 	c, cfg := run.corpus, run.cfg
 	fmt.Fprintf(bw, "# Metadata filters: hybrid_search without and with a filter matching 10%% of the documents, side by side\n\n")
 	fmt.Fprintf(bw, "Written by `go run ./deploy/measure/strata-bench %s` on %s.\n", strings.Join(cfg.args, " "), run.started.UTC().Format("2006-01-02 15:04 MST"))
-	var bins []string
-	for _, b := range servers.All {
-		bins = append(bins, b.Name+" "+b.Version)
-	}
-	fmt.Fprintf(bw, "Machine: %d CPUs, %s, %s; servers (%s), services and this client share it. JSON: %s.\n", runtime.NumCPU(), cpuModel(), runtime.Version(), strings.Join(bins, ", "), jsonImplementation)
+	fmt.Fprintln(bw, machineLine())
 	fmt.Fprintf(bw, "Code measured: %s.\n\n", codeRevision())
 	fmt.Fprintf(bw, "Index: %d chunks in %d files x %d chunks (%d sections, ~%d words a chunk), project(s) %s; vectors 512-d (use-lite-512: %d chunks embedded with the model, spread over the files, one in every %d chunks; the rest random unit vectors), HNSW cosine. ",
 		c.chunkCount(), len(c.Files), c.ChunksPerFile, sectionsPerFile, wordsPerChunk, strings.Join(c.Projects, ", "), run.sample, max(1, c.chunkCount()/max(1, run.sample)))

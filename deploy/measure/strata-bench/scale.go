@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -161,26 +162,12 @@ func rss(pid int) int64 {
 
 // writeScale writes the markdown report to cfg.Out and the plot beside it.
 func writeScale(cfg Config, stages []stage, full *corpus) error {
-	out := cfg.Out
-	if out == "" {
-		out = filepath.Join("docs", "bench", "scale.md")
-	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return err
-	}
+	out := cmp.Or(cfg.Out, filepath.Join("docs", "bench", "scale.md"))
 	png := strings.TrimSuffix(out, filepath.Ext(out)) + ".png"
 	if cfg.LoadPath == loadBatch {
 		png = "" // loading only: no latency to plot
 	} else if err := plotScale(png, stages); err != nil {
 		return err
 	}
-	f, err := os.Create(out)
-	if err != nil {
-		return err
-	}
-	if err := scaleMarkdown(f, cfg, stages, full, filepath.Base(png)); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", out, err)
-	}
-	return f.Close()
+	return writeFile(out, func(w io.Writer) error { return scaleMarkdown(w, cfg, stages, full, filepath.Base(png)) })
 }
