@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/strata-kb/strata/deploy/localstack"
+	"github.com/strata-kb/strata/deploy/measure/program"
 	"github.com/strata-kb/strata/shared/access"
 	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/servers"
@@ -440,7 +441,7 @@ func (b *accessBench) checkAccess(ctx context.Context, n int) ([]accessCheck, er
 				}
 			}
 		}
-		logf(b.progress, "check %s: %d inputs, restricted hits %d (%d in files it may not read), admin hits %d (%d in them), short answers %d of %d, %d errors %s",
+		program.Logf(b.progress, "check %s: %d inputs, restricted hits %d (%d in files it may not read), admin hits %d (%d in them), short answers %d of %d, %d errors %s",
 			chk.name, chk.inputs, chk.hits, chk.violations, chk.adminHits, chk.adminHidden, chk.short, chk.inputs, chk.errors, clip(chk.firstErr, 160))
 		out = append(out, chk)
 	}
@@ -549,7 +550,7 @@ func runAccessMode(ctx context.Context, rep *report, st *localstack.Stack, b *be
 	}
 	run.hnsw = vectorIndexSettings(ctx, st)
 	run.restricted = fmt.Sprintf("the restricted key's status reports %d documents (%d files have %s)", n, len(b.inputFiles), readersGroup)
-	logf(b.progress, "index check: %s; %s", run.check, run.restricted)
+	program.Logf(b.progress, "index check: %s; %s", run.check, run.restricted)
 	if run.checks, err = ab.checkAccess(ctx, cfg.AccessChecks); err != nil {
 		return err
 	}
@@ -587,7 +588,7 @@ func writeAccess(run *accessRun) error {
 	if err := writeOut(out, run.markdown); err != nil {
 		return err
 	}
-	logf(os.Stderr, "access report: %s", out)
+	program.Logf(os.Stderr, "access report: %s", out)
 	return nil
 }
 
@@ -807,6 +808,6 @@ func flatCutoffExperiment(ctx context.Context, st *localstack.Stack, b *accessBe
 	if err := wv.Schema().ClassUpdater().WithClass(class).Do(ctx); err != nil {
 		return nil, fmt.Errorf("flatSearchCutoff experiment: update %s: %w", schema.ChunkVectorClass, err)
 	}
-	logf(b.progress, "flatSearchCutoff experiment: ChunkVector's vector index now: %s", vectorIndexSettings(ctx, st))
+	program.Logf(b.progress, "flatSearchCutoff experiment: ChunkVector's vector index now: %s", vectorIndexSettings(ctx, st))
 	return b.runAccess(ctx, fmt.Sprintf("flatSearchCutoff %d", cutoff))
 }

@@ -38,6 +38,7 @@ import (
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
 
 	"github.com/strata-kb/strata/deploy/localstack"
+	"github.com/strata-kb/strata/deploy/measure/program"
 	"github.com/strata-kb/strata/shared/grpcsearch"
 	"github.com/strata-kb/strata/shared/metadata"
 	"github.com/strata-kb/strata/shared/schema"
@@ -731,7 +732,7 @@ func (mb *metaBench) checkMeta(ctx context.Context, n int) ([]metaCheck, error) 
 				}
 			}
 		}
-		logf(mb.progress, "check %s: %d inputs, filtered hits %d (%d not matching, %d with wrong metadata), unfiltered hits %d (%d matching), short answers %d (full top_k available %d), %d errors %s",
+		program.Logf(mb.progress, "check %s: %d inputs, filtered hits %d (%d not matching, %d with wrong metadata), unfiltered hits %d (%d matching), short answers %d (full top_k available %d), %d errors %s",
 			chk.name, chk.inputs, chk.hits, chk.violations, chk.metaWrong, chk.plainHits, chk.plainMatching, chk.short, chk.full, chk.errors, clip(chk.firstErr, 160))
 		out = append(out, chk)
 	}
@@ -766,7 +767,7 @@ func runMetadataMode(ctx context.Context, rep *report, st *localstack.Stack, b *
 	}
 	run.hnsw = vectorIndexSettings(ctx, st)
 	run.props = metaPropertySettings(ctx, st)
-	logf(b.progress, "index check: %s; ChunkVector: %s; metadata properties: %s", run.check, run.hnsw, run.props)
+	program.Logf(b.progress, "index check: %s; ChunkVector: %s; metadata properties: %s", run.check, run.hnsw, run.props)
 	if run.checks, err = mb.checkMeta(ctx, cfg.MetadataChecks); err != nil {
 		return err
 	}
@@ -797,7 +798,7 @@ func runMetadataMode(ctx context.Context, rep *report, st *localstack.Stack, b *
 		}
 		changed = append(changed, fmt.Sprintf("%s %v", setting.key, setting.value))
 		run.experiments = append(run.experiments, strings.Join(changed, ", "))
-		logf(b.progress, "experiment: ChunkVector's vector index now: %s", vectorIndexSettings(ctx, st))
+		program.Logf(b.progress, "experiment: ChunkVector's vector index now: %s", vectorIndexSettings(ctx, st))
 		more, err := mb.runMeta(ctx, strings.Join(changed, ", "))
 		run.results = append(run.results, more...)
 		run.elapsed = time.Since(m0)
@@ -921,7 +922,7 @@ func writeMetadata(run *metaRun) error {
 	if err := writeOut(out, run.markdown); err != nil {
 		return err
 	}
-	logf(os.Stderr, "metadata report: %s", out)
+	program.Logf(os.Stderr, "metadata report: %s", out)
 	return nil
 }
 

@@ -28,26 +28,18 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/strata-kb/strata/deploy/measure/program"
 	"github.com/strata-kb/strata/embedder/embed"
 )
 
 // subject is the responder's request subject (this measurement's own).
 const subject = "strata.bench.queryembed"
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "strata-queryembed:", err)
-		os.Exit(1)
-	}
-}
+func main() { program.Main("strata-queryembed", run) }
 
 // config is the command line.
 type config struct {
