@@ -21,11 +21,9 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"time"
@@ -34,6 +32,7 @@ import (
 
 	"github.com/strata-kb/strata/deploy/measure/program"
 	"github.com/strata-kb/strata/embedder/embed"
+	"github.com/strata-kb/strata/embedder/vectorcache"
 )
 
 // subject is the responder's request subject (this measurement's own).
@@ -101,7 +100,7 @@ func respond(ctx context.Context, c config) error {
 			_ = m.RespondMsg(reply)
 			return
 		}
-		_ = m.Respond(encode(vecs[0]))
+		_ = m.Respond(vectorcache.Encode(vecs[0]))
 	})
 	if err != nil {
 		return fmt.Errorf("subscribe %s: %w", subject, err)
@@ -115,25 +114,6 @@ func respond(ctx context.Context, c config) error {
 	return nil
 }
 
-func encode(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, f := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
-	}
-	return b
-}
-
-func decode(b []byte) ([]float32, error) {
-	if len(b)%4 != 0 || len(b) == 0 {
-		return nil, fmt.Errorf("reply of %d bytes is no vector", len(b))
-	}
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v, nil
-}
-
 // remote asks the responder for a query's vector.
 func remote(ctx context.Context, nc *nats.Conn, q string) ([]float32, error) {
 	m, err := nc.RequestWithContext(ctx, subject, []byte(q))
@@ -143,7 +123,11 @@ func remote(ctx context.Context, nc *nats.Conn, q string) ([]float32, error) {
 	if e := m.Header.Get("Error"); e != "" {
 		return nil, errors.New(e)
 	}
-	return decode(m.Data)
+	v, err := vectorcache.Decode(m.Data)
+	if err != nil {
+		return nil, fmt.Errorf("reply: %w", err)
+	}
+	return v, nil
 }
 
 // queries are n agent-like questions of 4-9 words from a fixed vocabulary.
