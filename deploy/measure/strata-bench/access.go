@@ -107,12 +107,7 @@ func (ac accessCase) weaviate() bool { return ac.tool == "" }
 // query without the filter), side b the restricted key (or with it).
 type accessResult struct {
 	accessCase
-	c     int
-	a, b  side
-	load1 string
-	// experiment names a setting changed for the row (-access-flat-cutoff):
-	// not what the goal is judged on.
-	experiment string
+	pair // experiment: -access-flat-cutoff
 }
 
 // accessCheck is what the check pass found for one tool.
@@ -319,14 +314,12 @@ func (b *accessBench) runAccess(ctx context.Context, experiment string) ([]acces
 		if !ac.weaviate() {
 			sides = []callFunc{toolSide(b.sessions, ac.tool, ac.args), toolSide(b.restricted, ac.tool, ac.args)}
 		}
-		for i, c := range b.cfg.Concurrency {
-			acc, err := b.measureSides(ctx, "access/"+ac.name, c, b.cfg.Calls[i], sides, nil)
-			if err != nil {
-				return out, fmt.Errorf("measure %s at c=%d: %w", ac.name, c, err)
-			}
-			r := accessResult{accessCase: ac, c: c, a: acc[0], b: acc[1], load1: loadAverage(), experiment: experiment}
+		if err := b.measurePairs(ctx, "access", ac.name, experiment, sides, func(p pair) {
+			r := accessResult{accessCase: ac, pair: p}
 			b.printAccess(r)
 			out = append(out, r)
+		}); err != nil {
+			return out, err
 		}
 	}
 	return out, nil
@@ -340,12 +333,8 @@ func (b *accessBench) printAccess(r accessResult) {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%-34s c=%-2d n=%-4d %s p50 %7s p90 %7s | %s p50 %7s p90 %7s | x%.2f %+.2f ms | load %s",
 		r.name, r.c, r.a.calls, an, ms(r.a.percentile(0.5)), ms(r.a.percentile(0.9)), bn, ms(r.b.percentile(0.5)), ms(r.b.percentile(0.9)),
-		ratio(r.b.percentile(0.5), r.a.percentile(0.5)), msf(r.b.percentile(0.5)-r.a.percentile(0.5)), r.load1)
-	for i, s := range []side{r.a, r.b} {
-		if s.errors > 0 {
-			fmt.Fprintf(&sb, " | side %d: %d errors: %s", i+1, s.errors, clip(s.firstErr, 160))
-		}
-	}
+		r.p50Ratio(), r.p50Diff(), r.load1)
+	sb.WriteString(r.sideErrors())
 	fmt.Fprintln(b.progress, sb.String())
 }
 
@@ -648,17 +637,16 @@ func (run *accessRun) markdown(w io.Writer) error {
 			continue
 		}
 		fmt.Fprintf(bw, "| %s | %s | %s | %s | %.2f | %+.2f | %s |\n", r.name, r.kind, ms(r.a.percentile(0.5)), ms(r.b.percentile(0.5)),
-			ratio(r.b.percentile(0.5), r.a.percentile(0.5)), msf(r.b.percentile(0.5)-r.a.percentile(0.5)), r.goal())
+			r.p50Ratio(), r.p50Diff(), r.goal())
 	}
 	fmt.Fprintln(bw)
 
 	fmt.Fprintln(bw, "## MCP tools: admin against restricted key")
 	fmt.Fprintln(bw)
-	fmt.Fprintln(bw, "| row | clients | calls per side | admin p50 | p90 | p99 | restricted p50 | p90 | p99 | ratio p50 | ratio p90 | difference p50 ms | admin hits | restricted hits | errors | load1 |")
-	fmt.Fprintln(bw, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	pairTableHead(bw, "row", "admin", "restricted", "admin hits", "restricted hits", 0.9)
 	for _, r := range run.results {
 		if !r.weaviate() {
-			run.row(bw, r)
+			r.markdownRow(bw, r.name, 0.9)
 		}
 	}
 	fmt.Fprintln(bw)
@@ -666,11 +654,10 @@ func (run *accessRun) markdown(w io.Writer) error {
 	fmt.Fprintln(bw)
 	fmt.Fprintln(bw, "From this process with queryd's client and protocol (gRPC for searches, REST for reads by id), the restricted side with the filter queryd adds for that key. Whatever the tool rows add beyond this row's difference is Strata's.")
 	fmt.Fprintln(bw)
-	fmt.Fprintln(bw, "| query | clients | calls per side | no filter p50 | p90 | p99 | readers filter p50 | p90 | p99 | ratio p50 | ratio p90 | difference p50 ms | rows | filtered rows | errors | load1 |")
-	fmt.Fprintln(bw, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	pairTableHead(bw, "query", "no filter", "readers filter", "rows", "filtered rows", 0.9)
 	for _, r := range run.results {
 		if r.weaviate() {
-			run.row(bw, r)
+			r.markdownRow(bw, r.name, 0.9)
 		}
 	}
 	fmt.Fprintln(bw)
@@ -689,42 +676,17 @@ func (run *accessRun) markdown(w io.Writer) error {
 		if k.tool != "get_file_chunk" {
 			full = fmt.Sprint(k.full)
 		}
-		errs := fmt.Sprint(k.errors)
-		if k.errors > 0 {
-			errs += ": " + strings.ReplaceAll(clip(k.firstErr, 120), "|", "\\|")
-		}
+		errs := errorsCell(k.errors, k.firstErr)
 		fmt.Fprintf(bw, "| %s | %d | %d | %d | %d | %d | %s | %d | %s | %s |\n", k.name, k.inputs, k.adminHits, k.adminHidden, k.hits, k.violations, full, k.short, hidden, errs)
 	}
 	fmt.Fprintln(bw)
-	fmt.Fprintln(bw, "## Rows")
-	fmt.Fprintln(bw)
-	seen := map[string]bool{}
-	for _, r := range run.results {
-		if !seen[r.name] && r.experiment == "" {
-			seen[r.name] = true
-			fmt.Fprintf(bw, "- %s: %s\n", r.name, r.doc)
-		}
-	}
-	fmt.Fprintln(bw)
+	rowDocs(bw, run.results, func(r accessResult) (string, string, bool) { return r.name, r.doc, r.experiment == "" })
 	if cfg.AccessFlatCutoff > 0 {
 		fmt.Fprintf(bw, "Rows marked [flatSearchCutoff %d] were measured last, after ChunkVector's flatSearchCutoff was set to %d (Weaviate's default: 40000). Weaviate searches a filtered vector query flat (every vector the filter allows) when the filter allows fewer objects than the cutoff, else it walks the graph with the filter (filterStrategy); the restricted key's filter allows about %d ChunkVectors here.\n\n",
 			cfg.AccessFlatCutoff, cfg.AccessFlatCutoff, readable*c.ChunksPerFile)
 	}
-	fmt.Fprintln(bw, "hits / rows are means over each row's warm-up calls. With 2 CPUs, rows at 16 clients measure saturation (client, queryd and Weaviate share the cores), not per-call cost.")
+	fmt.Fprintln(bw, pairsNote)
 	return bw.Flush()
-}
-
-func (run *accessRun) row(w io.Writer, r accessResult) {
-	a, b := r.a, r.b
-	errs := fmt.Sprint(a.errors + b.errors)
-	if e := a.firstErr + b.firstErr; e != "" {
-		errs += ": " + strings.ReplaceAll(clip(e, 120), "|", "\\|")
-	}
-	fmt.Fprintf(w, "| %s | %d | %d | %s | %s | %s | %s | %s | %s | %.2f | %.2f | %+.2f | %s | %s | %s | %s |\n", r.name, r.c, a.calls,
-		ms(a.percentile(0.5)), ms(a.percentile(0.9)), ms(a.percentile(0.99)),
-		ms(b.percentile(0.5)), ms(b.percentile(0.9)), ms(b.percentile(0.99)),
-		ratio(b.percentile(0.5), a.percentile(0.5)), ratio(b.percentile(0.9), a.percentile(0.9)), msf(b.percentile(0.5)-a.percentile(0.5)),
-		meanHits(a.hits), meanHits(b.hits), errs, r.load1)
 }
 
 func meanHits(h float64) string {

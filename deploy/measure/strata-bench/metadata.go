@@ -380,12 +380,7 @@ func (r metaRow) k() int {
 // metaResult is one row at one concurrency: side a without the filter, b with it.
 type metaResult struct {
 	metaRow
-	c     int
-	a, b  side
-	load1 string
-	// experiment names the settings of ChunkVector's vector index changed
-	// for the row (-metadata-index): not what the goal is judged on.
-	experiment string
+	pair // experiment: the settings of ChunkVector's vector index changed (-metadata-index)
 }
 
 // metaCheck is what the check pass found for one filter and ranking.
@@ -575,14 +570,12 @@ func (mb *metaBench) runMeta(ctx context.Context, experiment string) ([]metaResu
 		if !r.weaviate() {
 			sides = []callFunc{structuredSide(mb.sessions, "hybrid_search", mb.args(r, false)), structuredSide(mb.sessions, "hybrid_search", mb.args(r, true))}
 		}
-		for i, c := range mb.cfg.Concurrency {
-			acc, err := mb.measureSides(ctx, "metadata/"+r.name, c, mb.cfg.Calls[i], sides, nil)
-			if err != nil {
-				return out, fmt.Errorf("measure %s at c=%d: %w", r.name, c, err)
-			}
-			res := metaResult{metaRow: r, c: c, a: acc[0], b: acc[1], load1: loadAverage(), experiment: experiment}
+		if err := mb.measurePairs(ctx, "metadata", r.name, experiment, sides, func(p pair) {
+			res := metaResult{metaRow: r, pair: p}
 			mb.printMeta(res)
 			out = append(out, res)
+		}); err != nil {
+			return out, err
 		}
 	}
 	return out, nil
@@ -596,12 +589,8 @@ func (mb *metaBench) printMeta(r metaResult) {
 	}
 	fmt.Fprintf(&sb, "%-48s c=%-2d n=%-4d plain p50 %7s p95 %7s | filtered p50 %7s p95 %7s | x%.2f %+.2f ms | hits %s / %s | load %s",
 		name, r.c, r.a.calls, ms(r.a.percentile(0.5)), ms(r.a.percentile(0.95)), ms(r.b.percentile(0.5)), ms(r.b.percentile(0.95)),
-		ratio(r.b.percentile(0.5), r.a.percentile(0.5)), msf(r.b.percentile(0.5)-r.a.percentile(0.5)), meanHits(r.a.hits), meanHits(r.b.hits), r.load1)
-	for i, s := range []side{r.a, r.b} {
-		if s.errors > 0 {
-			fmt.Fprintf(&sb, " | side %d: %d errors: %s", i+1, s.errors, clip(s.firstErr, 160))
-		}
-	}
+		r.p50Ratio(), r.p50Diff(), meanHits(r.a.hits), meanHits(r.b.hits), r.load1)
+	sb.WriteString(r.sideErrors())
 	fmt.Fprintln(mb.progress, sb.String())
 }
 
@@ -935,7 +924,7 @@ func (r metaResult) goal() string {
 	if r.weaviate() || r.kind == "A/A" {
 		return "-"
 	}
-	if x := ratio(r.b.percentile(0.5), r.a.percentile(0.5)); x > metaSearchGoal {
+	if x := r.p50Ratio(); x > metaSearchGoal {
 		return fmt.Sprintf("missed (x%.3f)", x)
 	}
 	return "met"
@@ -988,17 +977,16 @@ func (run *metaRun) markdown(w io.Writer) error {
 			filter = "`" + string(r.filter.raw) + "`"
 		}
 		fmt.Fprintf(bw, "| %s | %s | %s | %s | %s | %.2f | %+.2f | %s |\n", r.name, r.kind, strings.ReplaceAll(filter, "|", "\\|"), ms(r.a.percentile(0.5)), ms(r.b.percentile(0.5)),
-			ratio(r.b.percentile(0.5), r.a.percentile(0.5)), msf(r.b.percentile(0.5)-r.a.percentile(0.5)), r.goal())
+			r.p50Ratio(), r.p50Diff(), r.goal())
 	}
 	fmt.Fprintln(bw)
 
 	fmt.Fprintln(bw, "## hybrid_search through MCP: without against with the filter")
 	fmt.Fprintln(bw)
-	fmt.Fprintln(bw, "| row | clients | calls per side | unfiltered p50 | p95 | p99 | filtered p50 | p95 | p99 | ratio p50 | ratio p95 | difference p50 ms | hits | filtered hits | errors | load1 |")
-	fmt.Fprintln(bw, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	pairTableHead(bw, "row", "unfiltered", "filtered", "hits", "filtered hits", 0.95)
 	for _, r := range run.results {
 		if !r.weaviate() && r.experiment == "" {
-			run.row(bw, r)
+			r.markdownRow(bw, r.name, 0.95)
 		}
 	}
 	fmt.Fprintln(bw)
@@ -1006,11 +994,10 @@ func (run *metaRun) markdown(w io.Writer) error {
 	fmt.Fprintln(bw)
 	fmt.Fprintln(bw, "From this process with queryd's client and protocol (gRPC), the filter built as queryd builds it (`meta` ContainsAny tokens; a range on the key's property AND its `key#kind` token). Whatever the tool rows add beyond these rows' difference is Strata's.")
 	fmt.Fprintln(bw)
-	fmt.Fprintln(bw, "| query | clients | calls per side | no filter p50 | p95 | p99 | filter p50 | p95 | p99 | ratio p50 | ratio p95 | difference p50 ms | rows | filtered rows | errors | load1 |")
-	fmt.Fprintln(bw, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	pairTableHead(bw, "query", "no filter", "filter", "rows", "filtered rows", 0.95)
 	for _, r := range run.results {
 		if r.weaviate() && r.experiment == "" {
-			run.row(bw, r)
+			r.markdownRow(bw, r.name, 0.95)
 		}
 	}
 	fmt.Fprintln(bw)
@@ -1018,11 +1005,10 @@ func (run *metaRun) markdown(w io.Writer) error {
 		fmt.Fprintf(bw, "## Experiment: ChunkVector's vector index with %s\n\n", e)
 		fmt.Fprintf(bw, "Measured after the rows above, with the index settings changed (Weaviate's defaults: flatSearchCutoff 40000, filterStrategy acorn; a filter allowing fewer objects than flatSearchCutoff is searched flat, over every allowed vector, else the graph is walked with the filter strategy). Each filter here allows about %d ChunkVectors.\n\n",
 			run.corpus.chunkCount()/10)
-		fmt.Fprintln(bw, "| row | clients | calls per side | no filter p50 | p95 | p99 | filter p50 | p95 | p99 | ratio p50 | ratio p95 | difference p50 ms | rows | filtered rows | errors | load1 |")
-		fmt.Fprintln(bw, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		pairTableHead(bw, "row", "no filter", "filter", "rows", "filtered rows", 0.95)
 		for _, r := range run.results {
 			if r.experiment == e {
-				run.row(bw, r)
+				r.markdownRow(bw, r.name, 0.95)
 			}
 		}
 		fmt.Fprintln(bw)
@@ -1040,37 +1026,12 @@ func (run *metaRun) markdown(w io.Writer) error {
 			rounds = fmt.Sprintf("%.1f", float64(k.rounds)/float64(k.rankings))
 			shortRank = fmt.Sprintf("%d / %d", k.shortRankings, k.rankings)
 		}
-		errs := fmt.Sprint(k.errors)
-		if k.errors > 0 {
-			errs += ": " + strings.ReplaceAll(clip(k.firstErr, 120), "|", "\\|")
-		}
+		errs := errorsCell(k.errors, k.firstErr)
 		fmt.Fprintf(bw, "| %s | `%s` | %d | %d | %d | %d | %d | %d | %d | %d | %d | %s | %s | %s |\n", k.name, strings.ReplaceAll(k.filter, "|", "\\|"), k.topK, k.inputs,
 			k.plainHits, k.plainMatching, k.hits, k.violations, k.metaWrong, k.full, k.short, rounds, shortRank, errs)
 	}
 	fmt.Fprintln(bw)
-	fmt.Fprintln(bw, "## Rows")
-	fmt.Fprintln(bw)
-	seen := map[string]bool{}
-	for _, r := range run.results {
-		if !seen[r.name] && r.experiment == "" {
-			seen[r.name] = true
-			fmt.Fprintf(bw, "- %s: %s\n", r.name, r.doc)
-		}
-	}
-	fmt.Fprintln(bw)
-	fmt.Fprintln(bw, "hits / rows are means over each row's warm-up calls. With 2 CPUs, rows at 16 clients measure saturation (client, queryd and Weaviate share the cores), not per-call cost.")
+	rowDocs(bw, run.results, func(r metaResult) (string, string, bool) { return r.name, r.doc, r.experiment == "" })
+	fmt.Fprintln(bw, pairsNote)
 	return bw.Flush()
-}
-
-func (run *metaRun) row(w io.Writer, r metaResult) {
-	a, b := r.a, r.b
-	errs := fmt.Sprint(a.errors + b.errors)
-	if e := a.firstErr + b.firstErr; e != "" {
-		errs += ": " + strings.ReplaceAll(clip(e, 120), "|", "\\|")
-	}
-	fmt.Fprintf(w, "| %s | %d | %d | %s | %s | %s | %s | %s | %s | %.2f | %.2f | %+.2f | %s | %s | %s | %s |\n", r.name, r.c, a.calls,
-		ms(a.percentile(0.5)), ms(a.percentile(0.95)), ms(a.percentile(0.99)),
-		ms(b.percentile(0.5)), ms(b.percentile(0.95)), ms(b.percentile(0.99)),
-		ratio(b.percentile(0.5), a.percentile(0.5)), ratio(b.percentile(0.95), a.percentile(0.95)), msf(b.percentile(0.5)-a.percentile(0.5)),
-		meanHits(a.hits), meanHits(b.hits), errs, r.load1)
 }
