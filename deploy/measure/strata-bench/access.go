@@ -139,19 +139,10 @@ type accessBench struct {
 
 // accessRun is the access mode's report.
 type accessRun struct {
-	cfg         Config
-	started     time.Time
-	corpus      *corpus
-	sample      int
-	load        loadResult
-	drain       time.Duration
-	check       string // admin's status
-	hnsw        string // ChunkVector's vector index settings, as Weaviate reports them
-	restricted  string // the restricted key's status
-	loadMeasure string
-	checks      []accessCheck
-	results     []accessResult
-	elapsed     time.Duration
+	pairRun
+	restricted string // the restricted key's status
+	checks     []accessCheck
+	results    []accessResult
 }
 
 // filteredBy returns a copy of d whose gRPC queries add readers ContainsAny values.
@@ -519,7 +510,7 @@ func statusDocuments(ctx context.Context, s *rpcClient) (int, error) {
 // index, connect both keys, check, measure, write the report.
 func runAccessMode(ctx context.Context, rep *report, st *localstack.Stack, b *bench, keys accessKeys, drain time.Duration) error {
 	cfg := b.cfg
-	run := &accessRun{cfg: cfg, started: rep.started, corpus: rep.corpus, sample: rep.sample, load: rep.load, drain: drain}
+	run := &accessRun{pairRun: newPairRun(rep, cfg, drain)}
 	restricted, err := openSessions(ctx, st.Env.MCPURL, keys.restricted, cfg.maxConcurrency())
 	if err != nil {
 		return fmt.Errorf("restricted key: %w", err)
@@ -550,10 +541,9 @@ func runAccessMode(ctx context.Context, rep *report, st *localstack.Stack, b *be
 	if len(run.checks) > 0 && hits == 0 {
 		return errors.New("access: the restricted key got no hit at all: are readers written on the objects (indexer/index)?")
 	}
-	run.loadMeasure = loadAverage()
-	m0 := time.Now()
+	run.startMeasuring()
 	run.results, err = ab.runAccess(ctx, "")
-	run.elapsed = time.Since(m0)
+	run.measured()
 	if err != nil {
 		return err
 	}
@@ -563,7 +553,7 @@ func runAccessMode(ctx context.Context, rep *report, st *localstack.Stack, b *be
 		}
 		more, err := flatCutoffExperiment(ctx, st, ab, cfg.AccessFlatCutoff)
 		run.results = append(run.results, more...)
-		run.elapsed = time.Since(m0)
+		run.measured()
 		if err != nil {
 			return err
 		}
@@ -610,17 +600,14 @@ func (run *accessRun) markdown(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	c, cfg := run.corpus, run.cfg
 	readable := len(c.readable())
-	fmt.Fprintf(bw, "# Per-document access: a restricted key against an admin, side by side\n\n")
-	fmt.Fprintf(bw, "Written by `go run ./deploy/measure/strata-bench %s` on %s.\n", strings.Join(cfg.args, " "), run.started.UTC().Format("2006-01-02 15:04 MST"))
-	fmt.Fprintln(bw, machineLine())
-	fmt.Fprintf(bw, "Code measured: %s.\n\n", codeRevision())
+	run.head(bw, "Per-document access: a restricted key against an admin, side by side")
 	fmt.Fprintf(bw, "Index: %d chunks in %d files x %d chunks (%d sections, ~%d words a chunk), project(s) %s; vectors 512-d (use-lite-512: the first %d chunks embedded with the model, the rest random unit vectors), HNSW cosine. ",
 		c.chunkCount(), len(c.Files), c.ChunksPerFile, sectionsPerFile, wordsPerChunk, strings.Join(c.Projects, ", "), run.sample)
 	fmt.Fprintf(bw, "Every file has groups: file k has `%s` when k %% %d == 0 (%d files, %.1f%%), `%s` otherwise. ",
 		readersGroup, cfg.AccessEvery, readable, 100*float64(readable)/float64(len(c.Files)), otherGroup)
 	fmt.Fprintf(bw, "Loaded with the indexer's commit path (index.Writer.ApplyFileVersion + ApplyVectors, which write each file's readers from FileVersion.Access on every object) in %s (%.0f chunks/s), vector queue drained %s later. %s; %s.\n\n",
 		run.load.Elapsed.Round(time.Second), run.load.chunksPerSecond(), run.drain.Round(time.Second), run.check, run.restricted)
-	fmt.Fprintf(bw, "ChunkVector's vector index as Weaviate reports it: %s. A filtered search that admits fewer vectors than flatSearchCutoff scans them on %s goroutines (HNSW_FLAT_SEARCH_CONCURRENCY, as the stack sets it).\n\n", run.hnsw, flatSearchConcurrency(cfg.WeaviateEnv))
+	run.vectorIndex(bw)
 	fmt.Fprintf(bw, "Keys: admin `%s` (every document: no readers filter) and restricted `%s` (queryd adds `readers ContainsAny [%s]` to its Weaviate queries of a document's objects; the Weaviate read-by-id rows show how it reads one object for each key).\n\n",
 		adminGrant, restrictedGrant, `"`+strings.Join(restrictedReaders, `", "`)+`"`)
 	fmt.Fprintf(bw, "Method: every row calls the same thing with the same inputs on both sides, drawn from the %d files the restricted key may read (the query pool from their made-up words); after a warm-up, %d rounds per side alternate which side goes first. Load average %s before measuring; measured in %s. Latencies in ms, percentiles nearest-rank.\n\n",

@@ -415,23 +415,14 @@ type metaBench struct {
 
 // metaRun is the metadata mode's report.
 type metaRun struct {
-	cfg         Config
-	started     time.Time
-	corpus      *corpus
-	sample      int
-	load        loadResult
-	drain       time.Duration
-	check       string
-	hnsw        string // ChunkVector's vector index settings
+	pairRun
 	props       string // the metadata properties' index settings
-	loadMeasure string
 	filters     []metaFilterCase
 	selective   []metaFilterCase
 	experiments []string // the index settings of each experiment, in turn
 	queries     int      // the query pool's size
 	checks      []metaCheck
 	results     []metaResult
-	elapsed     time.Duration
 }
 
 // metaRows lists the rows, in table order.
@@ -749,7 +740,7 @@ func runMetadataMode(ctx context.Context, rep *report, st *localstack.Stack, b *
 	for _, f := range rep.corpus.Files {
 		mb.files[f.FV.FileID] = f
 	}
-	run := &metaRun{cfg: cfg, started: rep.started, corpus: rep.corpus, sample: rep.sample, load: rep.load, drain: drain, filters: mb.filters, selective: mb.selective, queries: len(b.queries.texts)}
+	run := &metaRun{pairRun: newPairRun(rep, cfg, drain), filters: mb.filters, selective: mb.selective, queries: len(b.queries.texts)}
 	var err error
 	if run.check, err = b.checkIndex(ctx); err != nil {
 		return err
@@ -767,10 +758,9 @@ func runMetadataMode(ctx context.Context, rep *report, st *localstack.Stack, b *
 	if len(run.checks) > 0 && hits == 0 {
 		return errors.New("metadata: no filtered answer had a hit: are the metadata tokens written on the chunks (indexer/index)?")
 	}
-	run.loadMeasure = loadAverage()
-	m0 := time.Now()
+	run.startMeasuring()
 	run.results, err = mb.runMeta(ctx, "")
-	run.elapsed = time.Since(m0)
+	run.measured()
 	if err != nil {
 		if len(run.results) > 0 {
 			_ = writeMetadata(run) // keep what was measured
@@ -790,7 +780,7 @@ func runMetadataMode(ctx context.Context, rep *report, st *localstack.Stack, b *
 		program.Logf(b.progress, "experiment: ChunkVector's vector index now: %s", vectorIndexSettings(ctx, st))
 		more, err := mb.runMeta(ctx, strings.Join(changed, ", "))
 		run.results = append(run.results, more...)
-		run.elapsed = time.Since(m0)
+		run.measured()
 		if err != nil {
 			_ = writeMetadata(run)
 			return err
@@ -933,10 +923,7 @@ func (r metaResult) goal() string {
 func (run *metaRun) markdown(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	c, cfg := run.corpus, run.cfg
-	fmt.Fprintf(bw, "# Metadata filters: hybrid_search without and with a filter matching 10%% of the documents, side by side\n\n")
-	fmt.Fprintf(bw, "Written by `go run ./deploy/measure/strata-bench %s` on %s.\n", strings.Join(cfg.args, " "), run.started.UTC().Format("2006-01-02 15:04 MST"))
-	fmt.Fprintln(bw, machineLine())
-	fmt.Fprintf(bw, "Code measured: %s.\n\n", codeRevision())
+	run.head(bw, "Metadata filters: hybrid_search without and with a filter matching 10% of the documents, side by side")
 	fmt.Fprintf(bw, "Index: %d chunks in %d files x %d chunks (%d sections, ~%d words a chunk), project(s) %s; vectors 512-d (use-lite-512: %d chunks embedded with the model, spread over the files, one in every %d chunks; the rest random unit vectors), HNSW cosine. ",
 		c.chunkCount(), len(c.Files), c.ChunksPerFile, sectionsPerFile, wordsPerChunk, strings.Join(c.Projects, ", "), run.sample, max(1, c.chunkCount()/max(1, run.sample)))
 	fmt.Fprintf(bw, "Every document has metadata: the tag `dept` (a string, one of %d: %s), and from the file itself `year` (a number, %d-%d) and `reviewed` (a date in %d: ten stretches of 29 days); ",
@@ -944,7 +931,7 @@ func (run *metaRun) markdown(w io.Writer) error {
 	fmt.Fprintf(bw, "each value is given to 10%% of the documents by the digits of the document's place in a seeded permutation, so the keys are independent and follow neither the file order nor the model-embedded chunks. ")
 	fmt.Fprintf(bw, "Loaded with the indexer's commit path (index.Writer.ApplyFileVersion + ApplyVectors, which merge FileVersion.MetadataSources and write the `meta` tokens and range properties on every chunk and chunk vector) in %s (%.0f chunks/s), vector queue drained %s later. %s.\n\n",
 		run.load.Elapsed.Round(time.Second), run.load.chunksPerSecond(), run.drain.Round(time.Second), run.check)
-	fmt.Fprintf(bw, "ChunkVector's vector index as Weaviate reports it: %s. A filtered search that admits fewer vectors than flatSearchCutoff scans them on %s goroutines (HNSW_FLAT_SEARCH_CONCURRENCY, as the stack sets it).\n\n", run.hnsw, flatSearchConcurrency(cfg.WeaviateEnv))
+	run.vectorIndex(bw)
 	fmt.Fprintf(bw, "Metadata properties as Weaviate reports them: %s.\n\n", run.props)
 	fmt.Fprintln(bw, "Filters (each matches exactly 10% of the documents, counted with metadata.Filter.Match on the corpus):")
 	fmt.Fprintln(bw)

@@ -10,7 +10,52 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
+
+// pairRun is what a side-by-side report says of its run, whichever mode.
+type pairRun struct {
+	cfg         Config
+	started     time.Time
+	corpus      *corpus
+	sample      int
+	load        loadResult
+	drain       time.Duration
+	check       string // the admin's status
+	hnsw        string // ChunkVector's vector index settings, as Weaviate reports them
+	loadMeasure string
+	measuring   time.Time // when measuring began
+	elapsed     time.Duration
+}
+
+// newPairRun is a side-by-side run after the load rep reports, and the
+// vector queue's drain.
+func newPairRun(rep *report, cfg Config, drain time.Duration) pairRun {
+	return pairRun{cfg: cfg, started: rep.started, corpus: rep.corpus, sample: rep.sample, load: rep.load, drain: drain}
+}
+
+// startMeasuring notes the load average and when measuring began.
+func (run *pairRun) startMeasuring() {
+	run.loadMeasure = loadAverage()
+	run.measuring = time.Now()
+}
+
+// measured sets elapsed: the time measuring has taken so far.
+func (run *pairRun) measured() { run.elapsed = time.Since(run.measuring) }
+
+// head writes the report's title and the lines on how it was written: the
+// command line, the machine, the code measured.
+func (run *pairRun) head(w io.Writer, title string) {
+	fmt.Fprintf(w, "# %s\n\n", title)
+	fmt.Fprintf(w, "Written by `go run ./deploy/measure/strata-bench %s` on %s.\n", strings.Join(run.cfg.args, " "), run.started.UTC().Format("2006-01-02 15:04 MST"))
+	fmt.Fprintln(w, machineLine())
+	fmt.Fprintf(w, "Code measured: %s.\n\n", codeRevision())
+}
+
+// vectorIndex writes the paragraph on ChunkVector's vector index.
+func (run *pairRun) vectorIndex(w io.Writer) {
+	fmt.Fprintf(w, "ChunkVector's vector index as Weaviate reports it: %s. A filtered search that admits fewer vectors than flatSearchCutoff scans them on %s goroutines (HNSW_FLAT_SEARCH_CONCURRENCY, as the stack sets it).\n\n", run.hnsw, flatSearchConcurrency(run.cfg.WeaviateEnv))
+}
 
 // pair is one row's two sides measured at one concurrency.
 type pair struct {
