@@ -39,20 +39,8 @@ func (g GoTest) Run(ctx context.Context, st *Step) error {
 	packages := strings.Fields(string(out))
 	run := newTestRun(packages, loadTimes(g.TimesPath), runtime.GOMAXPROCS(0), time.Now)
 	st.Say(run.line())
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() { // the time left shown on the step's line comes from the run
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				st.Say(run.line())
-			}
-		}
-	}()
+	// The time left shown on the step's line comes from the run.
+	defer Every(time.Second, func() { st.Say(run.line()) })()
 
 	cmd := exec.CommandContext(ctx, "go", append(append([]string{"test", "-json"}, g.Flags...), g.Patterns...)...)
 	cmd.Dir = g.Dir

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/strata-kb/strata/deploy/localstack"
+	"github.com/strata-kb/strata/deploy/progress"
 	"github.com/strata-kb/strata/embedder/embed/uselite"
 	"github.com/strata-kb/strata/indexer/index"
 	"github.com/strata-kb/strata/shared/pipeline"
@@ -164,24 +165,13 @@ func (l *loader) load(ctx context.Context, workers int, progress io.Writer) (loa
 }
 
 // loadRange writes files [from, to).
-func (l *loader) loadRange(ctx context.Context, workers, from, to int, progress io.Writer) (loadResult, error) {
+func (l *loader) loadRange(ctx context.Context, workers, from, to int, progressOut io.Writer) (loadResult, error) {
 	started := time.Now()
 	total := (to - from) * l.c.ChunksPerFile
 	var done atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(10 * time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				chunks := int(done.Load()) * l.c.ChunksPerFile
-				fmt.Fprintf(progress, "loaded %d/%d chunks (%.0f chunks/s)\n", chunks, total, float64(chunks)/time.Since(started).Seconds())
-			}
-		}
+	stop := progress.Every(10*time.Second, func() {
+		chunks := int(done.Load()) * l.c.ChunksPerFile
+		fmt.Fprintf(progressOut, "loaded %d/%d chunks (%.0f chunks/s)\n", chunks, total, float64(chunks)/time.Since(started).Seconds())
 	})
 	err := forEach(ctx, workers, to-from, func(ctx context.Context, _, k int) error {
 		if err := l.loadFile(ctx, from+k); err != nil {
@@ -190,8 +180,7 @@ func (l *loader) loadRange(ctx context.Context, workers, from, to int, progress 
 		done.Add(1)
 		return nil
 	})
-	close(stop)
-	wg.Wait()
+	stop()
 	res := loadResult{Files: to - from, Chunks: total, Workers: workers, Elapsed: time.Since(started)}
 	if err != nil {
 		return res, fmt.Errorf("load index: %w", err)
