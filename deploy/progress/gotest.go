@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/strata-kb/strata/shared/tick"
 )
 
 // GoTest runs `go test -json` as a step: packages done out of the total with
@@ -40,7 +42,7 @@ func (g GoTest) Run(ctx context.Context, st *Step) error {
 	run := newTestRun(packages, loadTimes(g.TimesPath), runtime.GOMAXPROCS(0), time.Now)
 	st.Say(run.line())
 	// The time left shown on the step's line comes from the run.
-	defer Every(time.Second, func() { st.Say(run.line()) })()
+	defer tick.Every(time.Second, func() bool { st.Say(run.line()); return true })()
 
 	cmd := exec.CommandContext(ctx, "go", append(append([]string{"test", "-json"}, g.Flags...), g.Patterns...)...)
 	cmd.Dir = g.Dir

@@ -12,12 +12,12 @@ import (
 	"time"
 
 	"github.com/strata-kb/strata/deploy/localstack"
-	"github.com/strata-kb/strata/deploy/progress"
 	"github.com/strata-kb/strata/embedder/embed/uselite"
 	"github.com/strata-kb/strata/indexer/index"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/tick"
 )
 
 // startStack starts the whole local stack on free ports in stateDir, with
@@ -165,13 +165,14 @@ func (l *loader) load(ctx context.Context, workers int, progress io.Writer) (loa
 }
 
 // loadRange writes files [from, to).
-func (l *loader) loadRange(ctx context.Context, workers, from, to int, progressOut io.Writer) (loadResult, error) {
+func (l *loader) loadRange(ctx context.Context, workers, from, to int, progress io.Writer) (loadResult, error) {
 	started := time.Now()
 	total := (to - from) * l.c.ChunksPerFile
 	var done atomic.Int64
-	stop := progress.Every(10*time.Second, func() {
+	stop := tick.Every(10*time.Second, func() bool {
 		chunks := int(done.Load()) * l.c.ChunksPerFile
-		fmt.Fprintf(progressOut, "loaded %d/%d chunks (%.0f chunks/s)\n", chunks, total, float64(chunks)/time.Since(started).Seconds())
+		fmt.Fprintf(progress, "loaded %d/%d chunks (%.0f chunks/s)\n", chunks, total, float64(chunks)/time.Since(started).Seconds())
+		return true
 	})
 	err := forEach(ctx, workers, to-from, func(ctx context.Context, _, k int) error {
 		if err := l.loadFile(ctx, from+k); err != nil {
