@@ -156,9 +156,18 @@ func (d *direct) neighbours(ctx context.Context, project string, vec []float32, 
 		dist := 1 - minSimilarity
 		near.Distance = &dist
 	}
-	branch := filters.Where().WithPath([]string{"branch"}).WithOperator(filters.ContainsAny).WithValueText("")
-	rows, missing, err := d.rpc.Get(ctx, grpcsearch.Query{Class: schema.ChunkVectorClass, Tenant: project, NearVector: near, Where: d.scoped(branch),
-		Fields: []graphql.Field{{Name: "chunk_id"}, {Name: "_additional", Fields: []graphql.Field{{Name: "distance"}}}}, Limit: fetch})
+	return d.nearestTo(ctx, project, near, 0, fetch, nil)
+}
+
+// nearestTo is the chunk ids of the fetch ChunkVectors nearest to near
+// from offset on (main only), within where (nil: no more).
+func (d *direct) nearestTo(ctx context.Context, project string, near *grpcsearch.NearVector, offset, fetch int, where *filters.WhereBuilder) ([]string, error) {
+	scope := filters.Where().WithPath([]string{"branch"}).WithOperator(filters.ContainsAny).WithValueText("")
+	if where != nil {
+		scope = wvquery.And(scope, where)
+	}
+	rows, missing, err := d.rpc.Get(ctx, grpcsearch.Query{Class: schema.ChunkVectorClass, Tenant: project, NearVector: near, Where: d.scoped(scope),
+		Fields: []graphql.Field{{Name: "chunk_id"}, {Name: "_additional", Fields: []graphql.Field{{Name: "distance"}}}}, Offset: offset, Limit: fetch})
 	if err != nil || missing {
 		return nil, err
 	}

@@ -35,7 +35,6 @@ import (
 	"time"
 
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
-	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
 
 	"github.com/strata-kb/strata/deploy/localstack"
 	"github.com/strata-kb/strata/deploy/measure/program"
@@ -303,23 +302,7 @@ func (d *direct) vectorInside(ctx context.Context, project string, vec []float32
 // nearest is the chunk ids of the fetch nearest ChunkVectors from offset
 // on (main only), within where.
 func (d *direct) nearest(ctx context.Context, project string, vec []float32, offset, fetch int, where *filters.WhereBuilder) ([]string, error) {
-	scope := filters.Where().WithPath([]string{"branch"}).WithOperator(filters.ContainsAny).WithValueText("")
-	if where != nil {
-		scope = wvquery.And(scope, where)
-	}
-	rows, missing, err := d.rpc.Get(ctx, grpcsearch.Query{Class: schema.ChunkVectorClass, Tenant: project,
-		NearVector: &grpcsearch.NearVector{Vector: vec, Target: d.vectorName}, Where: d.scoped(scope),
-		Fields: []graphql.Field{{Name: "chunk_id"}, {Name: "_additional", Fields: []graphql.Field{{Name: "distance"}}}}, Offset: offset, Limit: fetch})
-	if err != nil || missing {
-		return nil, err
-	}
-	out := make([]string, 0, len(rows))
-	for _, r := range rows {
-		if id, ok := r["chunk_id"].(string); ok {
-			out = append(out, id)
-		}
-	}
-	return out, nil
+	return d.nearestTo(ctx, project, &grpcsearch.NearVector{Vector: vec, Target: d.vectorName}, offset, fetch, where)
 }
 
 // chunksWhere reads the chunks of ids as of the watermark within where
