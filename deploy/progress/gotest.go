@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/strata-kb/strata/shared/tick"
 )
 
 // GoTest runs `go test -json` as a step: packages done out of the total with
@@ -39,20 +41,8 @@ func (g GoTest) Run(ctx context.Context, st *Step) error {
 	packages := strings.Fields(string(out))
 	run := newTestRun(packages, loadTimes(g.TimesPath), runtime.GOMAXPROCS(0), time.Now)
 	st.Say(run.line())
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() { // the time left shown on the step's line comes from the run
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				st.Say(run.line())
-			}
-		}
-	}()
+	// The time left shown on the step's line comes from the run.
+	defer tick.Every(time.Second, func() bool { st.Say(run.line()); return true })()
 
 	cmd := exec.CommandContext(ctx, "go", append(append([]string{"test", "-json"}, g.Flags...), g.Patterns...)...)
 	cmd.Dir = g.Dir

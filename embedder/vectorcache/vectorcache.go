@@ -58,7 +58,7 @@ func (c *KV) Get(ctx context.Context, model, checksum string) ([]float32, bool, 
 	if err != nil {
 		return nil, false, fmt.Errorf("vector cache get %s: %w", k, err)
 	}
-	v, err := decode(e.Value())
+	v, err := Decode(e.Value())
 	if err != nil {
 		return nil, false, fmt.Errorf("vector cache %s: %w", k, err)
 	}
@@ -71,13 +71,15 @@ func (c *KV) Put(ctx context.Context, model, checksum string, v []float32) error
 	if err != nil {
 		return err
 	}
-	if _, err := c.kv.Put(ctx, k, encode(v)); err != nil {
+	if _, err := c.kv.Put(ctx, k, Encode(v)); err != nil {
 		return fmt.Errorf("vector cache put %s: %w", k, err)
 	}
 	return nil
 }
 
-func encode(v []float32) []byte {
+// Encode is a vector as the cache stores it: its float32s, little-endian.
+// What else carries a vector as bytes (a NATS reply) uses it too.
+func Encode(v []float32) []byte {
 	b := make([]byte, 4*len(v))
 	for i, f := range v {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
@@ -85,9 +87,10 @@ func encode(v []float32) []byte {
 	return b
 }
 
-func decode(b []byte) ([]float32, error) {
+// Decode is the vector Encode made b of.
+func Decode(b []byte) ([]float32, error) {
 	if len(b)%4 != 0 || len(b) == 0 {
-		return nil, fmt.Errorf("corrupt entry of %d bytes", len(b))
+		return nil, fmt.Errorf("%d bytes are no encoded vector", len(b))
 	}
 	v := make([]float32, len(b)/4)
 	for i := range v {

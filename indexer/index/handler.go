@@ -16,9 +16,9 @@ import (
 func (w *Writer) HandleChunks(ctx context.Context, msg jetstream.Msg) error {
 	switch kind := msg.Headers().Get(pipeline.HeaderKind); kind {
 	case pipeline.KindFileVersion:
-		var fv pipeline.FileVersion
-		if err := json.Unmarshal(msg.Data(), &fv); err != nil {
-			return worker.Permanent(fmt.Errorf("decode file version: %w", err))
+		fv, err := decode[pipeline.FileVersion](msg, "file version")
+		if err != nil {
+			return err
 		}
 		out, err := w.ApplyFileVersion(ctx, fv)
 		if err != nil {
@@ -27,9 +27,9 @@ func (w *Writer) HandleChunks(ctx context.Context, msg jetstream.Msg) error {
 		w.log.Info("file version "+string(out), "project", fv.Object.Project, "path", fv.Object.Path,
 			"file_version_id", fv.FileVersionID, "status", fv.Status, "chunks", len(fv.Chunks))
 	case pipeline.KindFileDeleted:
-		var d pipeline.FileDeleted
-		if err := json.Unmarshal(msg.Data(), &d); err != nil {
-			return worker.Permanent(fmt.Errorf("decode delete: %w", err))
+		d, err := decode[pipeline.FileDeleted](msg, "delete")
+		if err != nil {
+			return err
 		}
 		out, err := w.ApplyDelete(ctx, d)
 		if err != nil {
@@ -37,9 +37,9 @@ func (w *Writer) HandleChunks(ctx context.Context, msg jetstream.Msg) error {
 		}
 		w.log.Info("delete "+string(out), "project", d.Object.Project, "path", d.Object.Path, "file_id", d.FileID)
 	case pipeline.KindTagsChanged:
-		var ac pipeline.TagsChanged
-		if err := json.Unmarshal(msg.Data(), &ac); err != nil {
-			return worker.Permanent(fmt.Errorf("decode access change: %w", err))
+		ac, err := decode[pipeline.TagsChanged](msg, "access change")
+		if err != nil {
+			return err
 		}
 		if err := validateAccessChange(ac); err != nil {
 			return worker.Permanent(err)
@@ -57,6 +57,16 @@ func (w *Writer) HandleChunks(ctx context.Context, msg jetstream.Msg) error {
 		return worker.Permanent(fmt.Errorf("unknown message kind %q on %s", kind, msg.Subject()))
 	}
 	return nil
+}
+
+// decode reads a message's JSON body as a T; what names it in the error,
+// which is permanent: the same body never decodes on a redelivery.
+func decode[T any](msg jetstream.Msg, what string) (T, error) {
+	var v T
+	if err := json.Unmarshal(msg.Data(), &v); err != nil {
+		return v, worker.Permanent(fmt.Errorf("decode %s: %w", what, err))
+	}
+	return v, nil
 }
 
 // errNoDocumentYet is why an access change of a file without a document is

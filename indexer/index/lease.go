@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/strata-kb/strata/shared/tick"
 )
 
 // LocksBucket holds the per-project commit leases of indexer replicas.
@@ -62,35 +63,24 @@ func (l *Leases) Acquire(ctx context.Context, project string) (release func(), l
 func (l *Leases) hold(project string, rev uint64) (func(), func() bool, error) {
 	var mu sync.Mutex
 	lostLease := false
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(l.ttl / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				ctx, cancel := context.WithTimeout(context.Background(), l.ttl/3)
-				next, err := l.kv.Update(ctx, project, []byte(l.holder), rev)
-				cancel()
-				mu.Lock()
-				if err != nil {
-					lostLease = true
-				} else {
-					rev = next
-				}
-				mu.Unlock()
-				if err != nil {
-					return
-				}
-			}
+	// Renew the lease until it is released, or lost (then no more).
+	stopRenewing := tick.Every(l.ttl/3, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), l.ttl/3)
+		next, err := l.kv.Update(ctx, project, []byte(l.holder), rev)
+		cancel()
+		mu.Lock()
+		if err != nil {
+			lostLease = true
+		} else {
+			rev = next
 		}
-	}()
+		mu.Unlock()
+		return err == nil
+	})
 	var once sync.Once
 	release := func() {
 		once.Do(func() {
-			close(done)
+			stopRenewing()
 			mu.Lock()
 			defer mu.Unlock()
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

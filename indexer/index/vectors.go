@@ -2,7 +2,6 @@ package index
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"time"
@@ -22,9 +21,9 @@ const MaxDimensions = 8192
 
 // HandleVectors applies one message of the embeddings stream.
 func (w *Writer) HandleVectors(ctx context.Context, msg jetstream.Msg) error {
-	var v pipeline.Vectors
-	if err := json.Unmarshal(msg.Data(), &v); err != nil {
-		return worker.Permanent(fmt.Errorf("decode vectors: %w", err))
+	v, err := decode[pipeline.Vectors](msg, "vectors")
+	if err != nil {
+		return err
 	}
 	return w.ApplyVectors(ctx, v)
 }

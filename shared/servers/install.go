@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/strata-kb/strata/shared/usercache"
 )
 
 // Binary is a server built from a Go module at a pinned version.
@@ -38,16 +40,7 @@ var All = []Binary{NATSServer, MinIO, Weaviate}
 // CacheDir is where built servers are kept: $STRATA_BIN_CACHE, else the user
 // cache directory. It outlives clones of the repository, so CI and a new
 // checkout reuse one build.
-func CacheDir() (string, error) {
-	if d := os.Getenv("STRATA_BIN_CACHE"); d != "" {
-		return d, nil
-	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("locate cache dir (set STRATA_BIN_CACHE): %w", err)
-	}
-	return filepath.Join(d, "strata", "bin"), nil
-}
+func CacheDir() (string, error) { return usercache.Dir("STRATA_BIN_CACHE", "bin") }
 
 // Path is where b is cached: the version is part of the name, so a new pin
 // installs beside the old one.

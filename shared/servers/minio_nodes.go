@@ -149,18 +149,7 @@ func (s *Stack) RestartMinIONode(ctx context.Context, i int) error {
 	if len(nodes) < 2 || i < 0 || i >= len(nodes) {
 		return fmt.Errorf("restart minio node %d: not a node of a %d-node cluster", i+1, len(nodes))
 	}
-	s.MinIONodes()[i].Kill() // no-op when it is already gone
-	p, err := s.startMinIONode(i)
-	if err != nil {
-		return fmt.Errorf("restart minio node%d: %w", i+1, err)
-	}
-	if i == 0 {
-		s.MinIO = p
-	} else {
-		s.MinIOPeers[i-1] = p
-	}
-	if err := minioNodeReady(ctx, p, nodes[i].API); err != nil {
-		return fmt.Errorf("restart minio node%d: %w", i+1, err)
-	}
-	return nil
+	return restartNode(fmt.Sprintf("restart minio node%d", i+1), i, &s.MinIO, s.MinIOPeers,
+		func() (*Process, error) { return s.startMinIONode(i) },
+		func(p *Process) error { return minioNodeReady(ctx, p, nodes[i].API) })
 }

@@ -40,17 +40,33 @@ func (s *Stack) RestartNATSNode(ctx context.Context, i int) error {
 	for _, n := range nodes {
 		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", n.Route))
 	}
-	s.NATSNodes()[i].Kill() // no-op when it is already gone
 	n, name := nodes[i], fmt.Sprintf("strata-%d", i+1)
 	cluster := fmt.Sprintf("cluster {\n  name: strata\n  listen: 127.0.0.1:%d\n  routes: [%s]\n}\n", n.Route, strings.Join(routes, ", "))
-	p, err := startNATSNode(ctx, o.Bins[NATSServer.Name], filepath.Join(o.DataDir, "nats", name), name, n.Client, n.Monitor, cluster, filepath.Join(o.DataDir, "logs"), o.Detach)
-	if err != nil {
-		return fmt.Errorf("restart nats node %s: %w", name, err)
+	return restartNode("restart nats node "+name, i, &s.NATS, s.NATSPeers,
+		func() (*Process, error) {
+			return startNATSNode(ctx, o.Bins[NATSServer.Name], filepath.Join(o.DataDir, "nats", name), name, n.Client, n.Monitor, cluster, filepath.Join(o.DataDir, "logs"), o.Detach)
+		}, nil)
+}
+
+// restartNode puts a new process in the place of node i of a cluster whose
+// node1 is *first and whose others are peers: it kills the old one (a
+// no-op when it is already gone), starts the new one and, with ready set,
+// waits until ready accepts it. what leads its errors.
+func restartNode(what string, i int, first **Process, peers []*Process, start func() (*Process, error), ready func(*Process) error) error {
+	slot := first
+	if i > 0 {
+		slot = &peers[i-1]
 	}
-	if i == 0 {
-		s.NATS = p
-	} else {
-		s.NATSPeers[i-1] = p
+	(*slot).Kill()
+	p, err := start()
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	*slot = p
+	if ready != nil {
+		if err := ready(p); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
 	}
 	return nil
 }

@@ -31,18 +31,9 @@ func (s *Stack) RestartWeaviateNode(ctx context.Context, i int) error {
 			gossip = append(gossip, fmt.Sprintf("127.0.0.1:%d", n.Gossip))
 		}
 	}
-	s.WeaviateNodes()[i].Kill() // no-op when it is already gone
-	proc, err := s.startWeaviateNode(fmt.Sprintf("node%d", i+1), nodes[i], strings.Join(gossip, ","), strings.Join(raftJoin, ","), len(nodes))
-	if err != nil {
-		return fmt.Errorf("restart weaviate node%d: %w", i+1, err)
-	}
-	if i == 0 {
-		s.Weaviate = proc
-	} else {
-		s.WeaviatePeers[i-1] = proc
-	}
-	if err := weaviateReady(ctx, proc, nodes[i].HTTP); err != nil {
-		return fmt.Errorf("restart weaviate node%d: %w", i+1, err)
-	}
-	return nil
+	return restartNode(fmt.Sprintf("restart weaviate node%d", i+1), i, &s.Weaviate, s.WeaviatePeers,
+		func() (*Process, error) {
+			return s.startWeaviateNode(fmt.Sprintf("node%d", i+1), nodes[i], strings.Join(gossip, ","), strings.Join(raftJoin, ","), len(nodes))
+		},
+		func(p *Process) error { return weaviateReady(ctx, p, nodes[i].HTTP) })
 }

@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/tick"
 	"github.com/strata-kb/strata/shared/tracing"
 )
 
@@ -163,22 +164,11 @@ func (l *Loop) process(ctx context.Context, msg jetstream.Msg) {
 			attribute.String("strata.stage", l.cfg.Stage), attribute.Int64("strata.delivered", int64(meta.NumDelivered))))
 	defer span.End()
 
-	done := make(chan struct{})
-	go func() { // keep the message while long work runs
-		t := time.NewTicker(l.cfg.ProgressEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				_ = msg.InProgress()
-			}
-		}
-	}()
+	// Keep the message while long work runs.
+	stopProgress := tick.Every(l.cfg.ProgressEvery, func() bool { _ = msg.InProgress(); return true })
 	start := time.Now()
 	err = l.handle(ctx, msg)
-	close(done)
+	stopProgress()
 	if err != nil {
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())

@@ -17,6 +17,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -29,11 +30,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
 	"github.com/strata-kb/strata/deploy/localstack"
+	"github.com/strata-kb/strata/deploy/measure/program"
 	"github.com/strata-kb/strata/shared/access"
 	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/servers"
@@ -106,12 +107,7 @@ func (ac accessCase) weaviate() bool { return ac.tool == "" }
 // query without the filter), side b the restricted key (or with it).
 type accessResult struct {
 	accessCase
-	c     int
-	a, b  side
-	load1 string
-	// experiment names a setting changed for the row (-access-flat-cutoff):
-	// not what the goal is judged on.
-	experiment string
+	pair // experiment: -access-flat-cutoff
 }
 
 // accessCheck is what the check pass found for one tool.
@@ -143,19 +139,10 @@ type accessBench struct {
 
 // accessRun is the access mode's report.
 type accessRun struct {
-	cfg         Config
-	started     time.Time
-	corpus      *corpus
-	sample      int
-	load        loadResult
-	drain       time.Duration
-	check       string // admin's status
-	hnsw        string // ChunkVector's vector index settings, as Weaviate reports them
-	restricted  string // the restricted key's status
-	loadMeasure string
-	checks      []accessCheck
-	results     []accessResult
-	elapsed     time.Duration
+	pairRun
+	restricted string // the restricted key's status
+	checks     []accessCheck
+	results    []accessResult
 }
 
 // filteredBy returns a copy of d whose gRPC queries add readers ContainsAny values.
@@ -318,14 +305,12 @@ func (b *accessBench) runAccess(ctx context.Context, experiment string) ([]acces
 		if !ac.weaviate() {
 			sides = []callFunc{toolSide(b.sessions, ac.tool, ac.args), toolSide(b.restricted, ac.tool, ac.args)}
 		}
-		for i, c := range b.cfg.Concurrency {
-			acc, err := b.measureSides(ctx, "access/"+ac.name, c, b.cfg.Calls[i], sides, nil)
-			if err != nil {
-				return out, fmt.Errorf("measure %s at c=%d: %w", ac.name, c, err)
-			}
-			r := accessResult{accessCase: ac, c: c, a: acc[0], b: acc[1], load1: loadAverage(), experiment: experiment}
+		if err := b.measurePairs(ctx, "access", ac.name, experiment, sides, func(p pair) {
+			r := accessResult{accessCase: ac, pair: p}
 			b.printAccess(r)
 			out = append(out, r)
+		}); err != nil {
+			return out, err
 		}
 	}
 	return out, nil
@@ -339,12 +324,8 @@ func (b *accessBench) printAccess(r accessResult) {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%-34s c=%-2d n=%-4d %s p50 %7s p90 %7s | %s p50 %7s p90 %7s | x%.2f %+.2f ms | load %s",
 		r.name, r.c, r.a.calls, an, ms(r.a.percentile(0.5)), ms(r.a.percentile(0.9)), bn, ms(r.b.percentile(0.5)), ms(r.b.percentile(0.9)),
-		ratio(r.b.percentile(0.5), r.a.percentile(0.5)), msf(r.b.percentile(0.5)-r.a.percentile(0.5)), r.load1)
-	for i, s := range []side{r.a, r.b} {
-		if s.errors > 0 {
-			fmt.Fprintf(&sb, " | side %d: %d errors: %s", i+1, s.errors, clip(s.firstErr, 160))
-		}
-	}
+		r.p50Ratio(), r.p50Diff(), r.load1)
+	sb.WriteString(r.sideErrors())
 	fmt.Fprintln(b.progress, sb.String())
 }
 
@@ -440,7 +421,7 @@ func (b *accessBench) checkAccess(ctx context.Context, n int) ([]accessCheck, er
 				}
 			}
 		}
-		logf(b.progress, "check %s: %d inputs, restricted hits %d (%d in files it may not read), admin hits %d (%d in them), short answers %d of %d, %d errors %s",
+		program.Logf(b.progress, "check %s: %d inputs, restricted hits %d (%d in files it may not read), admin hits %d (%d in them), short answers %d of %d, %d errors %s",
 			chk.name, chk.inputs, chk.hits, chk.violations, chk.adminHits, chk.adminHidden, chk.short, chk.inputs, chk.errors, clip(chk.firstErr, 160))
 		out = append(out, chk)
 	}
@@ -529,7 +510,7 @@ func statusDocuments(ctx context.Context, s *rpcClient) (int, error) {
 // index, connect both keys, check, measure, write the report.
 func runAccessMode(ctx context.Context, rep *report, st *localstack.Stack, b *bench, keys accessKeys, drain time.Duration) error {
 	cfg := b.cfg
-	run := &accessRun{cfg: cfg, started: rep.started, corpus: rep.corpus, sample: rep.sample, load: rep.load, drain: drain}
+	run := &accessRun{pairRun: newPairRun(rep, cfg, drain)}
 	restricted, err := openSessions(ctx, st.Env.MCPURL, keys.restricted, cfg.maxConcurrency())
 	if err != nil {
 		return fmt.Errorf("restricted key: %w", err)
@@ -549,7 +530,7 @@ func runAccessMode(ctx context.Context, rep *report, st *localstack.Stack, b *be
 	}
 	run.hnsw = vectorIndexSettings(ctx, st)
 	run.restricted = fmt.Sprintf("the restricted key's status reports %d documents (%d files have %s)", n, len(b.inputFiles), readersGroup)
-	logf(b.progress, "index check: %s; %s", run.check, run.restricted)
+	program.Logf(b.progress, "index check: %s; %s", run.check, run.restricted)
 	if run.checks, err = ab.checkAccess(ctx, cfg.AccessChecks); err != nil {
 		return err
 	}
@@ -560,10 +541,9 @@ func runAccessMode(ctx context.Context, rep *report, st *localstack.Stack, b *be
 	if len(run.checks) > 0 && hits == 0 {
 		return errors.New("access: the restricted key got no hit at all: are readers written on the objects (indexer/index)?")
 	}
-	run.loadMeasure = loadAverage()
-	m0 := time.Now()
+	run.startMeasuring()
 	run.results, err = ab.runAccess(ctx, "")
-	run.elapsed = time.Since(m0)
+	run.measured()
 	if err != nil {
 		return err
 	}
@@ -573,7 +553,7 @@ func runAccessMode(ctx context.Context, rep *report, st *localstack.Stack, b *be
 		}
 		more, err := flatCutoffExperiment(ctx, st, ab, cfg.AccessFlatCutoff)
 		run.results = append(run.results, more...)
-		run.elapsed = time.Since(m0)
+		run.measured()
 		if err != nil {
 			return err
 		}
@@ -583,26 +563,12 @@ func runAccessMode(ctx context.Context, rep *report, st *localstack.Stack, b *be
 
 // writeAccess writes the report to stdout and to cfg.Out (default docs/bench/access.md).
 func writeAccess(run *accessRun) error {
-	if err := run.markdown(os.Stdout); err != nil {
+	out := cmp.Or(run.cfg.Out, filepath.Join("docs", "bench", "access.md"))
+	if err := writeOut(out, run.markdown); err != nil {
 		return err
 	}
-	out := run.cfg.Out
-	if out == "" {
-		out = filepath.Join("docs", "bench", "access.md")
-	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(out)
-	if err != nil {
-		return err
-	}
-	if err := run.markdown(f); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", out, err)
-	}
-	logf(os.Stderr, "access report: %s", out)
-	return f.Close()
+	program.Logf(os.Stderr, "access report: %s", out)
+	return nil
 }
 
 // Goals of the issue: searches at p50 at most this many times the admin's,
@@ -634,21 +600,14 @@ func (run *accessRun) markdown(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	c, cfg := run.corpus, run.cfg
 	readable := len(c.readable())
-	fmt.Fprintf(bw, "# Per-document access: a restricted key against an admin, side by side\n\n")
-	fmt.Fprintf(bw, "Written by `go run ./deploy/measure/strata-bench %s` on %s.\n", strings.Join(cfg.args, " "), run.started.UTC().Format("2006-01-02 15:04 MST"))
-	var bins []string
-	for _, b := range servers.All {
-		bins = append(bins, b.Name+" "+b.Version)
-	}
-	fmt.Fprintf(bw, "Machine: %d CPUs, %s, %s; servers (%s), services and this client share it. JSON: %s.\n", runtime.NumCPU(), cpuModel(), runtime.Version(), strings.Join(bins, ", "), jsonImplementation)
-	fmt.Fprintf(bw, "Code measured: %s.\n\n", codeRevision())
+	run.head(bw, "Per-document access: a restricted key against an admin, side by side")
 	fmt.Fprintf(bw, "Index: %d chunks in %d files x %d chunks (%d sections, ~%d words a chunk), project(s) %s; vectors 512-d (use-lite-512: the first %d chunks embedded with the model, the rest random unit vectors), HNSW cosine. ",
 		c.chunkCount(), len(c.Files), c.ChunksPerFile, sectionsPerFile, wordsPerChunk, strings.Join(c.Projects, ", "), run.sample)
 	fmt.Fprintf(bw, "Every file has groups: file k has `%s` when k %% %d == 0 (%d files, %.1f%%), `%s` otherwise. ",
 		readersGroup, cfg.AccessEvery, readable, 100*float64(readable)/float64(len(c.Files)), otherGroup)
 	fmt.Fprintf(bw, "Loaded with the indexer's commit path (index.Writer.ApplyFileVersion + ApplyVectors, which write each file's readers from FileVersion.Access on every object) in %s (%.0f chunks/s), vector queue drained %s later. %s; %s.\n\n",
 		run.load.Elapsed.Round(time.Second), run.load.chunksPerSecond(), run.drain.Round(time.Second), run.check, run.restricted)
-	fmt.Fprintf(bw, "ChunkVector's vector index as Weaviate reports it: %s. A filtered search that admits fewer vectors than flatSearchCutoff scans them on %s goroutines (HNSW_FLAT_SEARCH_CONCURRENCY, as the stack sets it).\n\n", run.hnsw, flatSearchConcurrency(cfg.WeaviateEnv))
+	run.vectorIndex(bw)
 	fmt.Fprintf(bw, "Keys: admin `%s` (every document: no readers filter) and restricted `%s` (queryd adds `readers ContainsAny [%s]` to its Weaviate queries of a document's objects; the Weaviate read-by-id rows show how it reads one object for each key).\n\n",
 		adminGrant, restrictedGrant, `"`+strings.Join(restrictedReaders, `", "`)+`"`)
 	fmt.Fprintf(bw, "Method: every row calls the same thing with the same inputs on both sides, drawn from the %d files the restricted key may read (the query pool from their made-up words); after a warm-up, %d rounds per side alternate which side goes first. Load average %s before measuring; measured in %s. Latencies in ms, percentiles nearest-rank.\n\n",
@@ -665,17 +624,16 @@ func (run *accessRun) markdown(w io.Writer) error {
 			continue
 		}
 		fmt.Fprintf(bw, "| %s | %s | %s | %s | %.2f | %+.2f | %s |\n", r.name, r.kind, ms(r.a.percentile(0.5)), ms(r.b.percentile(0.5)),
-			ratio(r.b.percentile(0.5), r.a.percentile(0.5)), msf(r.b.percentile(0.5)-r.a.percentile(0.5)), r.goal())
+			r.p50Ratio(), r.p50Diff(), r.goal())
 	}
 	fmt.Fprintln(bw)
 
 	fmt.Fprintln(bw, "## MCP tools: admin against restricted key")
 	fmt.Fprintln(bw)
-	fmt.Fprintln(bw, "| row | clients | calls per side | admin p50 | p90 | p99 | restricted p50 | p90 | p99 | ratio p50 | ratio p90 | difference p50 ms | admin hits | restricted hits | errors | load1 |")
-	fmt.Fprintln(bw, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	pairTableHead(bw, "row", "admin", "restricted", "admin hits", "restricted hits", 0.9)
 	for _, r := range run.results {
 		if !r.weaviate() {
-			run.row(bw, r)
+			r.markdownRow(bw, r.name, 0.9)
 		}
 	}
 	fmt.Fprintln(bw)
@@ -683,11 +641,10 @@ func (run *accessRun) markdown(w io.Writer) error {
 	fmt.Fprintln(bw)
 	fmt.Fprintln(bw, "From this process with queryd's client and protocol (gRPC for searches, REST for reads by id), the restricted side with the filter queryd adds for that key. Whatever the tool rows add beyond this row's difference is Strata's.")
 	fmt.Fprintln(bw)
-	fmt.Fprintln(bw, "| query | clients | calls per side | no filter p50 | p90 | p99 | readers filter p50 | p90 | p99 | ratio p50 | ratio p90 | difference p50 ms | rows | filtered rows | errors | load1 |")
-	fmt.Fprintln(bw, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	pairTableHead(bw, "query", "no filter", "readers filter", "rows", "filtered rows", 0.9)
 	for _, r := range run.results {
 		if r.weaviate() {
-			run.row(bw, r)
+			r.markdownRow(bw, r.name, 0.9)
 		}
 	}
 	fmt.Fprintln(bw)
@@ -706,42 +663,17 @@ func (run *accessRun) markdown(w io.Writer) error {
 		if k.tool != "get_file_chunk" {
 			full = fmt.Sprint(k.full)
 		}
-		errs := fmt.Sprint(k.errors)
-		if k.errors > 0 {
-			errs += ": " + strings.ReplaceAll(clip(k.firstErr, 120), "|", "\\|")
-		}
+		errs := errorsCell(k.errors, k.firstErr)
 		fmt.Fprintf(bw, "| %s | %d | %d | %d | %d | %d | %s | %d | %s | %s |\n", k.name, k.inputs, k.adminHits, k.adminHidden, k.hits, k.violations, full, k.short, hidden, errs)
 	}
 	fmt.Fprintln(bw)
-	fmt.Fprintln(bw, "## Rows")
-	fmt.Fprintln(bw)
-	seen := map[string]bool{}
-	for _, r := range run.results {
-		if !seen[r.name] && r.experiment == "" {
-			seen[r.name] = true
-			fmt.Fprintf(bw, "- %s: %s\n", r.name, r.doc)
-		}
-	}
-	fmt.Fprintln(bw)
+	rowDocs(bw, run.results, func(r accessResult) (string, string, bool) { return r.name, r.doc, r.experiment == "" })
 	if cfg.AccessFlatCutoff > 0 {
 		fmt.Fprintf(bw, "Rows marked [flatSearchCutoff %d] were measured last, after ChunkVector's flatSearchCutoff was set to %d (Weaviate's default: 40000). Weaviate searches a filtered vector query flat (every vector the filter allows) when the filter allows fewer objects than the cutoff, else it walks the graph with the filter (filterStrategy); the restricted key's filter allows about %d ChunkVectors here.\n\n",
 			cfg.AccessFlatCutoff, cfg.AccessFlatCutoff, readable*c.ChunksPerFile)
 	}
-	fmt.Fprintln(bw, "hits / rows are means over each row's warm-up calls. With 2 CPUs, rows at 16 clients measure saturation (client, queryd and Weaviate share the cores), not per-call cost.")
+	fmt.Fprintln(bw, pairsNote)
 	return bw.Flush()
-}
-
-func (run *accessRun) row(w io.Writer, r accessResult) {
-	a, b := r.a, r.b
-	errs := fmt.Sprint(a.errors + b.errors)
-	if e := a.firstErr + b.firstErr; e != "" {
-		errs += ": " + strings.ReplaceAll(clip(e, 120), "|", "\\|")
-	}
-	fmt.Fprintf(w, "| %s | %d | %d | %s | %s | %s | %s | %s | %s | %.2f | %.2f | %+.2f | %s | %s | %s | %s |\n", r.name, r.c, a.calls,
-		ms(a.percentile(0.5)), ms(a.percentile(0.9)), ms(a.percentile(0.99)),
-		ms(b.percentile(0.5)), ms(b.percentile(0.9)), ms(b.percentile(0.99)),
-		ratio(b.percentile(0.5), a.percentile(0.5)), ratio(b.percentile(0.9), a.percentile(0.9)), msf(b.percentile(0.5)-a.percentile(0.5)),
-		meanHits(a.hits), meanHits(b.hits), errs, r.load1)
 }
 
 func meanHits(h float64) string {
@@ -825,6 +757,6 @@ func flatCutoffExperiment(ctx context.Context, st *localstack.Stack, b *accessBe
 	if err := wv.Schema().ClassUpdater().WithClass(class).Do(ctx); err != nil {
 		return nil, fmt.Errorf("flatSearchCutoff experiment: update %s: %w", schema.ChunkVectorClass, err)
 	}
-	logf(b.progress, "flatSearchCutoff experiment: ChunkVector's vector index now: %s", vectorIndexSettings(ctx, st))
+	program.Logf(b.progress, "flatSearchCutoff experiment: ChunkVector's vector index now: %s", vectorIndexSettings(ctx, st))
 	return b.runAccess(ctx, fmt.Sprintf("flatSearchCutoff %d", cutoff))
 }

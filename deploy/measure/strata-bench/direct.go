@@ -14,7 +14,6 @@ import (
 	"github.com/strata-kb/strata/shared/grpcsearch"
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/schema"
-	"github.com/strata-kb/strata/shared/terms"
 	"github.com/strata-kb/strata/shared/wvquery"
 )
 
@@ -129,21 +128,7 @@ func (d *direct) get(ctx context.Context, class, project string, fields []graphq
 // (store.MatchStemmed), and the same question asked exactly when that finds
 // nothing (the second round trip queryd makes then).
 func (d *direct) keyword(ctx context.Context, project, query string, limit int) (int, error) {
-	scope := wvquery.And(intOp("valid_from", filters.LessThanEqual, d.at[project]),
-		filters.Where().WithPath([]string{"branch"}).WithOperator(filters.ContainsAny).WithValueText(""))
-	ask := func(bm *grpcsearch.BM25) (int, error) {
-		return d.search(ctx, grpcsearch.Query{Class: schema.ChunkClass, Tenant: project, Fields: chunkFields, BM25: bm, Where: scope, Limit: 3 * limit})
-	}
-	exact := &grpcsearch.BM25{Query: query, Properties: []string{"content"}}
-	stemmed := terms.Query(query)
-	if stemmed == "" {
-		return ask(exact)
-	}
-	n, err := ask(&grpcsearch.BM25{Query: stemmed, Properties: []string{schema.ContentTermsProperty, schema.HeadingTermsProperty + "^1"}})
-	if err != nil || n > 0 {
-		return n, err
-	}
-	return ask(exact)
+	return d.keywordWhere(ctx, project, query, limit, nil)
 }
 
 // vector is store.SearchVector's first round: nearVector on ChunkVector's
@@ -171,9 +156,18 @@ func (d *direct) neighbours(ctx context.Context, project string, vec []float32, 
 		dist := 1 - minSimilarity
 		near.Distance = &dist
 	}
-	branch := filters.Where().WithPath([]string{"branch"}).WithOperator(filters.ContainsAny).WithValueText("")
-	rows, missing, err := d.rpc.Get(ctx, grpcsearch.Query{Class: schema.ChunkVectorClass, Tenant: project, NearVector: near, Where: d.scoped(branch),
-		Fields: []graphql.Field{{Name: "chunk_id"}, {Name: "_additional", Fields: []graphql.Field{{Name: "distance"}}}}, Limit: fetch})
+	return d.nearestTo(ctx, project, near, 0, fetch, nil)
+}
+
+// nearestTo is the chunk ids of the fetch ChunkVectors nearest to near
+// from offset on (main only), within where (nil: no more).
+func (d *direct) nearestTo(ctx context.Context, project string, near *grpcsearch.NearVector, offset, fetch int, where *filters.WhereBuilder) ([]string, error) {
+	scope := filters.Where().WithPath([]string{"branch"}).WithOperator(filters.ContainsAny).WithValueText("")
+	if where != nil {
+		scope = wvquery.And(scope, where)
+	}
+	rows, missing, err := d.rpc.Get(ctx, grpcsearch.Query{Class: schema.ChunkVectorClass, Tenant: project, NearVector: near, Where: d.scoped(scope),
+		Fields: []graphql.Field{{Name: "chunk_id"}, {Name: "_additional", Fields: []graphql.Field{{Name: "distance"}}}}, Offset: offset, Limit: fetch})
 	if err != nil || missing {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/tick"
 )
 
 // startStack starts the whole local stack on free ports in stateDir, with
@@ -168,20 +169,10 @@ func (l *loader) loadRange(ctx context.Context, workers, from, to int, progress 
 	started := time.Now()
 	total := (to - from) * l.c.ChunksPerFile
 	var done atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(10 * time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				chunks := int(done.Load()) * l.c.ChunksPerFile
-				fmt.Fprintf(progress, "loaded %d/%d chunks (%.0f chunks/s)\n", chunks, total, float64(chunks)/time.Since(started).Seconds())
-			}
-		}
+	stop := tick.Every(10*time.Second, func() bool {
+		chunks := int(done.Load()) * l.c.ChunksPerFile
+		fmt.Fprintf(progress, "loaded %d/%d chunks (%.0f chunks/s)\n", chunks, total, float64(chunks)/time.Since(started).Seconds())
+		return true
 	})
 	err := forEach(ctx, workers, to-from, func(ctx context.Context, _, k int) error {
 		if err := l.loadFile(ctx, from+k); err != nil {
@@ -190,8 +181,7 @@ func (l *loader) loadRange(ctx context.Context, workers, from, to int, progress 
 		done.Add(1)
 		return nil
 	})
-	close(stop)
-	wg.Wait()
+	stop()
 	res := loadResult{Files: to - from, Chunks: total, Workers: workers, Elapsed: time.Since(started)}
 	if err != nil {
 		return res, fmt.Errorf("load index: %w", err)

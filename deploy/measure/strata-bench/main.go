@@ -40,17 +40,16 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/strata-kb/strata/deploy/localstack"
+	"github.com/strata-kb/strata/deploy/measure/program"
 	"github.com/strata-kb/strata/embedder/embed/uselite"
 	"github.com/strata-kb/strata/indexer/index"
 	"github.com/strata-kb/strata/shared/grpcsearch"
@@ -58,14 +57,7 @@ import (
 	"github.com/strata-kb/strata/shared/servers"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "strata-bench:", err)
-		os.Exit(1)
-	}
-}
+func main() { program.Main("strata-bench", run) }
 
 // Config is the command line.
 type Config struct {
@@ -299,7 +291,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	logf(progress, "generating %d chunks", cfg.Chunks)
+	program.Logf(progress, "generating %d chunks", cfg.Chunks)
 	accessEvery := 0
 	if cfg.Access {
 		accessEvery = cfg.AccessEvery
@@ -317,7 +309,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	logf(progress, "embedding %d sample chunks with %s", min(cfg.RealVectors, rep.corpus.chunkCount()), model.Model())
+	program.Logf(progress, "embedding %d sample chunks with %s", min(cfg.RealVectors, rep.corpus.chunkCount()), model.Model())
 	t0 := time.Now()
 	sample, err := embedSample(ctx, model, rep.corpus, cfg.RealVectors, progress)
 	if err != nil {
@@ -330,11 +322,8 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer cleanup(state, cfg.KeepState, progress)
-	logf(progress, "starting the local stack in %s", state)
-	var stackOut io.Writer = io.Discard
-	if cfg.Verbose {
-		stackOut = progress
-	}
+	program.Logf(progress, "starting the local stack in %s", state)
+	stackOut := program.Progress(cfg.Verbose)
 	var keys accessKeys
 	var querydEnv []string
 	if cfg.Access {
@@ -351,16 +340,16 @@ func run(ctx context.Context, args []string) error {
 		st.Env.APIKey = keys.admin // the stack's own key is replaced (STRATA_API_KEYS)
 	}
 	defer func() {
-		logf(progress, "stopping the stack")
+		program.Logf(progress, "stopping the stack")
 		st.Stop(15 * time.Second)
 	}()
-	logf(progress, "queryd serves MCP at %s", st.Env.MCPURL)
+	program.Logf(progress, "queryd serves MCP at %s", st.Env.MCPURL)
 	if cfg.Pprof {
-		logf(progress, "queryd profiles at %s/debug/pprof/", strings.TrimSuffix(st.Env.MCPURL, "/mcp"))
+		program.Logf(progress, "queryd profiles at %s/debug/pprof/", strings.TrimSuffix(st.Env.MCPURL, "/mcp"))
 	}
 
 	if cfg.RecallVectors > 0 {
-		r, err := runRecall(ctx, cfg, st, sample, func(f string, a ...any) { logf(progress, f, a...) })
+		r, err := runRecall(ctx, cfg, st, sample, func(f string, a ...any) { program.Logf(progress, f, a...) })
 		if err != nil {
 			return err
 		}
@@ -369,9 +358,9 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 		for _, v := range r.Variants {
-			logf(progress, "recall@10 %.3f, overlap with uncompressed %.3f, indexed in %s: %s", v.Recall, v.Overlap, (v.Insert + v.Index).Round(time.Second), v.Label)
+			program.Logf(progress, "recall@10 %.3f, overlap with uncompressed %.3f, indexed in %s: %s", v.Recall, v.Overlap, (v.Insert + v.Index).Round(time.Second), v.Label)
 		}
-		logf(progress, "compression report: %s", out)
+		program.Logf(progress, "compression report: %s", out)
 	}
 	w, closeWriter, err := openWriter(ctx, st)
 	if err != nil {
@@ -385,15 +374,15 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	rep.loadBefore = loadAverage()
-	logf(progress, "loading %d chunks (%d files) with %d workers", rep.corpus.chunkCount(), len(rep.corpus.Files), cfg.LoadWorkers)
+	program.Logf(progress, "loading %d chunks (%d files) with %d workers", rep.corpus.chunkCount(), len(rep.corpus.Files), cfg.LoadWorkers)
 	l := &loader{w: w, c: rep.corpus, real: sample, seed: cfg.Seed}
 	if rep.load, err = l.load(ctx, cfg.LoadWorkers, progress); err != nil {
 		return err
 	}
-	logf(progress, "loaded in %s (%.0f chunks/s)", rep.load.Elapsed.Round(time.Second), rep.load.chunksPerSecond())
+	program.Logf(progress, "loaded in %s (%.0f chunks/s)", rep.load.Elapsed.Round(time.Second), rep.load.chunksPerSecond())
 	var drain time.Duration
 	if cfg.Access || cfg.Metadata { // searches measure the vector index, not its queue
-		logf(progress, "waiting for Weaviate's vector queue")
+		program.Logf(progress, "waiting for Weaviate's vector queue")
 		t0 := time.Now()
 		if err := waitVectorQueue(ctx, st); err != nil {
 			return err
@@ -415,13 +404,13 @@ func run(ctx context.Context, args []string) error {
 	if rep.check, err = b.checkIndex(ctx); err != nil {
 		return err
 	}
-	logf(progress, "index check: %s", rep.check)
+	program.Logf(progress, "index check: %s", rep.check)
 	rep.loadMeasure = loadAverage()
 	rep.results, err = b.runAll(ctx)
 	if err != nil {
 		return err
 	}
-	return writeReport(rep, cfg.Out)
+	return writeOut(cfg.Out, rep.write)
 }
 
 func loadModel(ctx context.Context, progress io.Writer) (*uselite.Model, error) {
@@ -494,37 +483,12 @@ func (b *bench) checkIndex(ctx context.Context) (string, error) {
 	return summary, nil
 }
 
-func writeReport(rep *report, out string) error {
-	if err := rep.write(os.Stdout); err != nil {
-		return err
-	}
-	if out == "" {
-		return nil
-	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(out)
-	if err != nil {
-		return err
-	}
-	if err := rep.write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", out, err)
-	}
-	return f.Close()
-}
-
 func cleanup(state string, keep bool, progress io.Writer) {
 	if keep {
-		logf(progress, "state kept in %s", state)
+		program.Logf(progress, "state kept in %s", state)
 		return
 	}
 	if err := os.RemoveAll(state); err != nil {
-		logf(progress, "remove %s: %v", state, err)
+		program.Logf(progress, "remove %s: %v", state, err)
 	}
-}
-
-func logf(w io.Writer, format string, args ...any) {
-	fmt.Fprintf(w, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
 }

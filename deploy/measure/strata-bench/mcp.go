@@ -154,13 +154,20 @@ func lastSSEData(stream []byte) ([]byte, error) {
 
 // call invokes a tool and returns its text answer.
 func call(ctx context.Context, c *rpcClient, tool string, args map[string]any) (string, error) {
+	_, text, err := callTool(ctx, c, tool, args)
+	return text, err
+}
+
+// callTool invokes a tool and returns its response and its text (the text
+// blocks joined); an error answer is a toolError.
+func callTool(ctx context.Context, c *rpcClient, tool string, args map[string]any) (*rpcResponse, string, error) {
 	a, err := json.Marshal(args)
 	if err != nil {
-		return "", err
+		return nil, "", fmt.Errorf("%s arguments: %w", tool, err)
 	}
 	res, err := c.rpc(ctx, "tools/call", tool, fmt.Sprintf(`{"name":%q,"arguments":%s}`, tool, a))
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	var b strings.Builder
 	for _, content := range res.Result.Content {
@@ -169,9 +176,9 @@ func call(ctx context.Context, c *rpcClient, tool string, args map[string]any) (
 		}
 	}
 	if res.Result.IsError {
-		return "", toolError{b.String()}
+		return nil, "", toolError{b.String()}
 	}
-	return b.String(), nil
+	return res, b.String(), nil
 }
 
 // hitKeys are the fields that hold an answer's list of results, by tool.

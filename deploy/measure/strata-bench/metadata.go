@@ -19,6 +19,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,16 +29,15 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
-	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
 
 	"github.com/strata-kb/strata/deploy/localstack"
+	"github.com/strata-kb/strata/deploy/measure/program"
 	"github.com/strata-kb/strata/shared/grpcsearch"
 	"github.com/strata-kb/strata/shared/metadata"
 	"github.com/strata-kb/strata/shared/schema"
@@ -230,7 +230,8 @@ func metaRange(key string, k metadata.Kind, op filters.WhereOperator, v metadata
 
 // keywordWhere is hybrid_search's keyword ranking as queryd asks Weaviate
 // for it (store.SearchKeywordMatching's first round, 3 x limit rows): the
-// BM25 query of direct.keyword within where.
+// BM25 query of direct.keyword (the stemmed terms, then the exact words when
+// they find nothing) within where.
 func (d *direct) keywordWhere(ctx context.Context, project, query string, limit int, where *filters.WhereBuilder) (int, error) {
 	scope := wvquery.And(intOp("valid_from", filters.LessThanEqual, d.at[project]),
 		filters.Where().WithPath([]string{"branch"}).WithOperator(filters.ContainsAny).WithValueText(""))
@@ -301,23 +302,7 @@ func (d *direct) vectorInside(ctx context.Context, project string, vec []float32
 // nearest is the chunk ids of the fetch nearest ChunkVectors from offset
 // on (main only), within where.
 func (d *direct) nearest(ctx context.Context, project string, vec []float32, offset, fetch int, where *filters.WhereBuilder) ([]string, error) {
-	scope := filters.Where().WithPath([]string{"branch"}).WithOperator(filters.ContainsAny).WithValueText("")
-	if where != nil {
-		scope = wvquery.And(scope, where)
-	}
-	rows, missing, err := d.rpc.Get(ctx, grpcsearch.Query{Class: schema.ChunkVectorClass, Tenant: project,
-		NearVector: &grpcsearch.NearVector{Vector: vec, Target: d.vectorName}, Where: d.scoped(scope),
-		Fields: []graphql.Field{{Name: "chunk_id"}, {Name: "_additional", Fields: []graphql.Field{{Name: "distance"}}}}, Offset: offset, Limit: fetch})
-	if err != nil || missing {
-		return nil, err
-	}
-	out := make([]string, 0, len(rows))
-	for _, r := range rows {
-		if id, ok := r["chunk_id"].(string); ok {
-			out = append(out, id)
-		}
-	}
-	return out, nil
+	return d.nearestTo(ctx, project, &grpcsearch.NearVector{Vector: vec, Target: d.vectorName}, offset, fetch, where)
 }
 
 // chunksWhere reads the chunks of ids as of the watermark within where
@@ -378,12 +363,7 @@ func (r metaRow) k() int {
 // metaResult is one row at one concurrency: side a without the filter, b with it.
 type metaResult struct {
 	metaRow
-	c     int
-	a, b  side
-	load1 string
-	// experiment names the settings of ChunkVector's vector index changed
-	// for the row (-metadata-index): not what the goal is judged on.
-	experiment string
+	pair // experiment: the settings of ChunkVector's vector index changed (-metadata-index)
 }
 
 // metaCheck is what the check pass found for one filter and ranking.
@@ -418,23 +398,14 @@ type metaBench struct {
 
 // metaRun is the metadata mode's report.
 type metaRun struct {
-	cfg         Config
-	started     time.Time
-	corpus      *corpus
-	sample      int
-	load        loadResult
-	drain       time.Duration
-	check       string
-	hnsw        string // ChunkVector's vector index settings
+	pairRun
 	props       string // the metadata properties' index settings
-	loadMeasure string
 	filters     []metaFilterCase
 	selective   []metaFilterCase
 	experiments []string // the index settings of each experiment, in turn
 	queries     int      // the query pool's size
 	checks      []metaCheck
 	results     []metaResult
-	elapsed     time.Duration
 }
 
 // metaRows lists the rows, in table order.
@@ -532,27 +503,14 @@ func (mb *metaBench) args(r metaRow, filtered bool) func(in input) map[string]an
 // callStructured invokes a tool and returns its structured content (the
 // JSON; hybrid_search may lead its text with a note), else its text.
 func callStructured(ctx context.Context, c *rpcClient, tool string, args map[string]any) (string, error) {
-	a, err := json.Marshal(args)
+	res, text, err := callTool(ctx, c, tool, args)
 	if err != nil {
 		return "", err
-	}
-	res, err := c.rpc(ctx, "tools/call", tool, fmt.Sprintf(`{"name":%q,"arguments":%s}`, tool, a))
-	if err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	for _, content := range res.Result.Content {
-		if content.Type == "text" {
-			b.WriteString(content.Text)
-		}
-	}
-	if res.Result.IsError {
-		return "", toolError{b.String()}
 	}
 	if sc := res.Result.StructuredContent; len(sc) > 0 && string(sc) != "null" {
 		return string(sc), nil
 	}
-	return b.String(), nil
+	return text, nil
 }
 
 // structuredSide calls tool through s, one client per worker.
@@ -586,14 +544,12 @@ func (mb *metaBench) runMeta(ctx context.Context, experiment string) ([]metaResu
 		if !r.weaviate() {
 			sides = []callFunc{structuredSide(mb.sessions, "hybrid_search", mb.args(r, false)), structuredSide(mb.sessions, "hybrid_search", mb.args(r, true))}
 		}
-		for i, c := range mb.cfg.Concurrency {
-			acc, err := mb.measureSides(ctx, "metadata/"+r.name, c, mb.cfg.Calls[i], sides, nil)
-			if err != nil {
-				return out, fmt.Errorf("measure %s at c=%d: %w", r.name, c, err)
-			}
-			res := metaResult{metaRow: r, c: c, a: acc[0], b: acc[1], load1: loadAverage(), experiment: experiment}
+		if err := mb.measurePairs(ctx, "metadata", r.name, experiment, sides, func(p pair) {
+			res := metaResult{metaRow: r, pair: p}
 			mb.printMeta(res)
 			out = append(out, res)
+		}); err != nil {
+			return out, err
 		}
 	}
 	return out, nil
@@ -607,12 +563,8 @@ func (mb *metaBench) printMeta(r metaResult) {
 	}
 	fmt.Fprintf(&sb, "%-48s c=%-2d n=%-4d plain p50 %7s p95 %7s | filtered p50 %7s p95 %7s | x%.2f %+.2f ms | hits %s / %s | load %s",
 		name, r.c, r.a.calls, ms(r.a.percentile(0.5)), ms(r.a.percentile(0.95)), ms(r.b.percentile(0.5)), ms(r.b.percentile(0.95)),
-		ratio(r.b.percentile(0.5), r.a.percentile(0.5)), msf(r.b.percentile(0.5)-r.a.percentile(0.5)), meanHits(r.a.hits), meanHits(r.b.hits), r.load1)
-	for i, s := range []side{r.a, r.b} {
-		if s.errors > 0 {
-			fmt.Fprintf(&sb, " | side %d: %d errors: %s", i+1, s.errors, clip(s.firstErr, 160))
-		}
-	}
+		r.p50Ratio(), r.p50Diff(), meanHits(r.a.hits), meanHits(r.b.hits), r.load1)
+	sb.WriteString(r.sideErrors())
 	fmt.Fprintln(mb.progress, sb.String())
 }
 
@@ -743,7 +695,7 @@ func (mb *metaBench) checkMeta(ctx context.Context, n int) ([]metaCheck, error) 
 				}
 			}
 		}
-		logf(mb.progress, "check %s: %d inputs, filtered hits %d (%d not matching, %d with wrong metadata), unfiltered hits %d (%d matching), short answers %d (full top_k available %d), %d errors %s",
+		program.Logf(mb.progress, "check %s: %d inputs, filtered hits %d (%d not matching, %d with wrong metadata), unfiltered hits %d (%d matching), short answers %d (full top_k available %d), %d errors %s",
 			chk.name, chk.inputs, chk.hits, chk.violations, chk.metaWrong, chk.plainHits, chk.plainMatching, chk.short, chk.full, chk.errors, clip(chk.firstErr, 160))
 		out = append(out, chk)
 	}
@@ -771,14 +723,14 @@ func runMetadataMode(ctx context.Context, rep *report, st *localstack.Stack, b *
 	for _, f := range rep.corpus.Files {
 		mb.files[f.FV.FileID] = f
 	}
-	run := &metaRun{cfg: cfg, started: rep.started, corpus: rep.corpus, sample: rep.sample, load: rep.load, drain: drain, filters: mb.filters, selective: mb.selective, queries: len(b.queries.texts)}
+	run := &metaRun{pairRun: newPairRun(rep, cfg, drain), filters: mb.filters, selective: mb.selective, queries: len(b.queries.texts)}
 	var err error
 	if run.check, err = b.checkIndex(ctx); err != nil {
 		return err
 	}
 	run.hnsw = vectorIndexSettings(ctx, st)
 	run.props = metaPropertySettings(ctx, st)
-	logf(b.progress, "index check: %s; ChunkVector: %s; metadata properties: %s", run.check, run.hnsw, run.props)
+	program.Logf(b.progress, "index check: %s; ChunkVector: %s; metadata properties: %s", run.check, run.hnsw, run.props)
 	if run.checks, err = mb.checkMeta(ctx, cfg.MetadataChecks); err != nil {
 		return err
 	}
@@ -789,10 +741,9 @@ func runMetadataMode(ctx context.Context, rep *report, st *localstack.Stack, b *
 	if len(run.checks) > 0 && hits == 0 {
 		return errors.New("metadata: no filtered answer had a hit: are the metadata tokens written on the chunks (indexer/index)?")
 	}
-	run.loadMeasure = loadAverage()
-	m0 := time.Now()
+	run.startMeasuring()
 	run.results, err = mb.runMeta(ctx, "")
-	run.elapsed = time.Since(m0)
+	run.measured()
 	if err != nil {
 		if len(run.results) > 0 {
 			_ = writeMetadata(run) // keep what was measured
@@ -809,10 +760,10 @@ func runMetadataMode(ctx context.Context, rep *report, st *localstack.Stack, b *
 		}
 		changed = append(changed, fmt.Sprintf("%s %v", setting.key, setting.value))
 		run.experiments = append(run.experiments, strings.Join(changed, ", "))
-		logf(b.progress, "experiment: ChunkVector's vector index now: %s", vectorIndexSettings(ctx, st))
+		program.Logf(b.progress, "experiment: ChunkVector's vector index now: %s", vectorIndexSettings(ctx, st))
 		more, err := mb.runMeta(ctx, strings.Join(changed, ", "))
 		run.results = append(run.results, more...)
-		run.elapsed = time.Since(m0)
+		run.measured()
 		if err != nil {
 			_ = writeMetadata(run)
 			return err
@@ -929,26 +880,12 @@ func metaPropertySettings(ctx context.Context, st *localstack.Stack) string {
 
 // writeMetadata writes the report to stdout and to cfg.Out (default docs/bench/metadata.md).
 func writeMetadata(run *metaRun) error {
-	if err := run.markdown(os.Stdout); err != nil {
+	out := cmp.Or(run.cfg.Out, filepath.Join("docs", "bench", "metadata.md"))
+	if err := writeOut(out, run.markdown); err != nil {
 		return err
 	}
-	out := run.cfg.Out
-	if out == "" {
-		out = filepath.Join("docs", "bench", "metadata.md")
-	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(out)
-	if err != nil {
-		return err
-	}
-	if err := run.markdown(f); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", out, err)
-	}
-	logf(os.Stderr, "metadata report: %s", out)
-	return f.Close()
+	program.Logf(os.Stderr, "metadata report: %s", out)
+	return nil
 }
 
 // metaSearchGoal: a filtered search's p50 at most this many times the
@@ -960,7 +897,7 @@ func (r metaResult) goal() string {
 	if r.weaviate() || r.kind == "A/A" {
 		return "-"
 	}
-	if x := ratio(r.b.percentile(0.5), r.a.percentile(0.5)); x > metaSearchGoal {
+	if x := r.p50Ratio(); x > metaSearchGoal {
 		return fmt.Sprintf("missed (x%.3f)", x)
 	}
 	return "met"
@@ -969,14 +906,7 @@ func (r metaResult) goal() string {
 func (run *metaRun) markdown(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	c, cfg := run.corpus, run.cfg
-	fmt.Fprintf(bw, "# Metadata filters: hybrid_search without and with a filter matching 10%% of the documents, side by side\n\n")
-	fmt.Fprintf(bw, "Written by `go run ./deploy/measure/strata-bench %s` on %s.\n", strings.Join(cfg.args, " "), run.started.UTC().Format("2006-01-02 15:04 MST"))
-	var bins []string
-	for _, b := range servers.All {
-		bins = append(bins, b.Name+" "+b.Version)
-	}
-	fmt.Fprintf(bw, "Machine: %d CPUs, %s, %s; servers (%s), services and this client share it. JSON: %s.\n", runtime.NumCPU(), cpuModel(), runtime.Version(), strings.Join(bins, ", "), jsonImplementation)
-	fmt.Fprintf(bw, "Code measured: %s.\n\n", codeRevision())
+	run.head(bw, "Metadata filters: hybrid_search without and with a filter matching 10% of the documents, side by side")
 	fmt.Fprintf(bw, "Index: %d chunks in %d files x %d chunks (%d sections, ~%d words a chunk), project(s) %s; vectors 512-d (use-lite-512: %d chunks embedded with the model, spread over the files, one in every %d chunks; the rest random unit vectors), HNSW cosine. ",
 		c.chunkCount(), len(c.Files), c.ChunksPerFile, sectionsPerFile, wordsPerChunk, strings.Join(c.Projects, ", "), run.sample, max(1, c.chunkCount()/max(1, run.sample)))
 	fmt.Fprintf(bw, "Every document has metadata: the tag `dept` (a string, one of %d: %s), and from the file itself `year` (a number, %d-%d) and `reviewed` (a date in %d: ten stretches of 29 days); ",
@@ -984,7 +914,7 @@ func (run *metaRun) markdown(w io.Writer) error {
 	fmt.Fprintf(bw, "each value is given to 10%% of the documents by the digits of the document's place in a seeded permutation, so the keys are independent and follow neither the file order nor the model-embedded chunks. ")
 	fmt.Fprintf(bw, "Loaded with the indexer's commit path (index.Writer.ApplyFileVersion + ApplyVectors, which merge FileVersion.MetadataSources and write the `meta` tokens and range properties on every chunk and chunk vector) in %s (%.0f chunks/s), vector queue drained %s later. %s.\n\n",
 		run.load.Elapsed.Round(time.Second), run.load.chunksPerSecond(), run.drain.Round(time.Second), run.check)
-	fmt.Fprintf(bw, "ChunkVector's vector index as Weaviate reports it: %s. A filtered search that admits fewer vectors than flatSearchCutoff scans them on %s goroutines (HNSW_FLAT_SEARCH_CONCURRENCY, as the stack sets it).\n\n", run.hnsw, flatSearchConcurrency(cfg.WeaviateEnv))
+	run.vectorIndex(bw)
 	fmt.Fprintf(bw, "Metadata properties as Weaviate reports them: %s.\n\n", run.props)
 	fmt.Fprintln(bw, "Filters (each matches exactly 10% of the documents, counted with metadata.Filter.Match on the corpus):")
 	fmt.Fprintln(bw)
@@ -1017,17 +947,16 @@ func (run *metaRun) markdown(w io.Writer) error {
 			filter = "`" + string(r.filter.raw) + "`"
 		}
 		fmt.Fprintf(bw, "| %s | %s | %s | %s | %s | %.2f | %+.2f | %s |\n", r.name, r.kind, strings.ReplaceAll(filter, "|", "\\|"), ms(r.a.percentile(0.5)), ms(r.b.percentile(0.5)),
-			ratio(r.b.percentile(0.5), r.a.percentile(0.5)), msf(r.b.percentile(0.5)-r.a.percentile(0.5)), r.goal())
+			r.p50Ratio(), r.p50Diff(), r.goal())
 	}
 	fmt.Fprintln(bw)
 
 	fmt.Fprintln(bw, "## hybrid_search through MCP: without against with the filter")
 	fmt.Fprintln(bw)
-	fmt.Fprintln(bw, "| row | clients | calls per side | unfiltered p50 | p95 | p99 | filtered p50 | p95 | p99 | ratio p50 | ratio p95 | difference p50 ms | hits | filtered hits | errors | load1 |")
-	fmt.Fprintln(bw, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	pairTableHead(bw, "row", "unfiltered", "filtered", "hits", "filtered hits", 0.95)
 	for _, r := range run.results {
 		if !r.weaviate() && r.experiment == "" {
-			run.row(bw, r)
+			r.markdownRow(bw, r.name, 0.95)
 		}
 	}
 	fmt.Fprintln(bw)
@@ -1035,11 +964,10 @@ func (run *metaRun) markdown(w io.Writer) error {
 	fmt.Fprintln(bw)
 	fmt.Fprintln(bw, "From this process with queryd's client and protocol (gRPC), the filter built as queryd builds it (`meta` ContainsAny tokens; a range on the key's property AND its `key#kind` token). Whatever the tool rows add beyond these rows' difference is Strata's.")
 	fmt.Fprintln(bw)
-	fmt.Fprintln(bw, "| query | clients | calls per side | no filter p50 | p95 | p99 | filter p50 | p95 | p99 | ratio p50 | ratio p95 | difference p50 ms | rows | filtered rows | errors | load1 |")
-	fmt.Fprintln(bw, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	pairTableHead(bw, "query", "no filter", "filter", "rows", "filtered rows", 0.95)
 	for _, r := range run.results {
 		if r.weaviate() && r.experiment == "" {
-			run.row(bw, r)
+			r.markdownRow(bw, r.name, 0.95)
 		}
 	}
 	fmt.Fprintln(bw)
@@ -1047,11 +975,10 @@ func (run *metaRun) markdown(w io.Writer) error {
 		fmt.Fprintf(bw, "## Experiment: ChunkVector's vector index with %s\n\n", e)
 		fmt.Fprintf(bw, "Measured after the rows above, with the index settings changed (Weaviate's defaults: flatSearchCutoff 40000, filterStrategy acorn; a filter allowing fewer objects than flatSearchCutoff is searched flat, over every allowed vector, else the graph is walked with the filter strategy). Each filter here allows about %d ChunkVectors.\n\n",
 			run.corpus.chunkCount()/10)
-		fmt.Fprintln(bw, "| row | clients | calls per side | no filter p50 | p95 | p99 | filter p50 | p95 | p99 | ratio p50 | ratio p95 | difference p50 ms | rows | filtered rows | errors | load1 |")
-		fmt.Fprintln(bw, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		pairTableHead(bw, "row", "no filter", "filter", "rows", "filtered rows", 0.95)
 		for _, r := range run.results {
 			if r.experiment == e {
-				run.row(bw, r)
+				r.markdownRow(bw, r.name, 0.95)
 			}
 		}
 		fmt.Fprintln(bw)
@@ -1069,37 +996,12 @@ func (run *metaRun) markdown(w io.Writer) error {
 			rounds = fmt.Sprintf("%.1f", float64(k.rounds)/float64(k.rankings))
 			shortRank = fmt.Sprintf("%d / %d", k.shortRankings, k.rankings)
 		}
-		errs := fmt.Sprint(k.errors)
-		if k.errors > 0 {
-			errs += ": " + strings.ReplaceAll(clip(k.firstErr, 120), "|", "\\|")
-		}
+		errs := errorsCell(k.errors, k.firstErr)
 		fmt.Fprintf(bw, "| %s | `%s` | %d | %d | %d | %d | %d | %d | %d | %d | %d | %s | %s | %s |\n", k.name, strings.ReplaceAll(k.filter, "|", "\\|"), k.topK, k.inputs,
 			k.plainHits, k.plainMatching, k.hits, k.violations, k.metaWrong, k.full, k.short, rounds, shortRank, errs)
 	}
 	fmt.Fprintln(bw)
-	fmt.Fprintln(bw, "## Rows")
-	fmt.Fprintln(bw)
-	seen := map[string]bool{}
-	for _, r := range run.results {
-		if !seen[r.name] && r.experiment == "" {
-			seen[r.name] = true
-			fmt.Fprintf(bw, "- %s: %s\n", r.name, r.doc)
-		}
-	}
-	fmt.Fprintln(bw)
-	fmt.Fprintln(bw, "hits / rows are means over each row's warm-up calls. With 2 CPUs, rows at 16 clients measure saturation (client, queryd and Weaviate share the cores), not per-call cost.")
+	rowDocs(bw, run.results, func(r metaResult) (string, string, bool) { return r.name, r.doc, r.experiment == "" })
+	fmt.Fprintln(bw, pairsNote)
 	return bw.Flush()
-}
-
-func (run *metaRun) row(w io.Writer, r metaResult) {
-	a, b := r.a, r.b
-	errs := fmt.Sprint(a.errors + b.errors)
-	if e := a.firstErr + b.firstErr; e != "" {
-		errs += ": " + strings.ReplaceAll(clip(e, 120), "|", "\\|")
-	}
-	fmt.Fprintf(w, "| %s | %d | %d | %s | %s | %s | %s | %s | %s | %.2f | %.2f | %+.2f | %s | %s | %s | %s |\n", r.name, r.c, a.calls,
-		ms(a.percentile(0.5)), ms(a.percentile(0.95)), ms(a.percentile(0.99)),
-		ms(b.percentile(0.5)), ms(b.percentile(0.95)), ms(b.percentile(0.99)),
-		ratio(b.percentile(0.5), a.percentile(0.5)), ratio(b.percentile(0.95), a.percentile(0.95)), msf(b.percentile(0.5)-a.percentile(0.5)),
-		meanHits(a.hits), meanHits(b.hits), errs, r.load1)
 }

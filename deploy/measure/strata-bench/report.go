@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"text/tabwriter"
@@ -43,11 +44,7 @@ func (r *report) header(w io.Writer) {
 	fmt.Fprintf(w, "machine:  %d CPUs (runtime.NumCPU), %s/%s, %s, %s; servers, services and this client share it\n",
 		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, cpuModel(), runtime.Version())
 	fmt.Fprintf(w, "json:     %s\n", jsonImplementation)
-	var bins []string
-	for _, b := range servers.All {
-		bins = append(bins, b.Name+" "+b.Version)
-	}
-	fmt.Fprintf(w, "servers:  %s\n", strings.Join(bins, ", "))
+	fmt.Fprintf(w, "servers:  %s\n", serverVersions())
 	fmt.Fprintf(w, "index:    %d chunks in %d files x %d chunks (%d sections each, ~%d words a chunk), %d project(s) (%s), one commit per file\n",
 		c.chunkCount(), len(c.Files), c.ChunksPerFile, sectionsPerFile, wordsPerChunk, len(c.Projects), strings.Join(c.Projects, ", "))
 	fmt.Fprintf(w, "vectors:  use-lite-512 (512-d, HNSW cosine); the first %d chunks embedded with the model (%.0f chunks/s in process), the other %d random unit vectors\n",
@@ -154,4 +151,47 @@ func cpuModel() string {
 		}
 	}
 	return "unknown CPU"
+}
+
+// serverVersions lists the servers of the stack with their versions.
+func serverVersions() string {
+	var bins []string
+	for _, b := range servers.All {
+		bins = append(bins, b.Name+" "+b.Version)
+	}
+	return strings.Join(bins, ", ")
+}
+
+// machineLine is the markdown reports' sentence about the machine measured
+// on: CPUs, servers and the JSON implementation.
+func machineLine() string {
+	return fmt.Sprintf("Machine: %d CPUs, %s, %s; servers (%s), services and this client share it. JSON: %s.",
+		runtime.NumCPU(), cpuModel(), runtime.Version(), serverVersions(), jsonImplementation)
+}
+
+// writeOut writes a report to stdout and, when out is set, to the file out.
+func writeOut(out string, write func(io.Writer) error) error {
+	if err := write(os.Stdout); err != nil {
+		return err
+	}
+	if out == "" {
+		return nil
+	}
+	return writeFile(out, write)
+}
+
+// writeFile writes the file path (and its folder) with write.
+func writeFile(path string, write func(io.Writer) error) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Close()
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/strata-kb/strata/deploy/localstack"
+	"github.com/strata-kb/strata/deploy/measure/program"
 	"github.com/strata-kb/strata/embedder/embed/uselite"
 	"github.com/strata-kb/strata/indexer/index"
 )
@@ -46,7 +48,7 @@ func runScale(ctx context.Context, cfg Config, st *localstack.Stack, w *index.Wr
 	for _, size := range cfg.Sizes {
 		files := (size + full.ChunksPerFile - 1) / full.ChunksPerFile
 		view := &corpus{Files: full.Files[:files], ChunksPerFile: full.ChunksPerFile, Projects: full.Projects}
-		logf(progress, "scale: growing the index from %d to %d chunks", loaded*full.ChunksPerFile, view.chunkCount())
+		program.Logf(progress, "scale: growing the index from %d to %d chunks", loaded*full.ChunksPerFile, view.chunkCount())
 		l := &loader{w: w, c: full, real: sample, seed: cfg.Seed, raw: raw}
 		res, err := l.loadRange(ctx, cfg.LoadWorkers, loaded, files, progress)
 		if err != nil {
@@ -54,7 +56,7 @@ func runScale(ctx context.Context, cfg Config, st *localstack.Stack, w *index.Wr
 		}
 		loaded = files
 		s := stage{Chunks: view.chunkCount(), Load: res}
-		logf(progress, "scale: loaded %d chunks in %s (%.0f chunks/s); waiting for the vector queue", res.Chunks, res.Elapsed.Round(time.Second), res.chunksPerSecond())
+		program.Logf(progress, "scale: loaded %d chunks in %s (%.0f chunks/s); waiting for the vector queue", res.Chunks, res.Elapsed.Round(time.Second), res.chunksPerSecond())
 		t0 := time.Now()
 		if err := waitVectorQueue(ctx, st); err != nil {
 			return stages, err
@@ -90,7 +92,7 @@ func runScale(ctx context.Context, cfg Config, st *localstack.Stack, w *index.Wr
 		}
 		s.MeasuredIn = time.Since(m0)
 		stages = append(stages, s)
-		logf(progress, "scale: measured at %d chunks in %s", s.Chunks, s.MeasuredIn.Round(time.Second))
+		program.Logf(progress, "scale: measured at %d chunks in %s", s.Chunks, s.MeasuredIn.Round(time.Second))
 		if err := writeScale(cfg, stages, full); err != nil { // after every stage: a long run keeps what it measured
 			return stages, err
 		}
@@ -161,26 +163,12 @@ func rss(pid int) int64 {
 
 // writeScale writes the markdown report to cfg.Out and the plot beside it.
 func writeScale(cfg Config, stages []stage, full *corpus) error {
-	out := cfg.Out
-	if out == "" {
-		out = filepath.Join("docs", "bench", "scale.md")
-	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return err
-	}
+	out := cmp.Or(cfg.Out, filepath.Join("docs", "bench", "scale.md"))
 	png := strings.TrimSuffix(out, filepath.Ext(out)) + ".png"
 	if cfg.LoadPath == loadBatch {
 		png = "" // loading only: no latency to plot
 	} else if err := plotScale(png, stages); err != nil {
 		return err
 	}
-	f, err := os.Create(out)
-	if err != nil {
-		return err
-	}
-	if err := scaleMarkdown(f, cfg, stages, full, filepath.Base(png)); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", out, err)
-	}
-	return f.Close()
+	return writeFile(out, func(w io.Writer) error { return scaleMarkdown(w, cfg, stages, full, filepath.Base(png)) })
 }

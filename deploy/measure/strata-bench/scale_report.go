@@ -9,9 +9,7 @@ import (
 	"image/png"
 	"io"
 	"math"
-	"os"
 	"os/exec"
-	"runtime"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -20,8 +18,6 @@ import (
 	"golang.org/x/image/font"
 	"golang.org/x/image/font/basicfont"
 	"golang.org/x/image/math/fixed"
-
-	"github.com/strata-kb/strata/shared/servers"
 )
 
 // scaleMarkdown writes the scale report: how each stage was loaded, then
@@ -34,11 +30,7 @@ func scaleMarkdown(w io.Writer, cfg Config, stages []stage, full *corpus, plot s
 	}
 	fmt.Fprintf(bw, "# %s from %s to %s chunks\n\n", title, count(cfg.Sizes[0]), count(cfg.Sizes[len(cfg.Sizes)-1]))
 	fmt.Fprintf(bw, "Written by `go run ./deploy/measure/strata-bench %s` on %s.\n", strings.Join(cfg.args, " "), time.Now().UTC().Format("2006-01-02 15:04 MST"))
-	var bins []string
-	for _, b := range servers.All {
-		bins = append(bins, b.Name+" "+b.Version)
-	}
-	fmt.Fprintf(bw, "Machine: %d CPUs, %s, %s; servers (%s), services and this client share it. JSON: %s.\n", runtime.NumCPU(), cpuModel(), runtime.Version(), strings.Join(bins, ", "), jsonImplementation)
+	fmt.Fprintln(bw, machineLine())
 	fmt.Fprintf(bw, "Code measured: %s.\n", codeRevision())
 	commits := "one commit per file"
 	if cfg.LoadPath == loadBatch {
@@ -178,15 +170,7 @@ func plotScale(path string, stages []stage) error {
 		fill(img, image.Rect(w-right+15, y-6, w-right+35, y), c)
 		label(img, w-right+40, y, n, black)
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := png.Encode(f, img); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return f.Close()
+	return writeFile(path, func(w io.Writer) error { return png.Encode(w, img) })
 }
 
 var palette = []color.RGBA{{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255}, {148, 103, 189, 255},

@@ -66,24 +66,19 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/strata-kb/strata/deploy/localstack"
+	"github.com/strata-kb/strata/deploy/measure/program"
 	"github.com/strata-kb/strata/deploy/measure/strata-chaos/chaos"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:])
-	stop()
-	os.Exit(code)
-}
+func main() { program.Main("strata-chaos", run) }
 
-func run(ctx context.Context, args []string) int {
+// run says itself what went wrong and returns the exit status as a
+// program.Status (nil: 0).
+func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("strata-chaos", flag.ContinueOnError)
 	minutes := fs.Float64("minutes", 2, "length of the chaos phase (load and kills)")
 	d := chaos.DefaultConfig(0)
@@ -121,17 +116,17 @@ Flags:
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return 0
+			return nil
 		}
-		return 2
+		return program.Status(2)
 	}
 	if d.Prebuilt && *state == "" {
 		fmt.Fprintln(os.Stderr, "strata-chaos: -prebuilt needs -state (the services are in its bin/)")
-		return 2
+		return program.Status(2)
 	}
 	if *minutes <= 0 || d.WriteRate <= 0 || d.ReadRate <= 0 || d.Readers < 1 || d.Keys < 5 || d.KillEvery < 0 {
 		fmt.Fprintln(os.Stderr, "strata-chaos: -minutes, -writes, -reads and -readers must be positive, -kill-every not negative and -keys at least 5")
-		return 2
+		return program.Status(2)
 	}
 	d.Duration = time.Duration(*minutes * float64(time.Minute))
 	if *seed != 0 {
@@ -140,13 +135,10 @@ Flags:
 	root, err := localstack.WorkspaceRoot()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "strata-chaos:", err)
-		return 2
+		return program.Status(2)
 	}
 	d.Root, d.StateDir, d.Log = root, *state, logf
-	d.Progress = io.Discard
-	if *verbose {
-		d.Progress = os.Stderr
-	}
+	d.Progress = program.Progress(*verbose)
 	res, err := chaos.Run(ctx, d)
 	if res != nil && *out != "" {
 		if werr := writeReport(*out, res); werr != nil {
@@ -163,13 +155,13 @@ Flags:
 		if res != nil {
 			fmt.Println(res.Summary())
 		}
-		return 1
+		return program.Status(1)
 	}
 	fmt.Println(res.Summary())
 	if !res.OK() {
-		return 1
+		return program.Status(1)
 	}
-	return 0
+	return nil
 }
 
 func writeReport(path string, res *chaos.Result) error {
@@ -226,6 +218,4 @@ func printFindings(res *chaos.Result) {
 	}
 }
 
-func logf(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
-}
+func logf(format string, args ...any) { program.Logf(os.Stderr, format, args...) }

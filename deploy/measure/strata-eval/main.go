@@ -22,28 +22,25 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/strata-kb/strata/deploy/localstack"
+	"github.com/strata-kb/strata/deploy/measure/program"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if ctx.Err() != nil {
-			err = errors.New("interrupted")
+	program.Main("strata-eval", func(ctx context.Context, args []string) error {
+		err := run(ctx, args, os.Stdout, os.Stderr)
+		if err != nil && ctx.Err() != nil {
+			return errors.New("interrupted")
 		}
-		fmt.Fprintln(os.Stderr, "strata-eval:", err)
-		os.Exit(1)
-	}
+		return err
+	})
 }
 
 // Config is what one evaluation run does.

@@ -28,27 +28,17 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/strata-kb/strata/deploy/localstack"
 	"github.com/strata-kb/strata/deploy/measure/benchstack"
+	"github.com/strata-kb/strata/deploy/measure/program"
 	"github.com/strata-kb/strata/shared/schema"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:])
-	stop()
-	if err != nil && !errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(os.Stderr, "strata-failover:", err)
-		os.Exit(1)
-	}
-}
+func main() { program.Main("strata-failover", run) }
 
 // config is what one run measures.
 type config struct {
@@ -102,10 +92,7 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer os.RemoveAll(state)
-	var stackOut io.Writer = io.Discard
-	if cfg.Verbose {
-		stackOut = os.Stderr
-	}
+	stackOut := program.Progress(cfg.Verbose)
 	logf("starting the local stack with a 3-node Weaviate in %s", state)
 	st, err := benchstack.Start(ctx, localstack.Options{Root: root, StateDir: state, Progress: stackOut, WeaviateCluster: true})
 	if err != nil {
@@ -142,6 +129,4 @@ func run(ctx context.Context, args []string) error {
 	return nil
 }
 
-func logf(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
-}
+func logf(format string, args ...any) { program.Logf(os.Stderr, format, args...) }

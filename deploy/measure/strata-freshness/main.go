@@ -13,14 +13,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/strata-kb/strata/deploy/localstack"
+	"github.com/strata-kb/strata/deploy/measure/program"
 )
 
 // Config is the benchmark's configuration.
@@ -94,12 +93,9 @@ func parseSize(s string) (int, error) {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "strata-freshness:", err)
-		os.Exit(1)
-	}
+	program.Main("strata-freshness", func(ctx context.Context, args []string) error {
+		return run(ctx, args, os.Stdout, os.Stderr)
+	})
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -21,33 +21,24 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/strata-kb/strata/deploy/measure/program"
 	"github.com/strata-kb/strata/embedder/embed"
+	"github.com/strata-kb/strata/embedder/vectorcache"
 )
 
 // subject is the responder's request subject (this measurement's own).
 const subject = "strata.bench.queryembed"
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "strata-queryembed:", err)
-		os.Exit(1)
-	}
-}
+func main() { program.Main("strata-queryembed", run) }
 
 // config is the command line.
 type config struct {
@@ -109,7 +100,7 @@ func respond(ctx context.Context, c config) error {
 			_ = m.RespondMsg(reply)
 			return
 		}
-		_ = m.Respond(encode(vecs[0]))
+		_ = m.Respond(vectorcache.Encode(vecs[0]))
 	})
 	if err != nil {
 		return fmt.Errorf("subscribe %s: %w", subject, err)
@@ -123,25 +114,6 @@ func respond(ctx context.Context, c config) error {
 	return nil
 }
 
-func encode(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, f := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
-	}
-	return b
-}
-
-func decode(b []byte) ([]float32, error) {
-	if len(b)%4 != 0 || len(b) == 0 {
-		return nil, fmt.Errorf("reply of %d bytes is no vector", len(b))
-	}
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v, nil
-}
-
 // remote asks the responder for a query's vector.
 func remote(ctx context.Context, nc *nats.Conn, q string) ([]float32, error) {
 	m, err := nc.RequestWithContext(ctx, subject, []byte(q))
@@ -151,7 +123,11 @@ func remote(ctx context.Context, nc *nats.Conn, q string) ([]float32, error) {
 	if e := m.Header.Get("Error"); e != "" {
 		return nil, errors.New(e)
 	}
-	return decode(m.Data)
+	v, err := vectorcache.Decode(m.Data)
+	if err != nil {
+		return nil, fmt.Errorf("reply: %w", err)
+	}
+	return v, nil
 }
 
 // queries are n agent-like questions of 4-9 words from a fixed vocabulary.

@@ -17,6 +17,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/strata-kb/strata/shared/usercache"
 )
 
 // DefaultHubURL is Hugging Face's hub; any server with the same URL layout
@@ -176,16 +178,7 @@ func (p Pins) verify(dir string) error {
 
 // ModelCacheDir is where fetched models are kept: $STRATA_MODEL_CACHE, else
 // <user cache dir>/strata/models (~/.cache/strata/models on Linux).
-func ModelCacheDir() (string, error) {
-	if d := os.Getenv("STRATA_MODEL_CACHE"); d != "" {
-		return d, nil
-	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("locate cache dir (set STRATA_MODEL_CACHE): %w", err)
-	}
-	return filepath.Join(d, "strata", "models"), nil
-}
+func ModelCacheDir() (string, error) { return usercache.Dir("STRATA_MODEL_CACHE", "models") }
 
 // FetchOptions configures Fetch.
 type FetchOptions struct {

@@ -203,17 +203,23 @@ func parseNormalizer(raw json.RawMessage) ([]func(string) string, error) {
 	case "NFKC":
 		return []func(string) string{norm.NFKC.String}, nil
 	case "Sequence":
-		var out []func(string) string
-		for _, sub := range n.Normalizers {
-			fs, err := parseNormalizer(sub)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, fs...)
-		}
-		return out, nil
+		return parseSequence(n.Normalizers, parseNormalizer)
 	}
 	return nil, fmt.Errorf("normalizer %q is not supported (BertNormalizer, Lowercase, StripAccents, NFD, NFC, NFKD, NFKC, Sequence)", n.Type)
+}
+
+// parseSequence parses each step of a Sequence (of normalizers or of
+// pre-tokenizers) with parse, in order.
+func parseSequence[F any](steps []json.RawMessage, parse func(json.RawMessage) ([]F, error)) ([]F, error) {
+	var out []F
+	for _, step := range steps {
+		fs, err := parse(step)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, fs...)
+	}
+	return out, nil
 }
 
 // bertNormalizer is BertNormalizer's order of steps; strip_accents unset
@@ -254,15 +260,7 @@ func parsePreTokenizer(raw json.RawMessage) ([]func([]string) []string, error) {
 	case "WhitespaceSplit":
 		return []func([]string) []string{splitWhitespace}, nil
 	case "Sequence":
-		var out []func([]string) []string
-		for _, sub := range p.PreTokenizers {
-			fs, err := parsePreTokenizer(sub)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, fs...)
-		}
-		return out, nil
+		return parseSequence(p.PreTokenizers, parsePreTokenizer)
 	}
 	return nil, fmt.Errorf("pre_tokenizer %q is not supported (BertPreTokenizer, WhitespaceSplit, Sequence)", p.Type)
 }

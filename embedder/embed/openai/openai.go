@@ -20,6 +20,7 @@ package openai
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/binary"
@@ -187,36 +188,17 @@ func New(cfg Config) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("openai embeddings config: %w", err)
 	}
-	if cfg.BatchSize == 0 {
-		cfg.BatchSize = DefaultBatchSize
+	// A zero setting takes its default; negative retries mean none.
+	cfg.BatchSize = cmp.Or(cfg.BatchSize, DefaultBatchSize)
+	cfg.MaxRequestBytes = cmp.Or(cfg.MaxRequestBytes, DefaultMaxRequestBytes)
+	cfg.MaxRetries = max(0, cmp.Or(cfg.MaxRetries, DefaultMaxRetries))
+	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
+	cfg.InitialBackoff = cmp.Or(cfg.InitialBackoff, DefaultInitialBackoff)
+	cfg.MaxBackoff = max(cmp.Or(cfg.MaxBackoff, DefaultMaxBackoff), cfg.InitialBackoff)
+	if cfg.Azure {
+		cfg.APIVersion = cmp.Or(cfg.APIVersion, DefaultAzureAPIVersion)
 	}
-	if cfg.MaxRequestBytes == 0 {
-		cfg.MaxRequestBytes = DefaultMaxRequestBytes
-	}
-	if cfg.MaxRetries == 0 {
-		cfg.MaxRetries = DefaultMaxRetries
-	} else if cfg.MaxRetries < 0 {
-		cfg.MaxRetries = 0
-	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.InitialBackoff == 0 {
-		cfg.InitialBackoff = DefaultInitialBackoff
-	}
-	if cfg.MaxBackoff == 0 {
-		cfg.MaxBackoff = DefaultMaxBackoff
-	}
-	if cfg.MaxBackoff < cfg.InitialBackoff {
-		cfg.MaxBackoff = cfg.InitialBackoff
-	}
-	if cfg.Azure && cfg.APIVersion == "" {
-		cfg.APIVersion = DefaultAzureAPIVersion
-	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
-	}
+	hc := cmp.Or(cfg.HTTPClient, &http.Client{})
 
 	c := &Client{
 		cfg:      cfg,

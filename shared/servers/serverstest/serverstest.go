@@ -23,6 +23,16 @@ func installCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 30*time.Minute)
 }
 
+// cacheDir is where the servers are installed (servers.CacheDir).
+func cacheDir(t testing.TB) string {
+	t.Helper()
+	dir, err := servers.CacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // createStreams is StackOptions.BeforeMinIO: MinIO's notification target needs the stream.
 func createStreams(ctx context.Context, natsURL string) error {
 	nc, js, err := pipeline.Connect(natsURL, "test", nil)
@@ -38,10 +48,7 @@ func startStack(t testing.TB, dataDir string) *servers.Stack {
 	t.Helper()
 	ctx, cancel := installCtx()
 	defer cancel()
-	dir, err := servers.CacheDir()
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := cacheDir(t)
 	bins, err := servers.InstallAll(ctx, dir, testWriter{t})
 	if err != nil {
 		t.Fatal(err)
@@ -62,10 +69,7 @@ func NATS(t testing.TB) string {
 	t.Helper()
 	ctx, cancel := installCtx()
 	defer cancel()
-	dir, err := servers.CacheDir()
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := cacheDir(t)
 	bin, err := servers.Install(ctx, dir, servers.NATSServer, testWriter{t})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"github.com/strata-kb/strata/deploy/localstack"
+	"github.com/strata-kb/strata/ingestor/extract/pdf/pdftest"
 	"github.com/strata-kb/strata/shared/bucket"
 	"github.com/strata-kb/strata/shared/servers"
 )
@@ -49,10 +50,10 @@ var formats = []format{
 			lines = append(lines, strings.Join(words[i:min(i+12, len(words))], " "))
 		}
 		half := len(lines) / 2
-		return makePDF(title, [][]string{
-			append([]string{title, "", "The " + token + " token marks this version."}, lines[:half]...),
-			lines[half:],
-		})
+		return pdftest.MakeTitled(title, []pdftest.Page{
+			{Lines: append([]string{title, "", "The " + token + " token marks this version."}, lines[:half]...)},
+			{Lines: lines[half:]},
+		}, nil)
 	}},
 	{"docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", docx},
 }

@@ -1,4 +1,4 @@
-package chaos
+package pdftest
 
 import (
 	"bytes"
@@ -8,11 +8,11 @@ import (
 	"testing"
 )
 
-// TestMakePDFCrossReference checks that every entry of the cross-reference
+// TestMakeTitledCrossReference checks that every entry of the cross-reference
 // table points at its object and startxref at the table, as a reader
 // that does not repair files needs.
-func TestMakePDFCrossReference(t *testing.T) {
-	b := makePDF("Chaos (test) file", [][]string{{"The zq001v000001 token marks this version.", `a \ backslash`}, {"page two"}})
+func TestMakeTitledCrossReference(t *testing.T) {
+	b := MakeTitled("Chaos (test) file", []Page{{Lines: []string{"The zq001v000001 token marks this version.", `a \ backslash`}}, {Lines: []string{"page two"}}}, nil)
 	m := regexp.MustCompile(`startxref\n(\d+)\n%%EOF\n$`).FindSubmatch(b)
 	if m == nil {
 		t.Fatalf("no startxref at the end:\n%s", b)
