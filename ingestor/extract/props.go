@@ -158,7 +158,6 @@ func PropText(s string) string {
 	return Truncate(strings.Join(strings.Fields(s), " "), MaxPropBytes)
 }
 
-
 // ParseDate reads a date property as formats write them: what
 // metadata.ParseDate reads (RFC 3339, YYYY-MM-DD), which is kept as written;
 // W3C dates (DOCX: YYYY, YYYY-MM, a time without seconds or with a zone of

@@ -105,4 +105,3 @@ func trimTrailingLines(s string) string {
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
-
