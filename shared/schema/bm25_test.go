@@ -7,23 +7,13 @@ import (
 	"github.com/weaviate/weaviate/entities/models"
 
 	"github.com/strata-kb/strata/shared/schema"
-	"github.com/strata-kb/strata/shared/servers"
-	"github.com/strata-kb/strata/shared/servers/serverstest"
 )
 
 // TestEnsureBringsBM25ToTheChosenParameters: an index made with other BM25
 // parameters (an older Strata, or an operator's experiment) gets
 // schema.ChunkBM25 back when a service ensures the schema.
 func TestEnsureBringsBM25ToTheChosenParameters(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs a real weaviate-server; skipped with -short")
-	}
-	st := serverstest.StartShared(t)
-	defer serverstest.StopShared()
-	wv, err := schema.NewClient(st.WeaviateHost, st.WeaviateGRPCHost, servers.LocalWeaviateWriter)
-	if err != nil {
-		t.Fatal(err)
-	}
+	wv := writer(t)
 	ctx := context.Background()
 	if err := schema.Ensure(ctx, wv); err != nil {
 		t.Fatal(err)

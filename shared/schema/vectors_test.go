@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"github.com/strata-kb/strata/shared/schema"
-	"github.com/strata-kb/strata/shared/servers"
-	"github.com/strata-kb/strata/shared/servers/serverstest"
 )
 
 func TestVectorName(t *testing.T) {
@@ -38,15 +36,7 @@ func validName(s string) bool {
 // TestSecondModelIsAddedSideBySide: a second model's named vector is added
 // to the existing collection on a real weaviate-server; the first stays.
 func TestSecondModelIsAddedSideBySide(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs a real weaviate-server; skipped with -short")
-	}
-	st := serverstest.StartShared(t)
-	defer serverstest.StopShared()
-	wv, err := schema.NewClient(st.WeaviateHost, st.WeaviateGRPCHost, servers.LocalWeaviateWriter)
-	if err != nil {
-		t.Fatal(err)
-	}
+	wv := writer(t)
 	ctx := context.Background()
 	for _, m := range []string{"model-a", "model-b", "model-a"} {
 		if err := schema.EnsureVectorSpace(ctx, wv, m, 1); err != nil {
@@ -66,15 +56,7 @@ func TestSecondModelIsAddedSideBySide(t *testing.T) {
 // Models added at once by several writers all get their vector space: an
 // update that lost the race to another writer's is read again and retried.
 func TestModelsAddedConcurrently(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs a real weaviate-server; skipped with -short")
-	}
-	st := serverstest.StartShared(t)
-	defer serverstest.StopShared()
-	wv, err := schema.NewClient(st.WeaviateHost, st.WeaviateGRPCHost, servers.LocalWeaviateWriter)
-	if err != nil {
-		t.Fatal(err)
-	}
+	wv := writer(t)
 	ctx := context.Background()
 	if err := schema.EnsureVectorSpace(ctx, wv, "concurrent-0", 1); err != nil {
 		t.Fatal(err)
