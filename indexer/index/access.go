@@ -73,6 +73,10 @@ func (w *Writer) applyAccessChange(ctx context.Context, ac pipeline.TagsChanged)
 	if out, skip := skipAccess(doc, want); skip {
 		return out, nil
 	}
+	// Before the lock: readers follow the change from now on, even while
+	// another commit of the project (or this file's previous change) runs.
+	withdraw := w.announceRelabel(ctx, ac, doc.fileVersionID)
+	defer withdraw()
 	unlock, err := w.lock(ctx, project)
 	if err != nil {
 		return "", err

@@ -50,6 +50,8 @@ type Writer struct {
 	// batchParallel is how many batch requests one write sends at once (batch.go).
 	batchParallel int
 	ranges        rangeProperties // metadata range properties known to exist (metadata.go)
+	// relabels announces access changes to readers while they are applied (relabels.go; nil: not announced).
+	relabels Relabels
 }
 
 // New returns a Writer.

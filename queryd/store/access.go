@@ -23,16 +23,21 @@ var documentClasses = map[string]bool{
 }
 
 // withReaders is where restricted to the documents the caller in ctx may
-// read (access.GrantFrom; admins and Strata's own reads are not filtered).
-func withReaders(ctx context.Context, class string, where *filters.WhereBuilder) *filters.WhereBuilder {
+// read (access.GrantFrom; admins and Strata's own reads are not filtered),
+// with the access changes being applied to project's files (relabels.go).
+func (s *Store) withReaders(ctx context.Context, project, class string, where *filters.WhereBuilder) *filters.WhereBuilder {
 	if !documentClasses[class] {
 		return where
 	}
-	values := access.GrantFrom(ctx).FilterValues()
+	grant := access.GrantFrom(ctx)
+	values := grant.FilterValues()
 	if values == nil {
 		return where
 	}
 	readers := filters.Where().WithPath([]string{schema.ReadersProperty}).WithOperator(filters.ContainsAny).WithValueText(values...)
+	if allow, deny := s.catalog.relabelled(project, grant); len(allow)+len(deny) > 0 {
+		readers = relabelledReaders(readers, allow, deny)
+	}
 	if where == nil {
 		return readers
 	}
@@ -42,12 +47,12 @@ func withReaders(ctx context.Context, class string, where *filters.WhereBuilder)
 // readableObject is o when the caller in ctx may read it, else nil: an
 // object read by id that the caller may not read is answered exactly as
 // one that does not exist.
-func readableObject(ctx context.Context, class string, o *models.Object) *models.Object {
+func (s *Store) readableObject(ctx context.Context, project, class string, o *models.Object) *models.Object {
 	if o == nil || !documentClasses[class] {
 		return o
 	}
 	props, _ := o.Properties.(map[string]any)
-	if !access.GrantFrom(ctx).Matches(wvquery.Strs(props, schema.ReadersProperty)) {
+	if !s.catalog.relabelledObject(ctx, project, wvquery.Str(props, "file_id"), wvquery.Strs(props, schema.ReadersProperty)) {
 		return nil
 	}
 	return o
@@ -66,7 +71,7 @@ func (s *Store) MayRead(ctx context.Context, project, fileID string) (bool, erro
 		readable := false
 		c.readProject(project, func(pc *projectCatalog) {
 			list := pc.files[fileID]
-			readable = len(list) > 0 && Readable(ctx, list[len(list)-1].Readers)
+			readable = len(list) > 0 && pc.readable(ctx, list[len(list)-1])
 		})
 		return readable, nil
 	}

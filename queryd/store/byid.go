@@ -172,7 +172,7 @@ func (s *Store) objectByREST(ctx context.Context, class, project, id string, wit
 	if len(objs) == 0 {
 		return nil, nil
 	}
-	return readableObject(ctx, class, objs[0]), nil
+	return s.readableObject(ctx, project, class, objs[0]), nil
 }
 
 // byIDFields are the properties objectByGraphQL reads, per class.

@@ -43,6 +43,11 @@ type Catalog struct {
 	ready atomic.Bool // both buckets' initial values are loaded
 	// marksReady: the embedded bucket's initial values are loaded.
 	marksReady atomic.Bool
+	// relabels: project -> file id -> the access change being applied to
+	// it (relabels.go); relabelCount counts them, so reads skip the lock
+	// while there are none.
+	relabels     map[string]map[string]pipeline.Relabel
+	relabelCount atomic.Int64
 }
 
 // projectCatalog is one project's committed versions up to seq.
@@ -56,6 +61,9 @@ type projectCatalog struct {
 	embedded map[string]int
 	docs     docIndex // live documents by path, name, folder and failure
 	chunks   chunkIndex
+	// relabels are the project's access changes being applied (the
+	// Catalog's map of the project, shared).
+	relabels map[string]pipeline.Relabel
 }
 
 func newProjectCatalog() *projectCatalog {
@@ -67,7 +75,8 @@ const versionPage = 5000
 
 // NewCatalog returns a catalog that loads versions from s; Watch feeds it.
 func NewCatalog(s *Store, log *slog.Logger) *Catalog {
-	return &Catalog{load: s.committedAll, log: log, byKey: map[string]*projectCatalog{}, marks: map[string]map[string]map[string]bool{}}
+	return &Catalog{load: s.committedAll, log: log, byKey: map[string]*projectCatalog{}, marks: map[string]map[string]map[string]bool{},
+		relabels: map[string]map[string]pipeline.Relabel{}}
 }
 
 // Watch follows the commits bucket until ctx ends. The bucket is created by
@@ -75,9 +84,10 @@ func NewCatalog(s *Store, log *slog.Logger) *Catalog {
 // While the watch is down (it restarts by itself) the catalog is not ready
 // and the Store reads Weaviate again.
 func (c *Catalog) Watch(ctx context.Context, js jetstream.JetStream) error {
-	marksDone := make(chan struct{})
+	marksDone, relabelsDone := make(chan struct{}), make(chan struct{})
 	go func() { defer close(marksDone); c.watchMarks(ctx, js) }()
-	defer func() { <-marksDone }()
+	go func() { defer close(relabelsDone); c.watchRelabels(ctx, js) }()
+	defer func() { <-marksDone; <-relabelsDone }()
 	for {
 		err := c.watchOnce(ctx, js)
 		c.ready.Store(false)
@@ -181,6 +191,7 @@ func (c *Catalog) apply(ctx context.Context, pending map[string]int64) error {
 		c.mu.Lock()
 		if c.byKey[project] == nil {
 			c.byKey[project] = newProjectCatalog()
+			c.byKey[project].relabels = c.relabels[project]
 		}
 		c.byKey[project].add(vs, to, c.marks[project])
 		c.mu.Unlock()
@@ -270,7 +281,7 @@ func (c *Catalog) Embedded(ctx context.Context, project, model string) (int, boo
 	n, marked := 0, c.marks[project][model]
 	for _, list := range pc.files {
 		v := list[len(list)-1]
-		if !v.Deleted && v.Status == pipeline.StatusIndexed && marked[v.FileVersionID] && Readable(ctx, v.Readers) {
+		if !v.Deleted && v.Status == pipeline.StatusIndexed && marked[v.FileVersionID] && pc.readable(ctx, v) {
 			n += v.ChunkCount
 		}
 	}
@@ -315,7 +326,7 @@ func (c *Catalog) Stats(ctx context.Context, project string) (Stats, bool) {
 	}
 	var st Stats
 	for _, list := range pc.files {
-		if v := list[len(list)-1]; Readable(ctx, v.Readers) {
+		if v := list[len(list)-1]; pc.readable(ctx, v) {
 			st.count(v, 1)
 		}
 	}
@@ -340,9 +351,13 @@ func (c *Catalog) covers(project string, at int64) bool {
 func (c *Catalog) visibleAt(ctx context.Context, project, fileID string, at int64) *Version {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	list := c.byKey[project].files[fileID]
+	pc := c.byKey[project]
+	if pc == nil {
+		return nil
+	}
+	list := pc.files[fileID]
 	i := sort.Search(len(list), func(i int) bool { return list[i].ValidFrom > at })
-	if i == 0 || !Readable(ctx, list[len(list)-1].Readers) {
+	if i == 0 || !pc.readable(ctx, list[len(list)-1]) {
 		return nil
 	}
 	v := list[i-1]

@@ -66,7 +66,7 @@ func (c *Catalog) chunkReadable(ctx context.Context, project, chunkID string) (r
 			return
 		}
 		list := pc.files[pc.chunks.files[n]]
-		readable = len(list) > 0 && Readable(ctx, list[len(list)-1].Readers)
+		readable = len(list) > 0 && pc.readable(ctx, list[len(list)-1])
 	})
 	return readable, known
 }

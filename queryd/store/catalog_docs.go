@@ -129,7 +129,7 @@ func (s *Store) DocumentsNamed(ctx context.Context, project, needle string, limi
 		}
 		for _, id := range candidates {
 			v := pc.current(id)
-			if v.Branch == "" && strings.Contains(strings.ToLower(baseOf(v.FilePath)), low) && Readable(ctx, v.Readers) {
+			if v.Branch == "" && strings.Contains(strings.ToLower(baseOf(v.FilePath)), low) && pc.readable(ctx, v) {
 				docs = append(docs, documentOfVersion(v))
 			}
 		}
@@ -151,7 +151,7 @@ func (s *Store) DocumentsUnder(ctx context.Context, project string, scopes []Pat
 				if len(docs) == limit {
 					break
 				}
-				if v := pc.current(pc.docs.byKey[k]); Readable(ctx, v.Readers) {
+				if v := pc.current(pc.docs.byKey[k]); pc.readable(ctx, v) {
 					docs = append(docs, documentOfVersion(v))
 				}
 			}
@@ -173,7 +173,7 @@ func (s *Store) DocumentsUnder(ctx context.Context, project string, scopes []Pat
 					continue
 				}
 				seen[k] = true
-				if v := pc.current(pc.docs.byKey[k]); Readable(ctx, v.Readers) {
+				if v := pc.current(pc.docs.byKey[k]); pc.readable(ctx, v) {
 					docs = append(docs, documentOfVersion(v))
 					n++
 				}
@@ -192,7 +192,7 @@ func (s *Store) DocumentsUnder(ctx context.Context, project string, scopes []Pat
 func (s *Store) FailedDocuments(ctx context.Context, project string, limit int) (docs []Document, ok bool) {
 	ok = s.catalog.readProject(project, func(pc *projectCatalog) {
 		for id := range pc.docs.failed {
-			if v := pc.current(id); Readable(ctx, v.Readers) {
+			if v := pc.current(id); pc.readable(ctx, v) {
 				docs = append(docs, documentOfVersion(v))
 			}
 		}
@@ -228,7 +228,7 @@ func readableFolders(ctx context.Context, pc *projectCatalog) []string {
 	var out []string
 	for _, id := range pc.docs.byKey {
 		v := pc.current(id)
-		if f := folderOfPath(v.FilePath); v.Branch == "" && f != "" && !seen[f] && Readable(ctx, v.Readers) {
+		if f := folderOfPath(v.FilePath); v.Branch == "" && f != "" && !seen[f] && pc.readable(ctx, v) {
 			seen[f] = true
 			out = append(out, f)
 		}
@@ -263,7 +263,7 @@ func (c *Catalog) neverCommitted(ctx context.Context, project, fileID string) bo
 	never := true // stays so for a project nothing was committed to
 	ok := c.readProject(project, func(pc *projectCatalog) {
 		list := pc.files[fileID]
-		never = len(list) == 0 || !Readable(ctx, list[len(list)-1].Readers)
+		never = len(list) == 0 || !pc.readable(ctx, list[len(list)-1])
 	})
 	return ok && never
 }

@@ -116,7 +116,7 @@ func (s *Store) Stats(ctx context.Context, project string) (Stats, error) {
 // sumChunkCount adds up chunk_count over the current indexed documents.
 func (s *Store) sumChunkCount(ctx context.Context, project string) (int, error) {
 	resp, err := s.wv.GraphQL().Aggregate().WithClassName(schema.DocumentClass).WithTenant(project).
-		WithWhere(withReaders(ctx, schema.DocumentClass, wvquery.And(notDeleted(), eq("status", pipeline.StatusIndexed)))).
+		WithWhere(s.withReaders(ctx, project, schema.DocumentClass, wvquery.And(notDeleted(), eq("status", pipeline.StatusIndexed)))).
 		WithFields(graphql.Field{Name: "chunk_count", Fields: []graphql.Field{{Name: "sum"}}}).Do(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("count chunks of %s: %w", project, err)
@@ -142,7 +142,7 @@ func (s *Store) aggregate(ctx context.Context, class, project string, where *fil
 		fields = append(fields, graphql.Field{Name: "groupedBy", Fields: []graphql.Field{{Name: "value"}}})
 		a = a.WithGroupBy(groupBy)
 	}
-	if where = withReaders(ctx, class, where); where != nil {
+	if where = s.withReaders(ctx, project, class, where); where != nil {
 		a = a.WithWhere(where)
 	}
 	resp, err := a.WithFields(fields...).Do(ctx)

@@ -106,7 +106,7 @@ func (s *Store) find(ctx context.Context, class, project string, fields []graphq
 	if q.limit <= 0 {
 		return nil, nil
 	}
-	q.where = withReaders(ctx, class, q.where)
+	q.where = s.withReaders(ctx, project, class, q.where)
 	if s.rpc != nil && time.Now().UnixNano() >= s.rpc.downUntil.Load() {
 		gq := grpcsearch.Query{Class: class, Tenant: project, Fields: fields, BM25: q.bm25, NearVector: q.near,
 			Where: q.where, Sort: q.sort, Offset: q.offset, Limit: q.limit, Consistency: s.consistency}

@@ -195,7 +195,7 @@ func documentOf(r map[string]any) Document {
 // are not listed (callers derive them). The project root ("") is not listed.
 func (s *Store) Folders(ctx context.Context, project string, limit int) ([]string, error) {
 	resp, err := s.wv.GraphQL().Aggregate().WithClassName(schema.DocumentClass).WithTenant(project).
-		WithWhere(withReaders(ctx, schema.DocumentClass, mainLive())).WithGroupBy("folder").WithLimit(limit).
+		WithWhere(s.withReaders(ctx, project, schema.DocumentClass, mainLive())).WithGroupBy("folder").WithLimit(limit).
 		WithFields(graphql.Field{Name: "groupedBy", Fields: []graphql.Field{{Name: "value"}}},
 			graphql.Field{Name: "meta", Fields: []graphql.Field{{Name: "count"}}}).Do(ctx)
 	if err != nil {

@@ -156,7 +156,7 @@ func (s *Store) MetadataKeys(ctx context.Context, project string) (map[string]me
 	}
 	if s.catalog.readProject(project, func(pc *projectCatalog) {
 		for _, list := range pc.files {
-			if v := list[len(list)-1]; !v.Deleted && len(v.Metadata) > 0 && Readable(ctx, v.Readers) {
+			if v := list[len(list)-1]; !v.Deleted && len(v.Metadata) > 0 && pc.readable(ctx, v) {
 				add(v.Metadata)
 			}
 		}
@@ -232,7 +232,7 @@ func (s *Store) ListDocuments(ctx context.Context, project, branch, pathPrefix s
 				continue
 			}
 			v := pc.current(pc.docs.byKey[k])
-			if !Readable(ctx, v.Readers) || !f.Match(v.Metadata) {
+			if !pc.readable(ctx, v) || !f.Match(v.Metadata) {
 				continue
 			}
 			if len(docs) == limit {

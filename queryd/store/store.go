@@ -393,7 +393,7 @@ func Sanitize(s string) string {
 // caller in ctx may read (withReaders); build adds the rest (not a where).
 func (s *Store) get(ctx context.Context, class, project string, fields []graphql.Field, where *filters.WhereBuilder, build func(*graphql.GetBuilder) *graphql.GetBuilder) ([]map[string]any, error) {
 	g := s.wv.GraphQL().Get().WithClassName(class).WithTenant(project).WithFields(fields...)
-	if where = withReaders(ctx, class, where); where != nil {
+	if where = s.withReaders(ctx, project, class, where); where != nil {
 		g = g.WithWhere(where)
 	}
 	if s.consistency != "" {

@@ -125,6 +125,11 @@ func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 		return err
 	}
 	writer.SetEmbeddedMarks(marks)
+	relabels, err := index.OpenRelabels(ctx, js, cfg.KVReplicas)
+	if err != nil {
+		return err
+	}
+	writer.SetRelabels(relabels)
 	writer.SetFreshnessObserver(reg.NewFreshness())
 	host, _ := os.Hostname()
 	leases, err := index.OpenLeases(ctx, js, cfg.KVReplicas, fmt.Sprintf("%s-%d", host, os.Getpid()), cfg.CommitLease)
