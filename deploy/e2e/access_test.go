@@ -28,6 +28,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/tags"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/strata-kb/strata/deploy/mcpclient"
 
 	"github.com/strata-kb/strata/deploy/localstack"
@@ -1108,6 +1109,7 @@ func TestAccessTagChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	announcements := watchRelabels(t, h)
 	changed := time.Now()
 	if err := h.s3.PutObjectTagging(context.Background(), localstack.Bucket, key, newTags, minio.PutObjectTaggingOptions{}); err != nil {
 		t.Fatalf("put tagging: %v", err)
@@ -1163,6 +1165,27 @@ func TestAccessTagChange(t *testing.T) {
 
 	// The change feed since the sequence before.
 	h.settle()
+	// The indexer announced the change to readers while applying it, and withdrew it when done.
+	fileKey := pipeline.RelabelKey("acme", ids.File("acme", "", "hr/"+token+".md"))
+	var ops []string
+	for _, e := range announcements() {
+		if e.Key() != fileKey {
+			continue
+		}
+		op := "delete"
+		if e.Operation() == jetstream.KeyValuePut {
+			var r pipeline.Relabel
+			_ = json.Unmarshal(e.Value(), &r)
+			op = "put " + strings.Join(r.Readers, ",")
+		}
+		ops = append(ops, op)
+	}
+	// (A redelivered event may announce and withdraw again.)
+	if len(ops) < 2 || ops[0] != "put finance" || ops[len(ops)-1] != "delete" || slices.ContainsFunc(ops, func(op string) bool {
+		return op != "put finance" && op != "delete"
+	}) {
+		t.Errorf("the relabels bucket's updates of the file: %q, want the announcement of finance, then its withdrawal", ops)
+	}
 	for _, c := range []struct {
 		caller *accCaller
 		want   string
@@ -1203,6 +1226,38 @@ func TestAccessTagChange(t *testing.T) {
 		}
 	}
 	revokeWhileCalling(t, h, token)
+}
+
+// watchRelabels follows the relabels bucket from now on; the returned
+// func gives the updates seen so far.
+func watchRelabels(t *testing.T, h *harness) func() []jetstream.KeyValueEntry {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	kv, err := h.js.KeyValue(ctx, pipeline.RelabelsBucket)
+	if err != nil {
+		t.Fatalf("the indexer makes the relabels bucket: %v", err)
+	}
+	w, err := kv.WatchAll(ctx, jetstream.UpdatesOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var seen []jetstream.KeyValueEntry
+	go func() {
+		for e := range w.Updates() {
+			if e != nil {
+				mu.Lock()
+				seen = append(seen, e)
+				mu.Unlock()
+			}
+		}
+	}()
+	return func() []jetstream.KeyValueEntry {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(seen)
+	}
 }
 
 // revokeWhileCalling makes a key with strata keys create, has a client

@@ -8,6 +8,11 @@ package index
 // the new readers is committed, so readers of the catalog (listings,
 // list_changes) see the change at a sequence like any other.
 //
+// Readers follow the change before its objects do: it is announced
+// (relabels.go) before the project's lock is taken, queryd reads the file
+// with the announced readers, and the announcement is withdrawn once the
+// change is done.
+//
 // Order, so that a crash anywhere is finished by the redelivery:
 //  1. every object but the visible Version and the Document;
 //  2. the new Version, and publishing its sequence;

@@ -36,7 +36,7 @@ func (w *Writer) announceRelabel(ctx context.Context, ac pipeline.TagsChanged, f
 		return func() {}
 	}
 	r := pipeline.Relabel{Project: ac.Object.Project, FileID: ac.FileID, FileVersionID: fileVersionID,
-		Readers: ac.Access.Readers(), ReadAt: ac.Access.ReadAt}
+		Readers: ac.Access.Readers(), ReadAt: ac.Access.ReadAt, AnnouncedAt: w.now().UTC()}
 	rev, err := w.relabels.Announce(ctx, r)
 	if err != nil {
 		w.log.Warn("announce access change", "file_id", ac.FileID, "err", err)

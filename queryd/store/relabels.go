@@ -140,7 +140,7 @@ func (c *Catalog) relabelled(project string, g access.Grant) (allow, deny []stri
 	defer c.mu.RUnlock()
 	pc := c.byKey[project]
 	for fileID, r := range c.relabels[project] {
-		if pc != nil && !pc.relabelApplies(r) {
+		if r.Expired(time.Now()) || pc != nil && !pc.relabelApplies(r) {
 			continue
 		}
 		if g.Matches(r.Readers) {
@@ -157,6 +157,9 @@ func (c *Catalog) relabelled(project string, g access.Grant) (allow, deny []stri
 // relabelApplies reports whether r still speaks for its file: the catalog
 // holds no other version of it (c.mu held).
 func (pc *projectCatalog) relabelApplies(r pipeline.Relabel) bool {
+	if r.Expired(time.Now()) {
+		return false
+	}
 	list := pc.files[r.FileID]
 	if len(list) == 0 {
 		return true
@@ -202,7 +205,7 @@ func (c *Catalog) relabelledObject(ctx context.Context, project, fileID string, 
 	if c != nil && c.relabelCount.Load() > 0 {
 		c.mu.RLock()
 		r, ok := c.relabels[project][fileID]
-		applies := ok && (c.byKey[project] == nil || c.byKey[project].relabelApplies(r))
+		applies := ok && !r.Expired(time.Now()) && (c.byKey[project] == nil || c.byKey[project].relabelApplies(r))
 		c.mu.RUnlock()
 		if applies {
 			readers = r.Readers

@@ -22,7 +22,7 @@ import (
 func announce(c *Catalog, project, path, fileVersionID string, readers ...string) {
 	fileID := ids.File(project, "", path)
 	c.setRelabel(project, fileID, &pipeline.Relabel{Project: project, FileID: fileID, FileVersionID: fileVersionID,
-		Readers: readers, ReadAt: time.Now()})
+		Readers: readers, ReadAt: time.Now(), AnnouncedAt: time.Now()})
 }
 
 // TestAnnouncedAccessChangeDecidesEveryRead: while an access change is
@@ -93,10 +93,19 @@ func TestCatalogFollowsAnnouncedAccessChange(t *testing.T) {
 	if !reads(hr) || reads(finance) {
 		t.Fatal("before the change: hr must read the file, finance not")
 	}
-	c.setRelabel("acme", id, &pipeline.Relabel{Project: "acme", FileID: id, FileVersionID: v1, Readers: []string{"finance"}, ReadAt: time.Now()})
+	announced := pipeline.Relabel{Project: "acme", FileID: id, FileVersionID: v1, Readers: []string{"finance"}, ReadAt: time.Now(), AnnouncedAt: time.Now()}
+	c.setRelabel("acme", id, &announced)
 	if reads(hr) || !reads(finance) {
 		t.Fatal("announced: finance must read the file, hr not")
 	}
+	// One older than the bucket keeps records is ignored (an indexer died mid-change).
+	expired := announced
+	expired.AnnouncedAt = time.Now().Add(-pipeline.RelabelMaxAge - time.Minute)
+	c.setRelabel("acme", id, &expired)
+	if !reads(hr) || reads(finance) {
+		t.Fatal("an expired announcement must not decide")
+	}
+	c.setRelabel("acme", id, &announced)
 	// New content committed with its own read: the announcement no longer speaks for the file.
 	v2 := ids.FileVersion(id, "e2", "s2")
 	pc.add([]Version{{FileID: id, FilePath: "hr/pay.md", FileVersionID: v2, Status: pipeline.StatusIndexed, ValidFrom: 2, ChunkCount: 1, Readers: []string{"hr"}}}, 2, nil)
@@ -139,8 +148,8 @@ func TestRelabelsWatch(t *testing.T) {
 		}
 	}
 	finance := access.Grant{Groups: []string{"finance"}}
-	put(pipeline.RelabelKey("acme", id), pipeline.Relabel{Project: "acme", FileID: id, FileVersionID: "v", Readers: []string{"finance"}})
-	put(pipeline.RelabelKey("acme", other), pipeline.Relabel{Project: "acme", FileID: id, FileVersionID: "v", Readers: []string{"finance"}}) // names another file
+	put(pipeline.RelabelKey("acme", id), pipeline.Relabel{Project: "acme", FileID: id, FileVersionID: "v", Readers: []string{"finance"}, AnnouncedAt: time.Now()})
+	put(pipeline.RelabelKey("acme", other), pipeline.Relabel{Project: "acme", FileID: id, FileVersionID: "v", Readers: []string{"finance"}, AnnouncedAt: time.Now()}) // names another file
 	put(pipeline.RelabelKey("acme", ids.File("acme", "", "c.md")), "not a relabel")
 	waitFor(t, "the announcement", func() bool { allow, _ := c.relabelled("acme", finance); return len(allow) > 0 })
 	time.Sleep(100 * time.Millisecond) // the two bad values, sent after, are applied too

@@ -30,7 +30,13 @@ type Relabel struct {
 	Readers []string `json:"readers"`
 	// ReadAt orders records of one file: a later read wins.
 	ReadAt time.Time `json:"read_at"`
+	// AnnouncedAt is when the indexer put the record: readers ignore a
+	// record older than RelabelMaxAge, as the bucket drops it.
+	AnnouncedAt time.Time `json:"announced_at"`
 }
+
+// Expired reports whether r is older than RelabelMaxAge at now.
+func (r Relabel) Expired(now time.Time) bool { return now.Sub(r.AnnouncedAt) > RelabelMaxAge }
 
 // RelabelKey is the KV key of a file's access change: "<project>.<file id>".
 func RelabelKey(project, fileID string) string { return project + "." + fileID }

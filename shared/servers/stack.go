@@ -391,6 +391,13 @@ func (s *Stack) startWeaviateNode(name string, n WeaviatePeer, clusterJoin, raft
 		// loading to 200k (docs/bench/loading.md), for a larger heap between
 		// collections (up to three times the live heap instead of two).
 		"GOGC=200",
+		// Objects rewritten in place (an access change merges the readers
+		// of every chunk of a document) sit in the memtable until it is
+		// flushed, a minute after its first write by default, and a BM25
+		// search over a memtable full of them took 100-400 ms instead of
+		// 3 ms on this machine; flushed after 2 s, 2-50 ms
+		// (docs/bench/access-changes.md, docs/bench/loading.md).
+		"PERSISTENCE_MEMTABLES_FLUSH_DIRTY_AFTER_SECONDS=2",
 		// A filtered vector search that admits fewer vectors than
 		// flatSearchCutoff (40,000) scans them; Weaviate scans on one
 		// goroutine unless told otherwise. One per CPU: a key reading a
