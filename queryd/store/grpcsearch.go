@@ -6,8 +6,10 @@ package store
 // list_file_chunks and the searches are such queries. Any gRPC failure but
 // a missing tenant falls back to GraphQL:
 // gRPC reaches one node, GraphQL all of -weaviate-host (hedged). A node lost
-// must not stall reads, so a gRPC attempt gets grpcAttemptTimeout, and once
-// the node looks cut off reads skip gRPC for grpcRetryAfter.
+// must not stall reads, so a gRPC read that gets no answer within
+// grpcAttemptTimeout while the node answers nothing else either is given up
+// (answer.go), and once the node looks cut off reads skip gRPC for
+// grpcRetryAfter.
 
 import (
 	"context"
@@ -25,9 +27,11 @@ import (
 )
 
 const (
-	// grpcAttemptTimeout bounds one gRPC read: far above a healthy read
-	// (a keyword search at 1M chunks and 16 clients: p99 0.5 s), far below
-	// a client's patience.
+	// grpcAttemptTimeout is how long a gRPC read waits for its node when
+	// the node answers nothing else meanwhile: far above a healthy read (a
+	// keyword search at 1M chunks and 16 clients: p99 0.5 s), far below a
+	// client's patience. A node that answers other reads is only slow, and
+	// the read waits on (answer.go).
 	grpcAttemptTimeout = time.Second
 	// grpcRetryAfter is how long reads go to GraphQL after gRPC failed.
 	grpcRetryAfter = 10 * time.Second
@@ -38,6 +42,7 @@ type searchRPC struct {
 	client    *grpcsearch.Client
 	log       *slog.Logger
 	failures  atomic.Int64 // reads answered over GraphQL after gRPC failed
+	answers   atomic.Int64 // reads the node answered (get, answer.go)
 	downUntil atomic.Int64 // unix nanoseconds: skip gRPC until then
 	loggedAt  atomic.Int64 // unix nanoseconds of the last failure logged
 }
@@ -110,9 +115,7 @@ func (s *Store) find(ctx context.Context, class, project string, fields []graphq
 	if s.rpc != nil && time.Now().UnixNano() >= s.rpc.downUntil.Load() {
 		gq := grpcsearch.Query{Class: class, Tenant: project, Fields: fields, BM25: q.bm25, NearVector: q.near,
 			Where: q.where, Sort: q.sort, Offset: q.offset, Limit: q.limit, Consistency: s.consistency}
-		attempt, cancel := context.WithTimeout(ctx, grpcAttemptTimeout)
-		rows, missing, err := s.rpc.client.Get(attempt, gq)
-		cancel()
+		rows, missing, err := s.rpc.get(ctx, gq)
 		switch {
 		case err == nil && missing:
 			return nil, nil // no index for this project yet

@@ -350,16 +350,20 @@ func (s *Store) SearchKeywordMatching(ctx context.Context, project, query string
 		scope = wvquery.And(scope, where)
 	}
 	var out []Chunk
-	fetch := limit * 3
-	for offset, round := 0, 0; len(out) < limit && round < 6; round, offset = round+1, offset+fetch {
-		rows, err := s.find(ctx, schema.ChunkClass, project, chunkFields, getQuery{bm25: bm25(query, match), where: scope, limit: fetch, offset: offset})
+	// Pages of limit*3 rows, or fewer and larger ones where most chunks are
+	// replaced versions (pages.go).
+	page, depth := s.searchPages(project, limit, limit*3)
+	for offset := 0; len(out) < limit && offset < depth; {
+		n := nextPage(page, offset, depth)
+		rows, err := s.find(ctx, schema.ChunkClass, project, chunkFields, getQuery{bm25: bm25(query, match), where: scope, limit: n, offset: offset})
 		if err != nil {
 			return nil, err
 		}
-		if round == 0 && len(rows) == 0 && !match.Exact {
-			match, round, offset = MatchExact, -1, -fetch // the same first page, exactly
+		if offset == 0 && len(rows) == 0 && !match.Exact {
+			match = MatchExact // the same first page, exactly
 			continue
 		}
+		offset += n
 		cs := chunks(project, rows)
 		visible, err := s.visible(ctx, project, cs, branch, at)
 		if err != nil {
@@ -370,7 +374,7 @@ func (s *Store) SearchKeywordMatching(ctx context.Context, project, query string
 				out = append(out, c)
 			}
 		}
-		if len(cs) < fetch {
+		if len(cs) < n {
 			break
 		}
 	}

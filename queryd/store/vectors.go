@@ -68,21 +68,24 @@ func (s *Store) SearchVector(ctx context.Context, project string, q VectorQuery)
 		scope = wvquery.And(scope, q.VectorWhere)
 	}
 	var out []Chunk
-	fetch := max(q.Limit*3/2, 30) // replaced versions are dropped below; more rounds fetch further
-	for offset, round := 0, 0; len(out) < q.Limit && round < 6; round, offset = round+1, offset+fetch {
+	// Replaced versions are dropped below; further pages fetch more
+	// (pages.go sizes them).
+	page, depth := s.searchPages(project, q.Limit, max(q.Limit*3/2, 30))
+	for offset := 0; len(out) < q.Limit && offset < depth; {
+		n := nextPage(page, offset, depth)
 		near := &grpcsearch.NearVector{Vector: q.Vector, Target: name}
 		if q.MinSimilarity > 0 {
 			d := 1 - q.MinSimilarity // Weaviate compares in float32 either way
 			near.Distance = &d
 		}
-		rows, err := s.find(ctx, schema.ChunkVectorClass, project,
-			[]graphql.Field{{Name: "chunk_id"}, {Name: "_additional", Fields: []graphql.Field{{Name: "distance"}}}},
-			getQuery{near: near, where: scope, limit: fetch, offset: offset})
+		rows, err := s.find(ctx, schema.ChunkVectorClass, project, vectorHitFields, getQuery{near: near, where: scope, limit: n, offset: offset})
 		if err != nil {
 			return nil, err
 		}
+		offset += n
 		order := make([]string, 0, len(rows))
 		similarity := map[string]float64{}
+		versions := map[string]Chunk{}
 		for _, r := range rows {
 			add, _ := r["_additional"].(map[string]any)
 			d, _ := add["distance"].(float64)
@@ -91,8 +94,14 @@ func (s *Store) SearchVector(ctx context.Context, project string, q VectorQuery)
 				order = append(order, id)
 			}
 			similarity[id] = 1 - d
+			versions[id] = Chunk{ID: id, FileID: wvquery.Str(r, "file_id"), FileVersionID: wvquery.Str(r, "file_version_id"),
+				FilePath: wvquery.Str(r, "file_path"), Branch: wvquery.Str(r, "branch")}
 		}
-		visible, err := s.visibleChunks(ctx, project, order, q.Branch, q.At, q.Where)
+		candidates, err := s.notReplaced(ctx, project, order, versions, q.Branch, q.At)
+		if err != nil {
+			return nil, err
+		}
+		visible, err := s.visibleChunks(ctx, project, candidates, q.Branch, q.At, q.Where)
 		if err != nil {
 			return nil, err
 		}
@@ -102,11 +111,48 @@ func (s *Store) SearchVector(ctx context.Context, project string, q VectorQuery)
 				out = append(out, c)
 			}
 		}
-		if len(rows) < fetch {
+		if len(rows) < n {
 			break
 		}
 	}
 	return out[:min(q.Limit, len(out))], nil
+}
+
+// vectorHitFields are what a vector search reads of a ChunkVector: its
+// chunk, the chunk's file version (to drop replaced ones before their
+// chunks are read) and the distance.
+var vectorHitFields = []graphql.Field{{Name: "chunk_id"}, {Name: "file_id"}, {Name: "file_version_id"}, {Name: "file_path"}, {Name: "branch"},
+	{Name: "_additional", Fields: []graphql.Field{{Name: "distance"}}}}
+
+// notReplaced drops from chunkIDs the chunks whose vector names a file
+// version the catalog knows is not visible in the view (branch, at), so
+// their chunk rows are not read: most of a page where files are overwritten
+// often. visibleChunks still decides about the rest. Without the catalog,
+// or for a vector that does not name its version, nothing is dropped.
+func (s *Store) notReplaced(ctx context.Context, project string, chunkIDs []string, versions map[string]Chunk, branch string, at int64) ([]string, error) {
+	if !s.catalog.covers(project, at) {
+		return chunkIDs, nil // the check would cost a Weaviate read of its own
+	}
+	named := func(c Chunk) bool {
+		return c.FileID != "" && c.FileVersionID != "" && (branch == "" || c.FilePath != "")
+	}
+	var cs []Chunk
+	for _, id := range chunkIDs {
+		if c := versions[id]; named(c) {
+			cs = append(cs, c)
+		}
+	}
+	ok, err := s.visible(ctx, project, cs, branch, at)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(chunkIDs))
+	for _, id := range chunkIDs {
+		if !named(versions[id]) || ok[id] {
+			out = append(out, id)
+		}
+	}
+	return out, nil
 }
 
 // visibleChunks loads the chunks among chunkIDs that are in the view (the

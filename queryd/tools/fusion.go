@@ -1,6 +1,11 @@
 package tools
 
-import "github.com/strata-kb/strata/queryd/store"
+import (
+	"context"
+	"errors"
+
+	"github.com/strata-kb/strata/queryd/store"
+)
 
 // Fusion combines a keyword and a vector ranking into one.
 type Fusion struct {
@@ -91,4 +96,46 @@ func inProject(project string, cs []store.Chunk) []store.Chunk {
 		cs[i].Project = project
 	}
 	return cs
+}
+
+// searchBoth runs a hybrid search's two sides at once, either side nil to
+// skip it. Each side is a chain of Weaviate reads (and the vector side
+// embeds the query first), so an answer waits for the slower side rather
+// than for both in a row; the first error cancels the other side.
+func searchBoth(ctx context.Context, keyword, vector func(context.Context) ([]store.Chunk, error)) (kw, vec []store.Chunk, err error) {
+	if keyword == nil || vector == nil { // one side: nothing to overlap
+		if keyword != nil {
+			kw, err = keyword(ctx)
+		}
+		if vector != nil && err == nil {
+			vec, err = vector(ctx)
+		}
+		return kw, vec, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var vecErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if vec, vecErr = vector(ctx); vecErr != nil {
+			cancel()
+		}
+	}()
+	kw, err = keyword(ctx)
+	if err != nil {
+		cancel()
+	}
+	<-done
+	// The side that failed first is the one to report: the other one's
+	// error is then most likely the cancellation.
+	switch {
+	case err != nil && vecErr != nil && errors.Is(err, context.Canceled) && !errors.Is(vecErr, context.Canceled):
+		return nil, nil, vecErr
+	case err != nil:
+		return nil, nil, err
+	case vecErr != nil:
+		return nil, nil, vecErr
+	}
+	return kw, vec, nil
 }

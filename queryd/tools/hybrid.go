@@ -167,16 +167,20 @@ func (t *Tools) hybridSearch(ctx context.Context, p auth.Principal, a hybridArgs
 			continue
 		}
 		where = andWhere(andWhere(where, metaWhere), docMetaWhere)
-		var keyword, vector []store.Chunk
+		var keywordSide, vectorSide func(context.Context) ([]store.Chunk, error)
 		if f.Alpha < 1 {
-			if keyword, err = t.keyword.SearchKeywordMatching(ctx, project, q, match, 2*topK, where, v.branch, v.at); err != nil {
-				return nil, err
+			keywordSide = func(ctx context.Context) ([]store.Chunk, error) {
+				return t.keyword.SearchKeywordMatching(ctx, project, q, match, 2*topK, where, v.branch, v.at)
 			}
 		}
 		if f.Alpha > 0 {
-			if vector, err = t.searchVector(ctx, project, qv, store.VectorQuery{Branch: v.branch, At: v.at, Limit: 2 * topK, Where: where, VectorWhere: docMetaWhere}); err != nil {
-				return nil, err
+			vectorSide = func(ctx context.Context) ([]store.Chunk, error) {
+				return t.searchVector(ctx, project, qv, store.VectorQuery{Branch: v.branch, At: v.at, Limit: 2 * topK, Where: where, VectorWhere: docMetaWhere})
 			}
+		}
+		keyword, vector, err := searchBoth(ctx, keywordSide, vectorSide)
+		if err != nil {
+			return nil, err
 		}
 		fused = append(fused, fuse(inProject(project, keyword), inProject(project, vector), f)...)
 	}

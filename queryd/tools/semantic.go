@@ -304,11 +304,11 @@ func (t *Tools) queryDocuments(ctx context.Context, p auth.Principal, a queryDoc
 		if err != nil {
 			return nil, err
 		}
-		keyword, err := t.read.SearchKeyword(ctx, project, q, 2*limit, where, at)
-		if err != nil {
-			return nil, err
-		}
-		vector, err := t.searchVector(ctx, project, qv, store.VectorQuery{At: at, Limit: 2 * limit, Where: where})
+		keyword, vector, err := searchBoth(ctx, func(ctx context.Context) ([]store.Chunk, error) {
+			return t.read.SearchKeyword(ctx, project, q, 2*limit, where, at)
+		}, func(ctx context.Context) ([]store.Chunk, error) {
+			return t.searchVector(ctx, project, qv, store.VectorQuery{At: at, Limit: 2 * limit, Where: where})
+		})
 		if err != nil {
 			return nil, err
 		}
