@@ -41,14 +41,7 @@ const accessModel = "access-model"
 // Version, Section, Chunk, ChunkVector) with its readers, committed at 1.
 func writeAccessFixture(t testing.TB, project string) *Store {
 	t.Helper()
-	ctx := context.Background()
-	wv := weaviateWithTenant(t, project)
-	if err := schema.EnsureVectorSpace(ctx, wv, accessModel, 1); err != nil {
-		t.Fatal(err)
-	}
-	if err := schema.EnsureTenantIn(ctx, wv, project, schema.ChunkVectorClass); err != nil {
-		t.Fatal(err)
-	}
+	wv := weaviateWithVectors(t, project, accessModel)
 	var objs []*models.Object
 	for i, f := range accessFiles {
 		fileID := ids.File(project, "", f.path)

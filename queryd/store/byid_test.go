@@ -44,6 +44,20 @@ func weaviateWithTenant(t testing.TB, project string) *weaviate.Client {
 	return wv
 }
 
+// weaviateWithVectors is weaviateWithTenant with model's vector space and
+// project's ChunkVector tenant as well.
+func weaviateWithVectors(t testing.TB, project, model string) *weaviate.Client {
+	t.Helper()
+	wv := weaviateWithTenant(t, project)
+	if err := schema.EnsureVectorSpace(asSystem(), wv, model, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.EnsureTenantIn(asSystem(), wv, project, schema.ChunkVectorClass); err != nil {
+		t.Fatal(err)
+	}
+	return wv
+}
+
 // putObjects stores objects in one batch, failing the test on any object's error.
 func putObjects(t testing.TB, wv *weaviate.Client, objs ...*models.Object) {
 	t.Helper()
@@ -63,13 +77,7 @@ func putObjects(t testing.TB, wv *weaviate.Client, objs ...*models.Object) {
 func TestObjectByIDBothWays(t *testing.T) {
 	ctx := asSystem()
 	const project, model = "byid", "probe-model"
-	wv := weaviateWithTenant(t, project)
-	if err := schema.EnsureVectorSpace(ctx, wv, model, 1); err != nil {
-		t.Fatal(err)
-	}
-	if err := schema.EnsureTenantIn(ctx, wv, project, schema.ChunkVectorClass); err != nil {
-		t.Fatal(err)
-	}
+	wv := weaviateWithVectors(t, project, model)
 	chunkID := ids.Chunk(ids.FileVersion(ids.File(project, "", "a.md"), "e", "s"), 0)
 	vec := []float32{0.6, 0.8, 0}
 	objs := []*models.Object{

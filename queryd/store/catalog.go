@@ -446,3 +446,46 @@ func awaitBucket(ctx context.Context, js jetstream.JetStream, bucket string) (je
 		}
 	}
 }
+
+// followBucket passes every update of bucket to note until ctx ends (nil
+// marks the end of the bucket's initial values). When the watch breaks,
+// broken is called and the watch starts again a second later, from the
+// bucket's current values.
+func (c *Catalog) followBucket(ctx context.Context, js jetstream.JetStream, bucket string, note func(jetstream.KeyValueEntry), broken func()) {
+	for {
+		err := c.followBucketOnce(ctx, js, bucket, note)
+		broken()
+		if ctx.Err() != nil {
+			return
+		}
+		c.log.Warn("watch restarts", "bucket", bucket, "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func (c *Catalog) followBucketOnce(ctx context.Context, js jetstream.JetStream, bucket string, note func(jetstream.KeyValueEntry)) error {
+	kv, err := awaitBucket(ctx, js, bucket)
+	if err != nil {
+		return err
+	}
+	w, err := kv.WatchAll(ctx)
+	if err != nil {
+		return fmt.Errorf("watch %s: %w", bucket, err)
+	}
+	defer w.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case e, ok := <-w.Updates():
+			if !ok {
+				return fmt.Errorf("watch %s: closed", bucket)
+			}
+			note(e)
+		}
+	}
+}

@@ -3,65 +3,34 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/strata-kb/strata/shared/pipeline"
 )
 
-// watchMarks follows the embedded bucket until ctx ends, restarting the
-// watch when it breaks (the catalog is not ready meanwhile).
+// watchMarks follows the embedded bucket until ctx ends (the catalog is
+// not ready while its watch is down).
 func (c *Catalog) watchMarks(ctx context.Context, js jetstream.JetStream) {
-	for {
-		err := c.watchMarksOnce(ctx, js)
-		c.marksReady.Store(false)
-		if ctx.Err() != nil {
-			return
-		}
-		c.log.Warn("embedded marks watch restarts", "err", err)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Second):
-		}
-	}
+	c.followBucket(ctx, js, pipeline.EmbeddedBucket, c.noteMark, func() { c.marksReady.Store(false) })
 }
 
-func (c *Catalog) watchMarksOnce(ctx context.Context, js jetstream.JetStream) error {
-	kv, err := awaitBucket(ctx, js, pipeline.EmbeddedBucket)
-	if err != nil {
-		return err
+// noteMark applies one update of the embedded bucket (nil: the end of its
+// initial values).
+func (c *Catalog) noteMark(e jetstream.KeyValueEntry) {
+	if e == nil {
+		c.marksReady.Store(true)
+		return
 	}
-	w, err := kv.WatchAll(ctx)
-	if err != nil {
-		return fmt.Errorf("watch %s: %w", pipeline.EmbeddedBucket, err)
+	if e.Operation() != jetstream.KeyValuePut {
+		return
 	}
-	defer w.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case e, ok := <-w.Updates():
-			if !ok {
-				return fmt.Errorf("watch %s: closed", pipeline.EmbeddedBucket)
-			}
-			if e == nil { // the end of the initial values
-				c.marksReady.Store(true)
-				continue
-			}
-			if e.Operation() != jetstream.KeyValuePut {
-				continue
-			}
-			var m pipeline.EmbeddedMark
-			if err := json.Unmarshal(e.Value(), &m); err != nil || m.Project == "" || m.Model == "" {
-				c.log.Warn("embedded mark unreadable", "key", e.Key(), "err", err)
-				continue
-			}
-			c.mark(m)
-		}
+	var m pipeline.EmbeddedMark
+	if err := json.Unmarshal(e.Value(), &m); err != nil || m.Project == "" || m.Model == "" {
+		c.log.Warn("embedded mark unreadable", "key", e.Key(), "err", err)
+		return
 	}
+	c.mark(m)
 }
 
 // mark records that m's version has m.Model's vectors; a visible indexed

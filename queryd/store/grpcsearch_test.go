@@ -304,13 +304,7 @@ func TestGRPCHangingNodeFallsBack(t *testing.T) {
 func TestGRPCMatchesGraphQLVectorSearch(t *testing.T) {
 	ctx := asSystem()
 	const project, model = "grpcvectors", "grpc-parity-model"
-	wv := weaviateWithTenant(t, project)
-	if err := schema.EnsureVectorSpace(ctx, wv, model, 1); err != nil {
-		t.Fatal(err)
-	}
-	if err := schema.EnsureTenantIn(ctx, wv, project, schema.ChunkVectorClass); err != nil {
-		t.Fatal(err)
-	}
+	wv := weaviateWithVectors(t, project, model)
 	name := schema.VectorName(model)
 	rng := rand.New(rand.NewPCG(1, 2))
 	vector := func() []float32 {

@@ -68,13 +68,7 @@ func TestSearchesSkipReplacedVersions(t *testing.T) {
 	ctx := asSystem()
 	const project, model = "replacedversions", "replaced-model"
 	const files, versions, chunksPer = 8, 6, 3
-	wv := weaviateWithTenant(t, project)
-	if err := schema.EnsureVectorSpace(ctx, wv, model, 1); err != nil {
-		t.Fatal(err)
-	}
-	if err := schema.EnsureTenantIn(ctx, wv, project, schema.ChunkVectorClass); err != nil {
-		t.Fatal(err)
-	}
+	wv := weaviateWithVectors(t, project, model)
 	name := schema.VectorName(model)
 	rng := rand.New(rand.NewPCG(3, 4))
 	// "common" is in half the replaced versions' chunks, three times, and

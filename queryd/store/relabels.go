@@ -17,7 +17,6 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"time"
 
@@ -33,45 +32,11 @@ import (
 // watch is down no announcement applies (reads fall back to the readers
 // the objects hold).
 func (c *Catalog) watchRelabels(ctx context.Context, js jetstream.JetStream) {
-	for {
-		err := c.watchRelabelsOnce(ctx, js)
-		c.clearRelabels()
-		if ctx.Err() != nil {
-			return
-		}
-		c.log.Warn("relabels watch restarts", "err", err)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Second):
-		}
-	}
-}
-
-func (c *Catalog) watchRelabelsOnce(ctx context.Context, js jetstream.JetStream) error {
-	kv, err := awaitBucket(ctx, js, pipeline.RelabelsBucket)
-	if err != nil {
-		return err
-	}
-	w, err := kv.WatchAll(ctx)
-	if err != nil {
-		return fmt.Errorf("watch %s: %w", pipeline.RelabelsBucket, err)
-	}
-	defer w.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case e, ok := <-w.Updates():
-			if !ok {
-				return fmt.Errorf("watch %s: closed", pipeline.RelabelsBucket)
-			}
-			if e == nil { // the end of the initial values
-				continue
-			}
+	c.followBucket(ctx, js, pipeline.RelabelsBucket, func(e jetstream.KeyValueEntry) {
+		if e != nil { // nil: the end of the initial values
 			c.noteRelabel(e)
 		}
-	}
+	}, c.clearRelabels)
 }
 
 // noteRelabel applies one update of the bucket.
