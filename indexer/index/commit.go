@@ -36,6 +36,9 @@ type pendingVersion struct {
 	// repair is set by decide for a version committed already whose
 	// document write was lost: only its document is written again.
 	repair bool
+	// replaces is set by decide when the file has a version this commit
+	// replaces (its rows are closed after the publish, validity.go).
+	replaces bool
 }
 
 // conclude sets p's outcome.

@@ -45,6 +45,7 @@ func (w *Writer) decideGroup(ctx context.Context, project string, group []*pendi
 			d.verdict, d.err = w.decide(ctx, project, p.fv.FileID, o.Sequencer, p.fv.FileVersionID, watermark)
 			// An access change applied while fv was on its way wins over fv's older read.
 			p.labels = d.doc.labelsFor(p.fv)
+			p.replaces = d.doc.exists && !d.doc.deleted
 		}
 	})
 	for i, p := range group {

@@ -44,5 +44,6 @@ func (w *Writer) ApplyDelete(ctx context.Context, d pipeline.FileDeleted) (Outco
 		return "", fmt.Errorf("write tombstone %s: %w", d.FileID, err)
 	}
 	w.recordState(ctx, o, pipeline.StateDeleted, "", seq, deleteID, time.Time{}, pipeline.Access{})
+	w.closeReplacedOrWarn(ctx, o.Project, d.FileID, seq)
 	return Applied, nil
 }

@@ -64,6 +64,9 @@ func (w *Writer) publishVersions(ctx context.Context, project string, group []*p
 			state = pipeline.StateFailed
 		}
 		w.recordState(ctx, fv.Object, state, fv.Error, seq, fv.FileVersionID, fv.ExtractedAt, fv.Access)
+		if p.replaces {
+			w.closeReplacedOrWarn(ctx, project, fv.FileID, seq)
+		}
 		if state == pipeline.StateIndexed {
 			if err := w.markEmbedded(ctx, fv, p.labels, seq); err != nil {
 				p.conclude("", err)

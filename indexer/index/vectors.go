@@ -82,6 +82,12 @@ func (w *Writer) ApplyVectors(ctx context.Context, v pipeline.Vectors) error {
 			return fmt.Errorf("set readers of vectors of %s (%s): %w", v.FileVersionID, v.Model, err)
 		}
 	}
+	if doc.exists && doc.fileVersionID != v.FileVersionID {
+		// Maybe a replaced version's vectors, come after it was closed.
+		if err := w.closeLateVectors(ctx, v.Project, v.FileVersionID); err != nil {
+			w.log.Warn("replaced version's vectors stay open to searches", "project", v.Project, "file_version_id", v.FileVersionID, "err", err)
+		}
+	}
 	if doc.fileVersionID == v.FileVersionID {
 		w.recordState(ctx, v.Object, pipeline.StateEmbedded, "", doc.commitSeq, v.FileVersionID, time.Time{}, pipeline.Access{})
 	}

@@ -212,6 +212,15 @@ func TestGRPCMatchesGraphQLSearches(t *testing.T) {
 				"heading_path": []string{"Doc"}, "kind": "text", "valid_from": 2, "section_token_count": 10 * (i / 2), "section_chunk_count": 2}})
 		}
 	}
+	// A chunk closed at 2 (valid_to) whose version is otherwise visible:
+	// only the searches' filter inside Weaviate leaves it out.
+	closedFile := ids.File(project, "", "closed.md")
+	closedVersion := ids.FileVersion(closedFile, "e", "s")
+	objs = append(objs, &models.Object{Class: schema.VersionClass, ID: strfmt.UUID(closedVersion), Tenant: project, Properties: map[string]any{
+		"file_id": closedFile, "file_path": "closed.md", "branch": "", "file_version_id": closedVersion, "status": "indexed", "deleted": false, "valid_from": 1}},
+		&models.Object{Class: schema.ChunkClass, ID: strfmt.UUID(ids.Chunk(closedVersion, 0)), Tenant: project, Properties: map[string]any{
+			"content": "database database database", schema.ContentTermsProperty: "databas databas databas", "file_id": closedFile,
+			"file_version_id": closedVersion, "file_path": "closed.md", "branch": "", "index": 0, "kind": "text", "valid_from": 1, schema.ValidToProperty: 2}})
 	putObjects(t, wv, objs...)
 	plain, fast := New(wv), grpcStore(t, wv)
 	same := func(what string, got, want any, gotErr, wantErr error) {
@@ -230,6 +239,11 @@ func TestGRPCMatchesGraphQLSearches(t *testing.T) {
 			same(m.String()+" "+q, got, want, errG, errW)
 			if q == "database" && len(want) == 0 {
 				t.Fatalf("%s %q found nothing", m, q)
+			}
+			for _, c := range got {
+				if c.FileID == closedFile {
+					t.Fatalf("%s %q found the chunk closed at 2 as of 2", m, q)
+				}
 			}
 			// Hits carry their section's totals (read_around's chunk places).
 			for _, c := range want {
@@ -394,9 +408,8 @@ func TestGRPCUnsupportedQueryKeepsGRPC(t *testing.T) {
 	const project = "grpcunsupported"
 	wv, fv := oneChunkIndex(t, project)
 	s := grpcStore(t, wv)
-	// Not: GraphQL has it, this package's gRPC form does not.
-	odd := filters.Where().WithOperator(filters.Not).WithOperands([]*filters.WhereBuilder{
-		filters.Where().WithPath([]string{"index"}).WithOperator(filters.GreaterThan).WithValueInt(5)})
+	// ContainsNone (Weaviate >= 1.33): GraphQL has it, this package's gRPC form does not.
+	odd := filters.Where().WithPath([]string{"file_path"}).WithOperator(filters.WhereOperator("ContainsNone")).WithValueText("elsewhere.md", "other.md")
 	rows, err := s.find(ctx, schema.ChunkClass, project, chunkFields, getQuery{where: odd, limit: 10})
 	if err != nil || len(rows) != 1 {
 		t.Fatalf("unsupported query: %v %v", rows, err)

@@ -3,16 +3,15 @@ package store
 // How many rows a search asks Weaviate for at a time. Committed chunks are
 // immutable versions (indexer/index/doc.go): a file's replaced versions keep
 // their chunks, and their vectors, until garbage collection (7 days by
-// default), and a search drops them only after Weaviate found them. Where
-// most chunks are replaced ones (files overwritten often), fixed pages sized
-// for a mostly current index took several, each ranking every row up to
-// its offset again: under strata-chaos (60 files overwritten about every
-// 18 s, about ten committed chunks per current one) a keyword search took
-// about 2-3 pages and a vector search 1.4-3.7, each with a read of its chunk
-// rows, so hybrid_search made about seven Weaviate queries in a row. The
-// first page is therefore sized from the catalog's share of current chunks
-// (1.0-1.3 pages there), and the search goes no deeper than it did with
-// fixed pages.
+// default). The indexer closes their rows once it has replaced them
+// (valid_to, indexer/index/validity.go) and searches leave closed rows out
+// inside Weaviate (replaced.go), so the first page, of base rows, usually
+// holds the hits. Rows not closed (an index written before valid_to
+// existed, or a crash between a commit and its closing) are dropped only
+// after Weaviate found them; the next page is then sized from the share of
+// the rows so far that were kept, so such an index costs a search about
+// one page more, not one page per base rows. A search goes no deeper than
+// searchRounds pages of base rows.
 
 import "math"
 
@@ -22,47 +21,22 @@ const (
 	// pages are cut.
 	searchRounds = 6
 	// pageMargin is how many more rows than the expected share of current
-	// ones a page asks for, so one page is usually enough.
+	// ones a later page asks for, so one more page is usually enough.
 	pageMargin = 2
 )
 
-// chunkShare returns project's chunks of its visible versions and every
-// chunk its committed versions wrote (replaced ones included), as far as
-// the catalog knows them.
-func (c *Catalog) chunkShare(project string) (current, committed int, ok bool) {
-	if c == nil {
-		return 0, 0, false
+// nextPage is the size of a search's next page: base for the first; after
+// fetched rows of which kept were hits, the rows that hold the want hits
+// still wanted if hits go on at the rate seen so far (pageMargin over), or
+// twice the rows fetched when none was kept; at least base, and cut at
+// depth.
+func nextPage(base, depth, fetched, kept, want int) int {
+	if fetched == 0 {
+		return min(base, depth)
 	}
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	pc := c.byKey[project]
-	if pc == nil {
-		return 0, 0, false
+	n := 2 * fetched
+	if kept > 0 {
+		n = int(math.Ceil(float64(want) * pageMargin * float64(fetched) / float64(kept)))
 	}
-	return pc.stats.Chunks, len(pc.chunks.file), true
+	return min(max(n, base), depth-fetched)
 }
-
-// searchPages returns the first page and the depth of a search of project
-// that wants limit current hits and would read pages of base rows: the
-// first page is limit times the project's committed chunks per current one
-// (pageMargin over), at least base; the depth is searchRounds*base, as with
-// fixed pages. Without the catalog's counts the page is base.
-func (s *Store) searchPages(project string, limit, base int) (page, depth int) {
-	depth = searchRounds * base
-	current, committed, ok := s.catalog.chunkShare(project)
-	return firstPage(limit, base, depth, current, committed, ok), depth
-}
-
-// firstPage is searchPages' arithmetic: a page that holds limit current
-// rows if they are spread evenly among the committed ones.
-func firstPage(limit, base, depth, current, committed int, known bool) int {
-	if !known || committed <= current || current <= 0 {
-		return base
-	}
-	want := math.Ceil(float64(limit) * pageMargin * float64(committed) / float64(current))
-	return int(min(max(want, float64(base)), float64(depth)))
-}
-
-// nextPage is the size of the page after the rows fetched so far: the same
-// size again, cut at depth.
-func nextPage(page, fetched, depth int) int { return min(page, depth-fetched) }

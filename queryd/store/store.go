@@ -349,12 +349,17 @@ func (s *Store) SearchKeywordMatching(ctx context.Context, project, query string
 	if where != nil {
 		scope = wvquery.And(scope, where)
 	}
+	scope, err := s.withoutReplaced(ctx, schema.ChunkClass, scope, at)
+	if err != nil {
+		return nil, err
+	}
 	var out []Chunk
-	// Pages of limit*3 rows, or fewer and larger ones where most chunks are
-	// replaced versions (pages.go).
-	page, depth := s.searchPages(project, limit, limit*3)
+	// Pages of limit*3 rows, larger where many rows were replaced versions
+	// not closed (pages.go).
+	base := limit * 3
+	depth := searchRounds * base
 	for offset := 0; len(out) < limit && offset < depth; {
-		n := nextPage(page, offset, depth)
+		n := nextPage(base, depth, offset, len(out), limit-len(out))
 		rows, err := s.find(ctx, schema.ChunkClass, project, chunkFields, getQuery{bm25: bm25(query, match), where: scope, limit: n, offset: offset})
 		if err != nil {
 			return nil, err

@@ -67,12 +67,17 @@ func (s *Store) SearchVector(ctx context.Context, project string, q VectorQuery)
 	if q.VectorWhere != nil {
 		scope = wvquery.And(scope, q.VectorWhere)
 	}
+	scope, err := s.withoutReplaced(ctx, schema.ChunkVectorClass, scope, q.At)
+	if err != nil {
+		return nil, err
+	}
 	var out []Chunk
-	// Replaced versions are dropped below; further pages fetch more
-	// (pages.go sizes them).
-	page, depth := s.searchPages(project, q.Limit, max(q.Limit*3/2, 30))
+	// Replaced versions not closed are dropped below; further pages fetch
+	// more (pages.go sizes them).
+	base := max(q.Limit*3/2, 30)
+	depth := searchRounds * base
 	for offset := 0; len(out) < q.Limit && offset < depth; {
-		n := nextPage(page, offset, depth)
+		n := nextPage(base, depth, offset, len(out), q.Limit-len(out))
 		near := &grpcsearch.NearVector{Vector: q.Vector, Target: name}
 		if q.MinSimilarity > 0 {
 			d := 1 - q.MinSimilarity // Weaviate compares in float32 either way

@@ -173,7 +173,13 @@ var operators = map[string]pb.Filters_Operator{
 	"LessThan": pb.Filters_OPERATOR_LESS_THAN, "LessThanEqual": pb.Filters_OPERATOR_LESS_THAN_EQUAL,
 	"And": pb.Filters_OPERATOR_AND, "Or": pb.Filters_OPERATOR_OR, "Like": pb.Filters_OPERATOR_LIKE,
 	"ContainsAny": pb.Filters_OPERATOR_CONTAINS_ANY, "ContainsAll": pb.Filters_OPERATOR_CONTAINS_ALL,
+	"Not": operatorNot,
 }
+
+// operatorNot is OPERATOR_NOT of Weaviate >= 1.33's protocol, newer than
+// the generated code this module builds with (v1.27); its one operand is
+// nested like And's.
+const operatorNot pb.Filters_Operator = 15
 
 // filter is w in the gRPC API's form: operands nested, the id as "_id",
 // one value of the kinds Strata filters with (text, int, number, date,
@@ -184,7 +190,7 @@ func filter(w *models.WhereFilter) (*pb.Filters, error) {
 		return nil, fmt.Errorf("filter operator %q: %w", w.Operator, ErrUnsupported)
 	}
 	f := &pb.Filters{Operator: op}
-	if op == pb.Filters_OPERATOR_AND || op == pb.Filters_OPERATOR_OR {
+	if op == pb.Filters_OPERATOR_AND || op == pb.Filters_OPERATOR_OR || op == operatorNot {
 		for _, o := range w.Operands {
 			sub, err := filter(o)
 			if err != nil {

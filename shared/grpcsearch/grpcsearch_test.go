@@ -94,3 +94,17 @@ func TestValue(t *testing.T) {
 		}
 	}
 }
+
+func TestFilterNot(t *testing.T) {
+	w := filters.Where().WithOperator(filters.Not).WithOperands([]*filters.WhereBuilder{
+		filters.Where().WithPath([]string{"valid_to"}).WithOperator(filters.LessThanEqual).WithValueInt(9),
+	})
+	f, err := filter(w.Build())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Operator != operatorNot || len(f.Filters) != 1 || f.Filters[0].GetTarget().GetProperty() != "valid_to" ||
+		f.Filters[0].GetValueInt() != 9 || f.Filters[0].Operator != pb.Filters_OPERATOR_LESS_THAN_EQUAL {
+		t.Errorf("not: %v", f)
+	}
+}

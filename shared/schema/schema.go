@@ -56,6 +56,15 @@ const ReadersProperty = "readers"
 // CommittedReadersProperty is a Version's readers as committed.
 const CommittedReadersProperty = "committed_readers"
 
+// ValidToProperty is the sequence of the commit that replaced (or deleted)
+// the file version a chunk or vector belongs to; absent while it is the
+// file's latest. Searches keep only rows not replaced as of the sequence
+// they read at (Replaced), so Weaviate ranks current rows rather than a
+// file's every version waiting for garbage collection. It may be set late
+// or, after a crash, not at all, never too early: readers still check each
+// row's version (queryd's catalog).
+const ValidToProperty = "valid_to"
+
 // The metadata a Document and a Version record (package metadata): the
 // merged map and its sources as JSON, read but never filtered (the catalog
 // filters listings; chunks carry what searches filter by), and what the
@@ -185,7 +194,7 @@ func Definitions() []*models.Class {
 				// name and statistics; 0 chunks means "not recorded" (older chunks).
 				stored("section_title", "text"), stored("section_heading_path", "text[]"), stored("section_ordinal", "int"),
 				stored("section_token_count", "int"), stored("section_chunk_count", "int"),
-				sequence("valid_from"), readers(), metaTokens(),
+				sequence("valid_from"), sequence(ValidToProperty), readers(), metaTokens(),
 			},
 		}),
 		collection(&models.Class{

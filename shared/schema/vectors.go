@@ -24,6 +24,7 @@ func chunkVectorProperties() []*models.Property {
 	return []*models.Property{
 		field("chunk_id"), field("file_id"), field("file_version_id"), field("file_path"), field("branch"),
 		field("model"), field("source_checksum"), integer("dimensions"), readers(), metaTokens(),
+		sequence(ValidToProperty),
 	}
 }
 
