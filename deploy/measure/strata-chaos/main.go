@@ -138,6 +138,7 @@ Flags:
 		return program.Status(2)
 	}
 	d.Root, d.StateDir, d.Log = root, *state, logf
+	d.Command = commandLine(fs)
 	d.Progress = program.Progress(*verbose)
 	res, err := chaos.Run(ctx, d)
 	if res != nil && *out != "" {
@@ -219,3 +220,17 @@ func printFindings(res *chaos.Result) {
 }
 
 func logf(format string, args ...any) { program.Logf(os.Stderr, format, args...) }
+
+// commandLine is the command that ran with fs's flags, for the report:
+// those that were set, without where the run kept its files.
+func commandLine(fs *flag.FlagSet) string {
+	cmd := "go run ./deploy/measure/strata-chaos"
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "state", "v", "prebuilt":
+			return
+		}
+		cmd += " -" + f.Name + " " + f.Value.String()
+	})
+	return cmd
+}

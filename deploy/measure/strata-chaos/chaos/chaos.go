@@ -39,6 +39,7 @@ type Config struct {
 	// but never processed).
 	ReconcileInterval, ReconcileMinAge time.Duration
 
+	Command  string    // the command line that ran it, for the report ("": one with -minutes alone)
 	Root     string    // the workspace (go.work directory)
 	StateDir string    // the cluster's data and logs ("" = a temporary directory, removed at the end)
 	Prebuilt bool      // the services are already built in StateDir/bin

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"runtime"
@@ -25,19 +26,65 @@ const Layout = `- **NATS**: 3 nodes in one cluster; every stream and KV bucket w
 - **Clients**: the writers use all four MinIO nodes (each operation on the next node, moving on when one fails); the readers
   call both queryd replicas, retrying a failed call on the other one within ` + "2 s" + ` (a call still running is not cut short before then).`
 
+// killFailures counts the reads not served after one kill.
+type killFailures struct {
+	kill          string
+	slow, refused int
+}
+
+// failuresByKill counts failures by the last kill before each (the part
+// of its Context before the first comma), in the order of the kills.
+func failuresByKill(failures []ReadFailure) []killFailures {
+	var out []killFailures
+	index := map[string]int{}
+	byTime := slices.Clone(failures)
+	slices.SortStableFunc(byTime, func(a, b ReadFailure) int { return cmp.Compare(a.At, b.At) })
+	for _, f := range byTime {
+		kill, _, _ := strings.Cut(f.Context, ",")
+		if kill == "" {
+			kill = "no kill yet"
+		}
+		i, ok := index[kill]
+		if !ok {
+			i = len(out)
+			index[kill] = i
+			out = append(out, killFailures{kill: kill})
+		}
+		if f.Slow {
+			out[i].slow++
+		} else {
+			out[i].refused++
+		}
+	}
+	return out
+}
+
+// killsText says how processes were killed in the run.
+func killsText(cfg Config) string {
+	if cfg.KillEvery == 0 {
+		return "No process is killed (-kill-every 0: a baseline of the same load)."
+	}
+	return fmt.Sprintf("Every %s one process, chosen in turn from a shuffled list of all %d (3 NATS, 4 MinIO, 3 Weaviate nodes, 8 service processes), is killed with SIGKILL, left down %s and started again; the next kill waits until the cluster is whole again, so no two members of one engine are ever down at once.",
+		cfg.KillEvery, 16, cfg.Down)
+}
+
 // WriteMarkdown writes the run's report.
 func (r *Result) WriteMarkdown(out io.Writer) error {
 	var b strings.Builder
 	cfg := r.Config
 	p := func(f string, a ...any) { fmt.Fprintf(&b, f, a...) }
 	p("# Chaos: the cluster under load while processes are killed\n\n")
-	p("`go run ./deploy/measure/strata-chaos -minutes %g -out docs/bench/chaos.md`, %s, %d CPUs (the whole cluster and the load on one machine).\n\n",
-		cfg.Duration.Minutes(), r.Started.UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU())
+	command := cfg.Command
+	if command == "" {
+		command = fmt.Sprintf("go run ./deploy/measure/strata-chaos -minutes %g", cfg.Duration.Minutes())
+	}
+	p("`%s`, %s, %d CPUs (the whole cluster and the load on one machine).\n\n",
+		command, r.Started.UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU())
 	p("**%s**\n\n", r.Summary())
 	p("## The cluster\n\n%s\n\n", Layout)
 	p("## The run\n\n")
-	p("For %s: %.0f bucket operations a second over %d keys of 5 formats (Markdown, text, HTML, PDF, DOCX; an absent key is uploaded, a present one overwritten 3 times in 4 and deleted 1 in 4), every version with a token of its own; %.0f MCP reads a second from %d readers (search_keyword, hybrid_search, query_documents, search_knowledge, list_file_chunks, status, object_status, list_documents). Every %s one process, chosen in turn from a shuffled list of all %d (3 NATS, 4 MinIO, 3 Weaviate nodes, 8 service processes), is killed with SIGKILL, left down %s and started again; the next kill waits until the cluster is whole again, so no two members of one engine are ever down at once. The ingestors reconcile every %s (min age %s). Seed %d (-seed).\n\n",
-		cfg.Duration, cfg.WriteRate, cfg.Keys, cfg.ReadRate, cfg.Readers, cfg.KillEvery, 16, cfg.Down, cfg.ReconcileInterval, cfg.ReconcileMinAge, cfg.Seed)
+	p("For %s: %.0f bucket operations a second over %d keys of 5 formats (Markdown, text, HTML, PDF, DOCX; an absent key is uploaded, a present one overwritten 3 times in 4 and deleted 1 in 4), every version with a token of its own; %.0f MCP reads a second from %d readers (search_keyword, hybrid_search, query_documents, search_knowledge, list_file_chunks, status, object_status, list_documents). %s The ingestors reconcile every %s (min age %s). Seed %d (-seed).\n\n",
+		cfg.Duration, cfg.WriteRate, cfg.Keys, cfg.ReadRate, cfg.Readers, killsText(cfg), cfg.ReconcileInterval, cfg.ReconcileMinAge, cfg.Seed)
 	p("### Writes\n\n")
 	p("| uploads | overwrites | deletes | uploads/s held | moved to another MinIO node | gave up after %s |\n|---|---|---|---|---|---|\n", writeDeadline)
 	p("| %d | %d | %d | %.2f | %d | %d |\n\n", r.Uploads, r.Overwrites, r.Deletes, r.UploadsPerSecond, r.Failovers, r.GaveUp)
@@ -74,6 +121,11 @@ func (r *Result) WriteMarkdown(out io.Writer) error {
 			}
 			return 1
 		})
+		p("Reads not served, by the last kill before them:\n\n| after | not served | slow | refused |\n|---|---|---|---|\n")
+		for _, k := range failuresByKill(failures) {
+			p("| %s | %d | %d | %d |\n", k.kill, k.slow+k.refused, k.slow, k.refused)
+		}
+		p("\n")
 		p("| at | tool | took | why | after | errors |\n|---|---|---|---|---|---|\n")
 		for i, f := range failures {
 			if i == 50 {
