@@ -80,9 +80,16 @@ func (s *Stack) StartReplica(ctx context.Context, service string, n int) (string
 	return addr(free[0]), s.start(ctx, name, service, env, free[0])
 }
 
+// serviceNice is the CPU priority each service binary runs at, below the
+// default: the embedder is batch work that takes every core it is given,
+// and on a machine shared with queryd (the local stack, strata-chaos) its
+// catching up after a restart held the queries that embed their text for
+// seconds (docs/decisions.md, "The embedder runs below the query path").
+var serviceNice = map[string]int{"embedder": 10}
+
 func (s *Stack) start(ctx context.Context, name, binary string, env []string, port int) error {
 	p, err := servers.Start(servers.Spec{Name: name, Path: filepath.Join(s.opts.StateDir, "bin", binary), Env: env,
-		LogFile: filepath.Join(s.opts.StateDir, "data", "logs", name+".log"), Detach: s.opts.Detach})
+		LogFile: filepath.Join(s.opts.StateDir, "data", "logs", name+".log"), Detach: s.opts.Detach, Nice: serviceNice[binary]})
 	if err != nil {
 		return err
 	}

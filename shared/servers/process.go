@@ -27,6 +27,10 @@ type Spec struct {
 	// Detach starts the process in its own session so it outlives the caller
 	// (the local stack); otherwise it is a child that Stop or the test ends.
 	Detach bool
+	// Nice lowers the process's CPU priority (nice(1), 1-19): a batch
+	// worker sharing cores with the query path. It needs the nice command;
+	// without it the process runs at the default priority.
+	Nice int
 }
 
 // Process is a running server.
@@ -49,6 +53,10 @@ func Start(spec Spec) (*Process, error) {
 	}
 	defer logf.Close()
 	cmd := exec.Command(spec.Path, spec.Args...)
+	if nice, err := exec.LookPath("nice"); err == nil && spec.Nice > 0 {
+		// nice execs the program: the pid, and every thread it starts, are the program's.
+		cmd = exec.Command(nice, append([]string{"-n", strconv.Itoa(spec.Nice), spec.Path}, spec.Args...)...)
+	}
 	cmd.Env = append(os.Environ(), spec.Env...)
 	cmd.Dir = spec.Dir
 	cmd.Stdout = logf
