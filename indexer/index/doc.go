@@ -8,7 +8,9 @@
 // objects cannot.) Readers therefore see a file's old version until the
 // switch and only the new one after, never both or none. Every write is an
 // upsert by deterministic ID, and the event sequencer on the document keeps
-// an older event from undoing a newer one.
+// an older event from undoing a newer one. Once published, a commit closes
+// the versions it replaced (valid_to, validity.go): a hint searches use to
+// leave them out, never what decides a row's visibility.
 //
 // # A commit, a file a step
 //
