@@ -87,6 +87,7 @@ func run(ctx context.Context, args []string) error {
 	fs.Float64Var(&d.WriteRate, "writes", d.WriteRate, "bucket operations (uploads, overwrites, deletes) a second")
 	fs.Float64Var(&d.ReadRate, "reads", d.ReadRate, "MCP reads a second")
 	fs.IntVar(&d.Readers, "readers", d.Readers, "concurrent readers")
+	fs.DurationVar(&d.HedgeAfter, "hedge-after", d.HedgeAfter, "a read not answered by its queryd replica within this is also sent to the other (0: only a failed read is sent again)")
 	fs.IntVar(&d.Keys, "keys", d.Keys, "distinct object keys")
 	fs.DurationVar(&d.Settle, "settle", d.Settle, "longest wait for the index to catch up after the chaos phase")
 	fs.DurationVar(&d.ReconcileInterval, "reconcile", d.ReconcileInterval, "the ingestors' -reconcile-interval")
@@ -106,7 +107,7 @@ through MCP while killing one process with SIGKILL every -kill-every and
 starting it again, then compares the index with the bucket. The last line is
 "kills K, objects O, lost L, duplicated D, stale S, failed reads F"; the exit
 status is 1 when any of L, D, S, F is not 0 (a read fails when it is not
-answered within 2 s, a retry on the other queryd replica included).
+answered within 2 s, retries and hedges on the other queryd replica included).
 
 	go run ./deploy/measure/strata-chaos -minutes 10 -out docs/bench/chaos.md
 
@@ -124,8 +125,8 @@ Flags:
 		fmt.Fprintln(os.Stderr, "strata-chaos: -prebuilt needs -state (the services are in its bin/)")
 		return program.Status(2)
 	}
-	if *minutes <= 0 || d.WriteRate <= 0 || d.ReadRate <= 0 || d.Readers < 1 || d.Keys < 5 || d.KillEvery < 0 {
-		fmt.Fprintln(os.Stderr, "strata-chaos: -minutes, -writes, -reads and -readers must be positive, -kill-every not negative and -keys at least 5")
+	if *minutes <= 0 || d.WriteRate <= 0 || d.ReadRate <= 0 || d.Readers < 1 || d.Keys < 5 || d.KillEvery < 0 || d.HedgeAfter < 0 {
+		fmt.Fprintln(os.Stderr, "strata-chaos: -minutes, -writes, -reads and -readers must be positive, -kill-every and -hedge-after not negative and -keys at least 5")
 		return program.Status(2)
 	}
 	d.Duration = time.Duration(*minutes * float64(time.Minute))

@@ -29,9 +29,13 @@ type Config struct {
 	WriteRate float64       // bucket operations a second
 	ReadRate  float64       // MCP reads a second
 	Readers   int           // concurrent readers
-	Keys      int           // distinct object keys written
-	Settle    time.Duration // longest wait for the index to catch up after the chaos phase
-	Seed      uint64
+	// HedgeAfter is how long a read waits for its replica before it is
+	// also sent to the other one (0: never; a failed attempt is retried
+	// at once either way).
+	HedgeAfter time.Duration
+	Keys       int           // distinct object keys written
+	Settle     time.Duration // longest wait for the index to catch up after the chaos phase
+	Seed       uint64
 	// ReconcileInterval and ReconcileMinAge are the ingestors'
 	// -reconcile-interval and -reconcile-min-age: how soon an upload whose
 	// notification MinIO lost (killed after answering the PUT) is
@@ -51,7 +55,7 @@ type Config struct {
 // reads a second of up to 2 s each need up to 48 at once; 12 left a fifth
 // of them unissued on a loaded 2-core machine.
 func DefaultConfig(d time.Duration) Config {
-	return Config{Duration: d, KillEvery: 20 * time.Second, Down: 3 * time.Second, WriteRate: 6, ReadRate: 24, Readers: 32, Keys: 60,
+	return Config{Duration: d, KillEvery: 20 * time.Second, Down: 3 * time.Second, WriteRate: 6, ReadRate: 24, Readers: 32, HedgeAfter: DefaultHedgeAfter, Keys: 60,
 		Settle: 5 * time.Minute, Seed: uint64(time.Now().UnixNano()), ReconcileInterval: 30 * time.Second, ReconcileMinAge: 6 * time.Second}
 }
 
@@ -82,10 +86,10 @@ type Result struct {
 	WriteFailures                                                  []string
 	UploadsPerSecond                                               float64 // uploads and overwrites a second over the chaos phase
 	// Reads.
-	Reads, Served, Retried, ReadsSkipped int64
-	ReadFailures                         []ReadFailure
-	ReadP50, ReadP99                     time.Duration
-	ReadsByTool                          map[string]*ToolReads
+	Reads, Served, Retried, Hedged, ReadsSkipped int64
+	ReadFailures                                 []ReadFailure
+	ReadP50, ReadP99                             time.Duration
+	ReadsByTool                                  map[string]*ToolReads
 	// LongestReadGap is the longest time in the chaos phase without any
 	// read served, from LongestReadGapAt (since the phase began): an
 	// outage of every read, where ReadFailures count reads one by one.
@@ -252,7 +256,7 @@ func runOn(ctx context.Context, cfg Config, c *cluster, res *Result) error {
 	res.Uploads, res.Overwrites, res.Deletes = w.uploads.Load(), w.overwrites.Load(), w.deletes.Load()
 	res.Failovers, res.GaveUp, res.WritesSkipped, res.WriteFailures = w.failovers.Load(), w.gaveUp.Load(), w.skipped.Load(), w.failures
 	res.UploadsPerSecond = float64(res.Uploads+res.Overwrites) / phaseTook.Seconds()
-	res.Reads, res.Served, res.Retried, res.ReadsSkipped = r.total.Load(), r.served.Load(), r.retried.Load(), r.skipped.Load()
+	res.Reads, res.Served, res.Retried, res.Hedged, res.ReadsSkipped = r.total.Load(), r.served.Load(), r.retried.Load(), r.hedged.Load(), r.skipped.Load()
 	res.ReadFailures = r.failures
 	res.ReadP50, res.ReadP99 = r.percentile(0.5), r.percentile(0.99)
 	res.ReadsByTool = r.byTool

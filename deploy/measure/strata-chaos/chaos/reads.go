@@ -21,7 +21,6 @@ import (
 const ServeWithin = 2 * time.Second
 
 // ReadFailure is a read that was not answered within ServeWithin.
-// ReadFailure is a read that was not answered within ServeWithin.
 type ReadFailure struct {
 	At      time.Duration // since the chaos phase began
 	Tool    string
@@ -44,7 +43,7 @@ func (f ReadFailure) Why() string {
 
 // reader makes agent reads through MCP against both queryd replicas at a
 // steady rate, as a client behind a load balancer that retries a failed
-// call on the other replica would.
+// call on the other replica and hedges a slow one would (serveRead).
 type reader struct {
 	cfg    Config
 	urls   []string
@@ -54,11 +53,11 @@ type reader struct {
 	// lastKill says what was killed last, for a failure's context.
 	lastKill func() string
 
-	total, served, retried, skipped atomic.Int64
-	mu                              sync.Mutex
-	failures                        []ReadFailure
-	latencies                       []time.Duration
-	byTool                          map[string]*ToolReads
+	total, served, retried, hedged, skipped atomic.Int64
+	mu                                      sync.Mutex
+	failures                                []ReadFailure
+	latencies                               []time.Duration
+	byTool                                  map[string]*ToolReads
 	// servedAt is when each served read was answered, since began.
 	servedAt []time.Duration
 }
@@ -162,36 +161,20 @@ func (r *reader) worker(ctx context.Context, i int, jobs <-chan struct{}) {
 		}
 		call := r.pick(rng)
 		started := time.Now()
-		// A client behind a load balancer: an attempt that fails (a killed
-		// replica resets or refuses the connection, a tool error) is sent
-		// again at once to the other replica while ServeWithin lasts; an
-		// attempt still running is not cut short before that, since a slow
-		// answer within ServeWithin is served and one started again from
-		// scratch on a loaded machine is not faster.
-		deadline := started.Add(ServeWithin)
-		var errs []string
-		served, slow := false, false
-		for attempt := 0; !served && time.Now().Before(deadline); attempt++ {
-			if attempt >= 2 { // both replicas failed at once: do not spin
-				time.Sleep(min(100*time.Millisecond, time.Until(deadline)))
-			}
-			replica := (i + n + attempt) % len(r.urls)
-			actx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+		o := serveRead(ctx, started.Add(ServeWithin), len(r.urls), (i+n)%len(r.urls), r.cfg.HedgeAfter, func(actx context.Context, replica int) error {
 			err := r.attempt(actx, &sessions[replica], r.urls[replica], call)
-			slow = actx.Err() != nil
-			cancel()
-			if err == nil {
-				served = true
-				if attempt > 0 {
-					r.retried.Add(1)
-				}
-				break
-			}
-			errs = append(errs, fmt.Sprintf("queryd-%d after %s: %v", replica+1, time.Since(started).Round(time.Millisecond), err))
-			if sessions[replica] != nil {
-				sessions[replica].Close()
+			if err != nil && sessions[replica] != nil {
+				sessions[replica].Close() // a restarted replica knows no old session
 				sessions[replica] = nil
 			}
+			return err
+		})
+		served, slow, errs := o.Served, o.Slow, o.Errors
+		if o.Served && o.ServedBy > 0 {
+			r.retried.Add(1)
+		}
+		if o.Hedged {
+			r.hedged.Add(1)
 		}
 		took := time.Since(started)
 		r.total.Add(1)
