@@ -59,14 +59,7 @@ func (s *Store) AllDocuments(ctx context.Context, project string, where *Where, 
 	}
 	out := make([]Document, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, Document{
-			FileID: wvquery.Str(r, "file_id"), FilePath: wvquery.Str(r, "file_path"), Name: wvquery.Str(r, "name"), Folder: wvquery.Str(r, "folder"),
-			Branch: wvquery.Str(r, "branch"), FileVersionID: wvquery.Str(r, "file_version_id"), Title: wvquery.Str(r, "title"),
-			Status: wvquery.Str(r, "status"), Error: wvquery.Str(r, "error"), Deleted: r["deleted"] == true, ChunkCount: wvquery.Int(r, "chunk_count"),
-			AccessError:  wvquery.Str(r, "access_error"),
-			DocumentInfo: DocumentInfo{Format: wvquery.Str(r, "format"), UpdatedAt: wvquery.Str(r, "updated_at"), IngestedAt: wvquery.Str(r, "ingested_at")},
-		})
-		out[len(out)-1].Metadata, out[len(out)-1].MetadataWarnings = metadataOf(r)
+		out = append(out, documentOf(r))
 	}
 	return out, nil
 }

@@ -178,6 +178,8 @@ func (s *Store) DocumentByID(ctx context.Context, project, fileID string) (*Docu
 	}, nil
 }
 
+// documentOf is the Document of a row, from whichever of its fields the
+// query asked for (the others stay zero).
 func documentOf(r map[string]any) Document {
 	d := Document{
 		FileID: wvquery.Str(r, "file_id"), FilePath: wvquery.Str(r, "file_path"), Name: wvquery.Str(r, "name"), Folder: wvquery.Str(r, "folder"),

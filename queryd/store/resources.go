@@ -38,9 +38,7 @@ func (s *Store) ResourceDocuments(ctx context.Context, project, after string, li
 	}
 	out := make([]Document, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, Document{FileID: wvquery.Str(r, "file_id"), FilePath: wvquery.Str(r, "file_path"), Name: wvquery.Str(r, "name"),
-			Folder: wvquery.Str(r, "folder"), FileVersionID: wvquery.Str(r, "file_version_id"), Title: wvquery.Str(r, "title"),
-			Status: wvquery.Str(r, "status"), ChunkCount: wvquery.Int(r, "chunk_count")})
+		out = append(out, documentOf(r))
 	}
 	return out, nil
 }

@@ -40,42 +40,53 @@ func (s *Store) Put(ctx context.Context, st pipeline.ObjectState) error {
 	if st.UpdatedAt.IsZero() {
 		st.UpdatedAt = time.Now().UTC()
 	}
+	return s.update(ctx, key, st.Key, func(old *pipeline.ObjectState, unreadable error) (pipeline.ObjectState, bool, error) {
+		if old == nil || unreadable != nil {
+			return st, true, nil // an unreadable state is replaced
+		}
+		next, changed := merge(*old, st)
+		return next, changed, nil
+	})
+}
+
+// update changes key's state (of objectKey) by compare-and-set, again
+// whenever a concurrent writer changed it in between. change gets the
+// recorded state (nil: none; unreadable: it could not be decoded) and
+// returns the state to record and whether to record it.
+func (s *Store) update(ctx context.Context, key, objectKey string, change func(old *pipeline.ObjectState, unreadable error) (pipeline.ObjectState, bool, error)) error {
 	for range 10 {
+		var old *pipeline.ObjectState
+		var unreadable error
 		cur, err := s.kv.Get(ctx, key)
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
-			body, err := json.Marshal(st)
-			if err != nil {
-				return err
-			}
-			if _, err := s.kv.Create(ctx, key, body); err == nil {
-				return nil
-			} else if !errors.Is(err, jetstream.ErrKeyExists) {
-				return fmt.Errorf("freshness %s: %w", st.Key, err)
-			}
-			continue
 		case err != nil:
-			return fmt.Errorf("freshness %s: %w", st.Key, err)
+			return fmt.Errorf("freshness %s: %w", objectKey, err)
+		default:
+			old = new(pipeline.ObjectState)
+			unreadable = json.Unmarshal(cur.Value(), old)
 		}
-		next, changed := st, true
-		var old pipeline.ObjectState
-		if json.Unmarshal(cur.Value(), &old) == nil {
-			next, changed = merge(old, st)
-		}
-		if !changed {
-			return nil
+		next, write, err := change(old, unreadable)
+		if err != nil || !write {
+			return err
 		}
 		body, err := json.Marshal(next)
 		if err != nil {
-			return err
+			return fmt.Errorf("freshness %s: %w", objectKey, err)
 		}
-		if _, err := s.kv.Update(ctx, key, body, cur.Revision()); err == nil {
+		if old == nil {
+			_, err = s.kv.Create(ctx, key, body)
+		} else {
+			_, err = s.kv.Update(ctx, key, body, cur.Revision())
+		}
+		if err == nil {
 			return nil
-		} else if !errors.Is(err, jetstream.ErrKeyExists) {
-			return fmt.Errorf("freshness %s: %w", st.Key, err)
+		}
+		if !errors.Is(err, jetstream.ErrKeyExists) {
+			return fmt.Errorf("freshness %s: %w", objectKey, err)
 		}
 	}
-	return fmt.Errorf("freshness %s: too much contention", st.Key)
+	return fmt.Errorf("freshness %s: too much contention", objectKey)
 }
 
 // merge returns what to record when st arrives over old, and whether that
@@ -137,33 +148,16 @@ func (s *Store) RecordTags(ctx context.Context, project, objectKey, digest strin
 		return nil
 	}
 	key := pipeline.ObjectStateKey(project, objectKey)
-	for range 10 {
-		cur, err := s.kv.Get(ctx, key)
+	return s.update(ctx, key, objectKey, func(old *pipeline.ObjectState, unreadable error) (pipeline.ObjectState, bool, error) {
 		switch {
-		case errors.Is(err, jetstream.ErrKeyNotFound):
-			return nil
-		case err != nil:
-			return fmt.Errorf("freshness %s: %w", objectKey, err)
+		case old == nil:
+			return pipeline.ObjectState{}, false, nil
+		case unreadable != nil:
+			return pipeline.ObjectState{}, false, fmt.Errorf("freshness %s: %w", objectKey, unreadable)
 		}
-		var old pipeline.ObjectState
-		if err := json.Unmarshal(cur.Value(), &old); err != nil {
-			return fmt.Errorf("freshness %s: %w", objectKey, err)
-		}
-		next, changed := laterTags(old, digest, readAt)
-		if !changed {
-			return nil
-		}
-		body, err := json.Marshal(next)
-		if err != nil {
-			return err
-		}
-		if _, err := s.kv.Update(ctx, key, body, cur.Revision()); err == nil {
-			return nil
-		} else if !errors.Is(err, jetstream.ErrKeyExists) {
-			return fmt.Errorf("freshness %s: %w", objectKey, err)
-		}
-	}
-	return fmt.Errorf("freshness %s: too much contention", objectKey)
+		next, changed := laterTags(*old, digest, readAt)
+		return next, changed, nil
+	})
 }
 
 // Get returns the recorded state of an object key.

@@ -4,14 +4,49 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
-// DefaultHedgeAfter is how long a read waits for its replica before the
-// same read is also sent to the other one: a quarter of ServeWithin, far
-// above the reads' p99 on a quiet cluster (tens of milliseconds), so only
-// reads already in trouble are sent twice.
-const DefaultHedgeAfter = ServeWithin / 4
+// HedgeShare is the share of reads that may be hedged over time, and
+// HedgeBurst how many hedges may come at once after a quiet spell.
+const (
+	HedgeShare = 0.05
+	HedgeBurst = 10
+)
+
+// hedgeBudget bounds hedged reads to a share of all reads, as gRPC's
+// retry throttling does: every read earns share of a token, a hedge costs
+// one, and at most burst tokens are saved. Without a bound, hedges add
+// load exactly when the cluster is slow, and a slow cluster then stays
+// slow.
+type hedgeBudget struct {
+	mu           sync.Mutex
+	tokens       float64
+	share, burst float64
+}
+
+func newHedgeBudget(share, burst float64) *hedgeBudget {
+	return &hedgeBudget{tokens: burst, share: share, burst: burst}
+}
+
+// read earns a read's share.
+func (b *hedgeBudget) read() {
+	b.mu.Lock()
+	b.tokens = min(b.burst, b.tokens+b.share)
+	b.mu.Unlock()
+}
+
+// spend takes a hedge's token, if there is one.
+func (b *hedgeBudget) spend() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
+}
 
 // attemptFunc makes one attempt of a read on one replica.
 type attemptFunc func(ctx context.Context, replica int) error
@@ -37,10 +72,10 @@ type readOutcome struct {
 // when the first attempt has not answered within hedgeAfter (0: never),
 // the read is also sent to the next replica while the first goes on, the
 // first answer winning and the other attempt cancelled (reads are
-// idempotent). A hedge rather than a cut-off: an attempt that is slow
+// idempotent), if budget (nil: no bound) has a hedge left. A hedge rather than a cut-off: an attempt that is slow
 // may still answer in time, and one started again from scratch on a
 // loaded machine is not faster. It returns once every attempt has ended.
-func serveRead(parent context.Context, deadline time.Time, replicas, first int, hedgeAfter time.Duration, try attemptFunc) readOutcome {
+func serveRead(parent context.Context, deadline time.Time, replicas, first int, hedgeAfter time.Duration, budget *hedgeBudget, try attemptFunc) readOutcome {
 	started := time.Now()
 	ctx, cancel := context.WithDeadline(context.WithoutCancel(parent), deadline)
 	defer cancel()
@@ -70,6 +105,9 @@ func serveRead(parent context.Context, deadline time.Time, replicas, first int, 
 		return false
 	}
 	var out readOutcome
+	if budget != nil {
+		budget.read()
+	}
 	launch()
 	var hedge, pause <-chan time.Time
 	if hedgeAfter > 0 && replicas > 1 {
@@ -110,7 +148,7 @@ func serveRead(parent context.Context, deadline time.Time, replicas, first int, 
 			launch()
 		case <-hedge:
 			hedge = nil
-			if !out.Served && attempts == 1 && running == 1 {
+			if !out.Served && attempts == 1 && running == 1 && (budget == nil || budget.spend()) {
 				out.Hedged = launch()
 			}
 		}

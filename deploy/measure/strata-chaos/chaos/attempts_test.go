@@ -89,7 +89,7 @@ func TestServeRead(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakeReplicas{answer: tc.answer}
-			got := serveRead(context.Background(), tc.deadline, 2, 1, tc.hedgeAfter, f.try)
+			got := serveRead(context.Background(), tc.deadline, 2, 1, tc.hedgeAfter, nil, f.try)
 			if got.Served != tc.want.Served || got.ServedBy != tc.want.ServedBy || got.Hedged != tc.want.Hedged || got.Slow != tc.want.Slow {
 				t.Errorf("outcome = %+v, want %+v", got, tc.want)
 			}
@@ -108,7 +108,7 @@ func TestServeRead(t *testing.T) {
 
 func TestServeReadRefusedEverywhere(t *testing.T) {
 	f := &fakeReplicas{answer: func(int, int) (error, bool) { return errReset, false }}
-	got := serveRead(context.Background(), time.Now().Add(300*time.Millisecond), 2, 0, 10*time.Millisecond, f.try)
+	got := serveRead(context.Background(), time.Now().Add(300*time.Millisecond), 2, 0, 10*time.Millisecond, nil, f.try)
 	if got.Served || got.Slow {
 		t.Errorf("outcome = %+v, want refused (not served, not slow)", got)
 	}
@@ -121,5 +121,45 @@ func TestServeReadRefusedEverywhere(t *testing.T) {
 	}
 	if f.tried[0] != 0 || f.tried[1] != 1 {
 		t.Errorf("replicas tried = %v, want 0 then 1 first", f.tried)
+	}
+}
+
+func TestServeReadHedgesWithinBudget(t *testing.T) {
+	slowFirst := func(_, replica int) (error, bool) { return nil, replica == 0 }
+	spent := newHedgeBudget(0.5, 2)
+	spent.tokens = 0
+	f := &fakeReplicas{answer: slowFirst}
+	got := serveRead(context.Background(), time.Now().Add(100*time.Millisecond), 2, 0, 10*time.Millisecond, spent, f.try)
+	if got.Hedged || got.Served || !got.Slow {
+		t.Errorf("with no hedge left: outcome = %+v, want the first attempt alone, slow", got)
+	}
+	// That read earned half a token, the next one the other half.
+	f = &fakeReplicas{answer: slowFirst}
+	got = serveRead(context.Background(), time.Now().Add(time.Minute), 2, 0, 10*time.Millisecond, spent, f.try)
+	if !got.Hedged || !got.Served || got.ServedBy != 1 {
+		t.Errorf("with a hedge earned: outcome = %+v, want served by the hedge", got)
+	}
+}
+
+func TestHedgeBudget(t *testing.T) {
+	b := newHedgeBudget(0.25, 2)
+	if !b.spend() || !b.spend() || b.spend() {
+		t.Fatal("a new budget holds burst (2) hedges, then none")
+	}
+	for range 3 {
+		b.read()
+	}
+	if b.spend() {
+		t.Error("3 reads at a share of 0.25 earned a hedge")
+	}
+	b.read()
+	if !b.spend() {
+		t.Error("4 reads at a share of 0.25 did not earn a hedge")
+	}
+	for range 100 {
+		b.read()
+	}
+	if !b.spend() || !b.spend() || b.spend() {
+		t.Error("saved tokens are not capped at burst (2)")
 	}
 }

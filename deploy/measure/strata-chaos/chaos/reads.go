@@ -52,6 +52,7 @@ type reader struct {
 	began  time.Time
 	// lastKill says what was killed last, for a failure's context.
 	lastKill func() string
+	hedges   *hedgeBudget // shared by every worker
 
 	total, served, retried, hedged, skipped atomic.Int64
 	mu                                      sync.Mutex
@@ -115,6 +116,7 @@ func (r *reader) pick(rng *rand.Rand) readCall {
 
 // run reads at cfg.ReadRate until ctx ends.
 func (r *reader) run(ctx context.Context) {
+	r.hedges = newHedgeBudget(HedgeShare, HedgeBurst)
 	jobs := make(chan struct{}, 64)
 	var wg sync.WaitGroup
 	for i := range r.cfg.Readers {
@@ -161,7 +163,7 @@ func (r *reader) worker(ctx context.Context, i int, jobs <-chan struct{}) {
 		}
 		call := r.pick(rng)
 		started := time.Now()
-		o := serveRead(ctx, started.Add(ServeWithin), len(r.urls), (i+n)%len(r.urls), r.cfg.HedgeAfter, func(actx context.Context, replica int) error {
+		o := serveRead(ctx, started.Add(ServeWithin), len(r.urls), (i+n)%len(r.urls), r.cfg.HedgeAfter, r.hedges, func(actx context.Context, replica int) error {
 			err := r.attempt(actx, &sessions[replica], r.urls[replica], call)
 			if err != nil && sessions[replica] != nil {
 				sessions[replica].Close() // a restarted replica knows no old session

@@ -210,5 +210,5 @@ func hedgeText(d time.Duration) string {
 	if d <= 0 {
 		return " (no hedging: -hedge-after 0)"
 	}
-	return fmt.Sprintf(", and one not answered within %s (-hedge-after) is also sent to the other (hedged), the first answer winning", d)
+	return fmt.Sprintf(", and one not answered within %s (-hedge-after) is also sent to the other (hedged; at most %.0f%% of the reads over time, %d at once), the first answer winning", d, HedgeShare*100, HedgeBurst)
 }
