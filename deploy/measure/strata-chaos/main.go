@@ -87,7 +87,7 @@ func run(ctx context.Context, args []string) error {
 	fs.Float64Var(&d.WriteRate, "writes", d.WriteRate, "bucket operations (uploads, overwrites, deletes) a second")
 	fs.Float64Var(&d.ReadRate, "reads", d.ReadRate, "MCP reads a second")
 	fs.IntVar(&d.Readers, "readers", d.Readers, "concurrent readers")
-	fs.DurationVar(&d.HedgeAfter, "hedge-after", d.HedgeAfter, "a read not answered by its queryd replica within this is also sent to the other, at most 5% of reads (0: never, only a failed read is sent again; docs/bench/chaos-hedging.md measured 500ms)")
+	fs.DurationVar(&d.HedgeAfter, "hedge-after", d.HedgeAfter, "a read not answered by its queryd replica within this is also sent to the other, at most 5% of reads (0: never, only a failed read is sent again; docs/bench/chaos-runs.md measured 500ms)")
 	fs.IntVar(&d.Keys, "keys", d.Keys, "distinct object keys")
 	fs.DurationVar(&d.Settle, "settle", d.Settle, "longest wait for the index to catch up after the chaos phase")
 	fs.DurationVar(&d.ReconcileInterval, "reconcile", d.ReconcileInterval, "the ingestors' -reconcile-interval")

@@ -32,7 +32,7 @@ type Config struct {
 	// HedgeAfter is how long a read waits for its replica before it is
 	// also sent to the other one (0, the default: never; a failed attempt
 	// is retried at once either way). Off because it made reads worse:
-	// docs/bench/chaos-hedging.md.
+	// docs/bench/chaos-runs.md.
 	HedgeAfter time.Duration
 	Keys       int           // distinct object keys written
 	Settle     time.Duration // longest wait for the index to catch up after the chaos phase
