@@ -69,8 +69,15 @@ func (w *Writer) decideGroup(ctx context.Context, project string, group []*pendi
 				p.conclude("", err)
 			}
 		case done && out == Duplicate:
-			// A redelivery, maybe of a commit whose vectors' readers could not be set (markEmbedded).
-			p.conclude(out, w.syncVectorReaders(ctx, project, textFilter("file_version_id", p.fv.FileVersionID), decisions[i].doc.labels))
+			// A redelivery, maybe of a commit whose vectors could not be
+			// looked up or given their readers (markEmbedded): again, and
+			// for the current version the embedded state with them.
+			doc := decisions[i].doc
+			if doc.fileVersionID == p.fv.FileVersionID && p.fv.Status == pipeline.StatusIndexed {
+				p.conclude(out, w.markEmbedded(ctx, p.fv, doc.labels, doc.commitSeq))
+			} else {
+				p.conclude(out, w.syncVectorReaders(ctx, project, textFilter("file_version_id", p.fv.FileVersionID), doc.labels))
+			}
 		case done:
 			p.conclude(out, nil)
 		}

@@ -82,3 +82,31 @@ func TestStateRecordsTheTagsReadTheIndexHolds(t *testing.T) {
 		t.Fatalf("a change of a file without a document: state %+v %v, want no digest", st, err)
 	}
 }
+
+// TestRedeliveredCommitRecordsEarlyVectors: a version whose vectors came
+// before its commit, and whose commit did not record it embedded (the
+// lookup of its vectors failed: here, a writer without a state store),
+// is recorded embedded when the commit is redelivered.
+func TestRedeliveredCommitRecordsEarlyVectors(t *testing.T) {
+	_, _ = newWriter(t)
+	ctx := context.Background()
+	states, err := freshness.Open(ctx, sharedJS, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	stateless := New(sharedClient, sharedSeqs, nil, log)
+	w := New(sharedClient, sharedSeqs, states, log)
+	const p = "early-vectors"
+	v1 := version(p, "early.md", "e1", "10", "one")
+	mustVectors(t, w, vectorsOf(v1, testModel, 3))
+	mustApply(t, stateless, v1, Applied)
+	if st, err := states.Get(ctx, p, v1.Object.Key); err != nil || st != nil && st.State == pipeline.StateEmbedded {
+		t.Fatalf("before the redelivery: state %+v, %v; want none embedded", st, err)
+	}
+	mustApply(t, w, v1, Duplicate)
+	st, err := states.Get(ctx, p, v1.Object.Key)
+	if err != nil || st == nil || st.State != pipeline.StateEmbedded || st.FileVersionID != v1.FileVersionID || st.Sequence == 0 {
+		t.Fatalf("after the redelivery: state %+v, %v; want %s embedded at its commit's sequence", st, err, v1.FileVersionID)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -169,7 +170,14 @@ func (w *Writer) hasVectors(ctx context.Context, project, fileVersionID string) 
 		return false, err
 	}
 	if len(resp.Errors) > 0 {
-		return false, nil // the project has no vectors tenant yet
+		// Only a project without a vectors tenant has none for certain.
+		// Any other error (a node killed mid-read, a quorum not reached)
+		// says nothing: taken for "none", a version whose vectors came
+		// first would never be recorded embedded (seen under strata-chaos).
+		if msg := resp.Errors[0].Message; strings.Contains(msg, "tenant not found") || strings.Contains(msg, "has multi-tenancy enabled") {
+			return false, nil
+		}
+		return false, fmt.Errorf("look up vectors of %s: %s", fileVersionID, resp.Errors[0].Message)
 	}
 	rows, _ := resp.Data["Get"].(map[string]any)[schema.ChunkVectorClass].([]any)
 	return len(rows) > 0, nil

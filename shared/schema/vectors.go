@@ -41,6 +41,14 @@ func VectorName(model string) string {
 	return "m_" + base + "_" + hex.EncodeToString(sum[:4])
 }
 
+// RescoreLimit is how many of a vector search's candidates, ranked by
+// their compressed distance, are ranked again from their full vectors when
+// the search asks for at most that many. Weaviate's default (20) is below
+// queryd's smallest vector page (30), and a search asking for more than
+// the limit rescores every candidate (ef: 160 and up), each a read of its
+// whole object.
+const RescoreLimit = 64
+
 // CompressedIndexConfig is the HNSW configuration of a chunk vector: 8-bit
 // rotational quantization (RQ, a quarter of the memory of float32 vectors)
 // and a cheaper graph build than Weaviate's defaults (efConstruction 64
@@ -52,7 +60,7 @@ func VectorName(model string) string {
 // when a named vector is created: an existing vector keeps its own.
 func CompressedIndexConfig() map[string]any {
 	return map[string]any{
-		"distance": "cosine", "rq": map[string]any{"enabled": true},
+		"distance": "cosine", "rq": map[string]any{"enabled": true, "rescoreLimit": RescoreLimit},
 		"efConstruction": 64, "maxConnections": 32, "dynamicEfMin": 160,
 	}
 }

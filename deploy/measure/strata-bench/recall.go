@@ -61,6 +61,8 @@ func recallVariants() []recallVariant {
 		{"8-bit RQ, efConstruction 64, maxConnections 32", map[string]any{"distance": "cosine", "rq": rq, "efConstruction": 64, "maxConnections": 32}},
 		{"8-bit RQ, efConstruction 64, maxConnections 32, search ef at least 160", map[string]any{"distance": "cosine", "rq": rq, "efConstruction": 64, "maxConnections": 32, "dynamicEfMin": 160}},
 		{"8-bit RQ, efConstruction 64, maxConnections 16, search ef at least 200", map[string]any{"distance": "cosine", "rq": rq, "efConstruction": 64, "maxConnections": 16, "dynamicEfMin": 200}},
+		{"8-bit RQ, efConstruction 64, maxConnections 32, search ef at least 160, rescore 64", map[string]any{"distance": "cosine",
+			"rq": map[string]any{"enabled": true, "rescoreLimit": schema.RescoreLimit}, "efConstruction": 64, "maxConnections": 32, "dynamicEfMin": 160}},
 	}
 }
 
@@ -183,10 +185,16 @@ func loadProbe(ctx context.Context, wv *weaviate.Client, st *localstack.Stack, c
 	return nil
 }
 
+// probeLimit is how many hits a probe query asks for, of which the first
+// 10 are compared: queryd's smallest vector page, so that the probe
+// rescores as many candidates as queryd's searches do (Weaviate rescores
+// only up to rq.rescoreLimit candidates, when the limit is at most that).
+const probeLimit = 30
+
 func searchProbe(ctx context.Context, wv *weaviate.Client, class string, q []float32) ([]int, time.Duration, error) {
 	t0 := time.Now()
 	resp, err := wv.GraphQL().Get().WithClassName(class).WithFields(graphql.Field{Name: "n"}).
-		WithNearVector((&graphql.NearVectorArgumentBuilder{}).WithVector(q).WithTargetVectors("v")).WithLimit(10).Do(ctx)
+		WithNearVector((&graphql.NearVectorArgumentBuilder{}).WithVector(q).WithTargetVectors("v")).WithLimit(probeLimit).Do(ctx)
 	took := time.Since(t0)
 	if err != nil {
 		return nil, 0, fmt.Errorf("search %s: %w", class, err)
@@ -196,7 +204,7 @@ func searchProbe(ctx context.Context, wv *weaviate.Client, class string, q []flo
 	}
 	var out []int
 	rows, _ := resp.Data["Get"].(map[string]any)[class].([]any)
-	for _, row := range rows {
+	for _, row := range rows[:min(10, len(rows))] {
 		f, _ := row.(map[string]any)["n"].(float64)
 		out = append(out, int(f))
 	}
@@ -242,7 +250,7 @@ func writeRecall(path string, cfg Config, r recallResult) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Vector compression and graph build: recall@10 and indexing speed of HNSW variants\n\n")
 	fmt.Fprintf(&b, "Written by `go run ./deploy/measure/strata-bench %s` on %s (%s).\n\n", strings.Join(cfg.args, " "), time.Now().UTC().Format("2006-01-02 15:04 MST"), servers.Weaviate.Name+" "+servers.Weaviate.Version)
-	fmt.Fprintf(&b, "%d vectors of 512 dimensions (clusters around %d real use-lite-512 embeddings, Gaussian noise %.2f per dimension, unit length), stored in one collection per variant (HNSW, cosine, asynchronous indexing), one variant after the other in one run. %d queries drawn the same way; the exact top 10 is computed by brute force. Indexing is the time from the last stored object until Weaviate's vector queue is empty (polled every 2 s).\n\n", r.Vectors, cfg.RealVectors, recallNoise, r.Queries)
+	fmt.Fprintf(&b, "%d vectors of 512 dimensions (clusters around %d real use-lite-512 embeddings, Gaussian noise %.2f per dimension, unit length), stored in one collection per variant (HNSW, cosine, asynchronous indexing), one variant after the other in one run. %d queries drawn the same way, each asking for %d hits (queryd's smallest vector page) of which the first 10 are compared; the exact top 10 is computed by brute force. Indexing is the time from the last stored object until Weaviate's vector queue is empty (polled every 2 s).\n\n", r.Vectors, cfg.RealVectors, recallNoise, r.Queries, probeLimit)
 	fmt.Fprintf(&b, "| HNSW variant | Weaviate reports | recall@10 vs exact | overlap with uncompressed | p50 query | store | index | vectors/s (store + index) |\n|---|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, v := range r.Variants {
 		label := v.Label
