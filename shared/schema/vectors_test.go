@@ -81,3 +81,46 @@ func TestModelsAddedConcurrently(t *testing.T) {
 		}
 	}
 }
+
+// A named vector made before schema.RescoreLimit (Weaviate's default
+// rescoreLimit, 20) gets it when its model's vector space is ensured again.
+func TestRescoreLimitOfAnOlderVectorIsRaised(t *testing.T) {
+	wv := writer(t)
+	ctx := context.Background()
+	const model = "rescore-older"
+	if err := schema.EnsureVectorSpace(ctx, wv, model, 1); err != nil {
+		t.Fatal(err)
+	}
+	rescoreLimit := func() any {
+		t.Helper()
+		have, err := wv.Schema().ClassGetter().WithClassName(schema.ChunkVectorClass).Do(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, _ := have.VectorConfig[schema.VectorName(model)].VectorIndexConfig.(map[string]any)
+		rq, _ := cfg["rq"].(map[string]any)
+		return rq["rescoreLimit"]
+	}
+	if got := fmt.Sprint(rescoreLimit()); got != fmt.Sprint(schema.RescoreLimit) {
+		t.Fatalf("a new vector's rescoreLimit is %s, want %d", got, schema.RescoreLimit)
+	}
+	// As an older Strata made it.
+	have, err := wv.Schema().ClassGetter().WithClassName(schema.ChunkVectorClass).Do(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := have.VectorConfig[schema.VectorName(model)].VectorIndexConfig.(map[string]any)
+	cfg["rq"].(map[string]any)["rescoreLimit"] = 20
+	if err := wv.Schema().ClassUpdater().WithClass(have).Do(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(rescoreLimit()); got != "20" {
+		t.Fatalf("set up: rescoreLimit %s, want 20", got)
+	}
+	if err := schema.EnsureVectorSpace(ctx, wv, model, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(rescoreLimit()); got != fmt.Sprint(schema.RescoreLimit) {
+		t.Fatalf("after EnsureVectorSpace: rescoreLimit %s, want %d", got, schema.RescoreLimit)
+	}
+}
