@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -15,6 +14,7 @@ import (
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/worker"
+	"github.com/strata-kb/strata/shared/wvquery"
 )
 
 // MaxDimensions bounds vectors accepted from the embeddings stream.
@@ -174,7 +174,7 @@ func (w *Writer) hasVectors(ctx context.Context, project, fileVersionID string) 
 		// Any other error (a node killed mid-read, a quorum not reached)
 		// says nothing: taken for "none", a version whose vectors came
 		// first would never be recorded embedded (seen under strata-chaos).
-		if msg := resp.Errors[0].Message; strings.Contains(msg, "tenant not found") || strings.Contains(msg, "has multi-tenancy enabled") {
+		if wvquery.NoTenant(resp.Errors[0].Message) {
 			return false, nil
 		}
 		return false, fmt.Errorf("look up vectors of %s: %s", fileVersionID, resp.Errors[0].Message)

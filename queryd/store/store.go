@@ -475,7 +475,7 @@ func graphQLError(errs []*models.GraphQLError, format string, args ...any) (miss
 		msgs = append(msgs, e.Message)
 	}
 	joined := strings.Join(msgs, "; ")
-	if strings.Contains(joined, "tenant not found") || strings.Contains(joined, "has multi-tenancy enabled") {
+	if wvquery.NoTenant(joined) {
 		return true, nil
 	}
 	return false, fmt.Errorf(format+": %s", append(args, joined)...)

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
@@ -24,6 +23,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+
+	"github.com/strata-kb/strata/shared/wvquery"
 )
 
 // Client searches one Weaviate node over gRPC.
@@ -138,7 +139,7 @@ func (c *Client) Get(ctx context.Context, q Query) (rows []map[string]any, missi
 	}
 	reply, err := c.client.Search(metadata.NewOutgoingContext(ctx, c.header), req)
 	if err != nil {
-		if msg := status.Convert(err).Message(); strings.Contains(msg, "tenant not found") || strings.Contains(msg, "has multi-tenancy enabled") {
+		if wvquery.NoTenant(status.Convert(err).Message()) {
 			return nil, true, nil
 		}
 		return nil, false, fmt.Errorf("search %s of %s: %w", q.Class, q.Tenant, err)

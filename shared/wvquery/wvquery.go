@@ -10,9 +10,17 @@ package wvquery
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
 )
+
+// NoTenant reports whether a Weaviate error message says that the project
+// has no tenant in the collection (nothing written there yet), which
+// readers answer as empty; any other error says nothing about the data.
+func NoTenant(msg string) bool {
+	return strings.Contains(msg, "tenant not found") || strings.Contains(msg, "has multi-tenancy enabled")
+}
 
 // And combines filters with AND. One filter is returned as it is.
 func And(ws ...*filters.WhereBuilder) *filters.WhereBuilder {

@@ -61,3 +61,17 @@ func TestReads(t *testing.T) {
 		t.Error("a nil map does not read as zero values")
 	}
 }
+
+func TestNoTenant(t *testing.T) {
+	for msg, want := range map[string]bool{
+		`explorer: get class: vector search: object vector search at index chunk: tenant not found: "acme"`: true,
+		`class Chunk has multi-tenancy enabled, but request was without tenant`:                             true,
+		`cannot achieve consistency level "QUORUM": read error`:                                             false,
+		`context canceled`: false,
+		``:                 false,
+	} {
+		if got := NoTenant(msg); got != want {
+			t.Errorf("NoTenant(%q) = %v, want %v", msg, got, want)
+		}
+	}
+}

@@ -43,7 +43,8 @@ func (f ReadFailure) Why() string {
 
 // reader makes agent reads through MCP against both queryd replicas at a
 // steady rate, as a client behind a load balancer that retries a failed
-// call on the other replica and hedges a slow one would (serveRead).
+// call on the other replica would (serveRead; with -hedge-after it also
+// hedges a slow one).
 type reader struct {
 	cfg    Config
 	urls   []string
