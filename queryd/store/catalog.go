@@ -43,6 +43,7 @@ type Catalog struct {
 	ready atomic.Bool // both buckets' initial values are loaded
 	// marksReady: the embedded bucket's initial values are loaded.
 	marksReady atomic.Bool
+	loaded     atomic.Bool // Ready has been true once (Loaded)
 	// relabels: project -> file id -> the access change being applied to
 	// it (relabels.go); relabelCount counts them, so reads skip the lock
 	// while there are none.
@@ -262,6 +263,24 @@ func (st *Stats) count(v Version, sign int) {
 // Ready reports whether the catalog holds every project's published state
 // and every embedded mark.
 func (c *Catalog) Ready() bool { return c != nil && c.ready.Load() && c.marksReady.Load() }
+
+// Loaded reports whether the catalog has been Ready once. A replica
+// reports ready to its load balancer only then: before, every call reads
+// Weaviate for what the catalog would answer from memory, while the
+// catalog's own first load queries Weaviate too. A watch that restarts
+// later does not take it back: reads then go to Weaviate for a moment,
+// and a cluster whose NATS node fails would otherwise lose every replica
+// at once.
+func (c *Catalog) Loaded() bool {
+	if c.loaded.Load() {
+		return true
+	}
+	if c.Ready() {
+		c.loaded.Store(true)
+		return true
+	}
+	return false
+}
 
 // Embedded returns how many chunks of project's visible indexed versions
 // that the caller in ctx may read have vectors of model.

@@ -148,13 +148,16 @@ func TestCatalogFollowsCommits(t *testing.T) {
 	}
 	markEmbedded(t, marks, "acme", a1.FileVersionID, "m1", 3)
 	c := newTestCatalog(log)
-	if c.Ready() {
+	if c.Ready() || c.Loaded() {
 		t.Fatal("ready before watching")
 	}
 	ctx, cancel := context.WithCancel(access.System(context.Background()))
 	defer cancel()
 	go func() { _ = c.Watch(ctx, js) }()
 	waitFor(t, "ready", c.Ready)
+	if !c.Loaded() {
+		t.Fatal("ready but not loaded")
+	}
 	if wm, ok := c.Watermark("acme"); !ok || wm != 2 {
 		t.Fatalf("watermark %d %v", wm, ok)
 	}
@@ -243,5 +246,24 @@ func TestCatalogAdvancesOnlyAfterLoading(t *testing.T) {
 	waitFor(t, "watermark 3 after failed loads", func() bool { wm, _ := c.Watermark("acme"); return wm == 3 })
 	if st, _ := c.Stats(ctx, "acme"); st != (Stats{Indexed: 2, Unsupported: 1, Chunks: 6}) {
 		t.Fatalf("stats %+v", st)
+	}
+}
+
+// TestCatalogLoadedOutlivesAWatchRestart: Loaded turns true with the first
+// Ready and stays true while a broken watch makes the catalog unready
+// (Watch and watchMarks clear these flags when their watch ends).
+func TestCatalogLoadedOutlivesAWatchRestart(t *testing.T) {
+	c := newTestCatalog(&committedLog{})
+	c.ready.Store(true)
+	if c.Loaded() {
+		t.Fatal("loaded before the embedded marks are")
+	}
+	c.marksReady.Store(true)
+	if !c.Loaded() {
+		t.Fatal("ready but not loaded")
+	}
+	c.ready.Store(false)
+	if c.Ready() || !c.Loaded() {
+		t.Fatalf("after the watch broke: ready %v, loaded %v; want false, true", c.Ready(), c.Loaded())
 	}
 }

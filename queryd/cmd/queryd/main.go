@@ -77,6 +77,7 @@ type Config struct {
 	SlowToolCall   time.Duration
 	ReadTimeout    time.Duration // one Weaviate read, every attempt of it (schema.ClientOptions)
 	ByIDHedge      time.Duration // a REST read by id alone, before a filtered query joins it
+	CatalogWait    time.Duration // longest /readyz waits for the catalog's first load
 }
 
 // RegisterFlags registers queryd's flags.
@@ -112,6 +113,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	c.Previous.RegisterFlagsWithPrefix(fs, "previous-", "none")
 	c.Web.RegisterFlags(fs)
 	fs.DurationVar(&c.SlowToolCall, "slow-tool-call", 2*time.Second, "a tool call slower than this (or one that fails) sends the client a warning log notification saying why (0: failures only)")
+	fs.DurationVar(&c.CatalogWait, "ready-catalog-wait", 30*time.Second, "with -nats-url, /readyz reports not ready until the catalog of commits has loaded, at most this long after start (then calls read Weaviate for what it would answer, slower)")
 	fs.BoolVar(&c.Pprof, "pprof", false, "serve Go profiles at /debug/pprof/ on -addr, without auth (for profiling on loopback; keep off where -addr is reachable)")
 }
 
@@ -165,6 +167,9 @@ func (c *Config) Validate() error {
 	}
 	if c.SlowToolCall < 0 {
 		p.Addf("slow-tool-call", "must be >= 0, got %s", c.SlowToolCall)
+	}
+	if c.CatalogWait < 0 {
+		p.Addf("ready-catalog-wait", "must be >= 0, got %s", c.CatalogWait)
 	}
 	if c.KVReplicas < 1 || c.KVReplicas > 5 {
 		p.Addf("kv-replicas", "must be 1..5, got %d", c.KVReplicas)
@@ -256,6 +261,7 @@ func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 	var counter budget.Counter = &budget.Memory{}
 	var states tools.ObjectStates
 	var dead tools.DeadLetters
+	var catalog *store.Catalog // with -nats-url
 	st := store.New(wv).SetReadConsistency(cfg.ReadLevel).SetByIDHedge(cfg.ByIDHedge)
 	if cfg.WeaviateGRPC != "" {
 		if err := st.SetGRPC(cfg.WeaviateGRPC, cfg.WeaviateAPIKey, log); err != nil {
@@ -292,7 +298,7 @@ func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 		keys = auth.Lookups{fromFlag, stored} // -api-keys first: the store cannot shadow them
 		// The catalog follows the indexer's commits: watermarks, version
 		// visibility and counts are then read from memory, not Weaviate.
-		catalog := store.NewCatalog(st, log)
+		catalog = store.NewCatalog(st, log)
 		st.SetCatalog(catalog)
 		go func() {
 			if err := catalog.Watch(ctx, js); err != nil && ctx.Err() == nil {
@@ -340,13 +346,21 @@ func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 		// stdout carries the protocol; logs go to stderr.
 		return serveStdio(ctx, mcpServer, keys, cfg.StdioAPIKey, os.Stdin, os.Stdout, log.With("weaviate", cfg.WeaviateHost))
 	}
-	handler, err := cfg.httpHandler(ctx, mcpServer, keys, reg, func(ctx context.Context) error {
+	weaviateReady := func(ctx context.Context) error {
 		ok, err := wv.Misc().ReadyChecker().Do(ctx)
 		if err == nil && !ok {
 			err = errors.New("not ready")
 		}
-		return err
-	})
+		if err != nil {
+			return fmt.Errorf("weaviate not ready: %w", err)
+		}
+		return nil
+	}
+	var loaded func() bool
+	if catalog != nil {
+		loaded = catalog.Loaded
+	}
+	handler, err := cfg.httpHandler(ctx, mcpServer, keys, reg, readiness(weaviateReady, loaded, time.Now().Add(cfg.CatalogWait)))
 	if err != nil {
 		return err
 	}
@@ -396,7 +410,7 @@ func newMCPServer(cfg *Config, reg *metrics.Registry, counter budget.Counter, to
 
 // httpHandler is queryd's HTTP surface: the MCP endpoint at /mcp (API keys,
 // and with -oauth-issuer the issuer's tokens), OAuth metadata, /metrics,
-// /healthz, /readyz (ready reports whether Weaviate is) and with -pprof the
+// /healthz, /readyz (ready: see readiness) and with -pprof the
 // profiles, every endpoint behind the Origin check.
 //
 // The MCP transport is queryd/mcphttp: mcp-go's streamable HTTP transport
@@ -422,7 +436,7 @@ func (c *Config) httpHandler(ctx context.Context, mcpServer *server.MCPServer, k
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		if err := ready(r.Context()); err != nil {
-			http.Error(w, fmt.Sprintf("weaviate not ready: %v", err), http.StatusServiceUnavailable)
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
 		fmt.Fprintln(w, "ready")

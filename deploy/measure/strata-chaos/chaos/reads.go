@@ -42,9 +42,10 @@ func (f ReadFailure) Why() string {
 }
 
 // reader makes agent reads through MCP against both queryd replicas at a
-// steady rate, as a client behind a load balancer that retries a failed
-// call on the other replica would (serveRead; with -hedge-after it also
-// hedges a slow one).
+// steady rate, as a client behind a load balancer would: the balancer
+// sends a new read only to a replica that passed its last readiness check
+// (healthChecks), and the client retries a failed call on the other
+// replica (serveRead; with -hedge-after it also hedges a slow one).
 type reader struct {
 	cfg    Config
 	urls   []string
@@ -54,6 +55,7 @@ type reader struct {
 	// lastKill says what was killed last, for a failure's context.
 	lastKill func() string
 	hedges   *hedgeBudget // shared by every worker
+	health   *healthChecks
 
 	total, served, retried, hedged, skipped atomic.Int64
 	mu                                      sync.Mutex
@@ -118,8 +120,11 @@ func (r *reader) pick(rng *rand.Rand) readCall {
 // run reads at cfg.ReadRate until ctx ends.
 func (r *reader) run(ctx context.Context) {
 	r.hedges = newHedgeBudget(HedgeShare, HedgeBurst)
+	r.health = newHealthChecks(r.urls, get)
 	jobs := make(chan struct{}, 64)
 	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); r.health.run(ctx, HealthEvery) }()
 	for i := range r.cfg.Readers {
 		wg.Add(1)
 		go func() {
@@ -164,7 +169,7 @@ func (r *reader) worker(ctx context.Context, i int, jobs <-chan struct{}) {
 		}
 		call := r.pick(rng)
 		started := time.Now()
-		o := serveRead(ctx, started.Add(ServeWithin), len(r.urls), (i+n)%len(r.urls), r.cfg.HedgeAfter, r.hedges, func(actx context.Context, replica int) error {
+		o := serveRead(ctx, started.Add(ServeWithin), len(r.urls), r.health.route((i+n)%len(r.urls)), r.cfg.HedgeAfter, r.hedges, func(actx context.Context, replica int) error {
 			err := r.attempt(actx, &sessions[replica], r.urls[replica], call)
 			if err != nil && sessions[replica] != nil {
 				sessions[replica].Close() // a restarted replica knows no old session

@@ -98,8 +98,8 @@ func (r *Result) WriteMarkdown(out io.Writer) error {
 	refused := r.RefusedReads()
 	p("| reads | a second | served within %s | of them by a second attempt | hedged | p50 | p99 | not served | of them slow | refused |\n|---|---|---|---|---|---|---|---|---|---|\n", ServeWithin)
 	p("| %d | %.1f | %d | %d | %d | %s | %s | %d | %d | %d |\n\n", r.Reads, r.ReadsPerSecond, r.Served, r.Retried, r.Hedged, r.ReadP50.Round(time.Millisecond), r.ReadP99.Round(time.Millisecond), len(r.ReadFailures), len(r.ReadFailures)-refused, refused)
-	p("A read goes to one queryd replica; an attempt that fails is sent at once to the other%s. A second attempt: a retry or a hedge that answered. Slow: an attempt was still running at %s. Refused: every attempt, on both replicas, failed with an error before then. The longest time without any read served: %s, from %s.\n\n",
-		hedgeText(r.Config.HedgeAfter), ServeWithin, r.LongestReadGap.Round(time.Millisecond), r.LongestReadGapAt.Round(time.Second))
+	p("A read goes to one queryd replica, one that passed its last readiness check (/readyz, every %s, as a load balancer's health check); an attempt that fails is sent at once to the other%s. A second attempt: a retry or a hedge that answered. Slow: an attempt was still running at %s. Refused: every attempt, on both replicas, failed with an error before then. The longest time without any read served: %s, from %s.\n\n",
+		HealthEvery, hedgeText(r.Config.HedgeAfter), ServeWithin, r.LongestReadGap.Round(time.Millisecond), r.LongestReadGapAt.Round(time.Second))
 	p("| tool | reads | not served | slow | p50 | p99 |\n|---|---|---|---|---|---|\n")
 	for _, tool := range sortedTools(r.ReadsByTool) {
 		t := r.ReadsByTool[tool]
