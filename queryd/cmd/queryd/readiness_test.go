@@ -3,8 +3,15 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/strata-kb/strata/shared/pipeline"
 )
 
 func TestReadiness(t *testing.T) {
@@ -32,4 +39,48 @@ func TestReadiness(t *testing.T) {
 			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
 		}
 	}
+}
+
+// TestReadyzWaitsForTheCatalog runs queryd on a real nats-server whose
+// commit buckets the indexer has not made yet: /readyz says the catalog is
+// loading until they exist and the catalog has read them.
+func TestReadyzWaitsForTheCatalog(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a real nats-server")
+	}
+	url := natsWithBuckets(t)
+	addr := startQueryd(t, "-nats-url", url, "-ready-catalog-wait", "1m")
+	code, body := getReadyz(t, addr)
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, errCatalogLoading.Error()) {
+		t.Fatalf("/readyz before the catalog loaded = %d %q, want 503 %q", code, body, errCatalogLoading)
+	}
+	nc, js, err := pipeline.Connect(url, "readiness-test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	for _, bucket := range []string{pipeline.CommitsBucket, pipeline.EmbeddedBucket} {
+		if _, err := js.CreateKeyValue(t.Context(), jetstream.KeyValueConfig{Bucket: bucket, History: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if code, body = getReadyz(t, addr); code == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz 15 s after the buckets were made = %d %q, want 200", code, body)
+		}
+	}
+}
+
+func getReadyz(t *testing.T, addr string) (int, string) {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
