@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"io"
 	"net/http"
 	"strings"
@@ -83,4 +84,22 @@ func getReadyz(t *testing.T, addr string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+func TestReadyCatalogWaitValidated(t *testing.T) {
+	for _, tc := range []struct {
+		wait    string
+		wantErr bool
+	}{{"-1s", true}, {"0s", false}, {"45s", false}} {
+		var c Config
+		fs := flag.NewFlagSet("queryd", flag.ContinueOnError)
+		c.RegisterFlags(fs)
+		if err := fs.Parse([]string{"-api-keys", testKey + "=acme", "-cursor-secret", "0123456789abcdef0123", "-embedding-provider", "none", "-ready-catalog-wait", tc.wait}); err != nil {
+			t.Fatal(err)
+		}
+		err := c.Validate()
+		if got := err != nil && strings.Contains(err.Error(), "ready-catalog-wait"); got != tc.wantErr {
+			t.Errorf("-ready-catalog-wait %s: Validate() = %v, want an error naming the flag: %v", tc.wait, err, tc.wantErr)
+		}
+	}
 }
