@@ -45,7 +45,9 @@
 // (access.go, which records the tags digest it applied, states.go;
 // labels.go is who may read a file and its metadata, metadata.go the
 // metadata's range properties). Vectors are written as
-// they come, outside commits (vectors.go), and objects already written are
+// they come, outside commits (vectors.go), into the ChunkVector collection
+// (vectorcollection.go); a commit finds the vectors written before it and
+// gives them its readers (commitvectors.go). Objects already written are
 // changed in place by merges (merge.go). Releases pin a sequence
 // (releases.go); garbage collection deletes the versions no release pins
 // (gc.go). handler.go reads the streams; sequences.go, lease.go and
