@@ -532,7 +532,7 @@ func TestAccessPropertiesAreDeclared(t *testing.T) {
 	}
 	fv := withAccess(version("declared", "a.md", "e1", "01", "one"), time.Now(), "eng")
 	a := labelsOf(fv)
-	objs := append(versionObjects(fv, a, 3, "2026-11-25T00:00:00Z"), fileDocument(fv, a, 3, "2026-11-25T00:00:00Z"))
+	objs := append(versionObjects(fv, a, 3, "2026-11-25T00:00:00Z", termsOf(fv)), fileDocument(fv, a, 3, "2026-11-25T00:00:00Z"))
 	visible := map[string]any{"file_id": fv.FileID, "file_version_id": fv.FileVersionID, "chunk_count": float64(1), "deleted": false}
 	objs = append(objs, accessVersion("declared", visible, a, 4, "2026-11-25T00:00:00Z"))
 	for _, o := range objs {

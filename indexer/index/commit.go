@@ -26,6 +26,8 @@ type commitQueue struct {
 
 type pendingVersion struct {
 	fv pipeline.FileVersion
+	// terms are fv's chunks' terms, found before the version waits.
+	terms []chunkTerms
 	// wake is sent once: when the version is finished, or when it must lead.
 	wake     chan struct{}
 	finished bool
@@ -54,9 +56,11 @@ func concludeAll(ps []*pendingVersion, out Outcome, err error) {
 // ApplyFileVersion commits fv as the file's current version, together with
 // the project's other versions waiting at the same moment.
 func (w *Writer) ApplyFileVersion(ctx context.Context, fv pipeline.FileVersion) (Outcome, error) {
+	// Stemming is the commit's costliest work of its own: done here, by
+	// each caller at once, instead of under the project's lock.
+	p := &pendingVersion{fv: fv, terms: termsOf(fv), wake: make(chan struct{}, 1)}
 	v, _ := w.queues.LoadOrStore(fv.Object.Project, &commitQueue{})
 	q := v.(*commitQueue)
-	p := &pendingVersion{fv: fv, wake: make(chan struct{}, 1)}
 	q.mu.Lock()
 	q.waiting = append(q.waiting, p)
 	lead := !q.leading

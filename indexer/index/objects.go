@@ -30,7 +30,7 @@ import (
 // to measure what the commit protocol costs.
 func CommitObjects(fv pipeline.FileVersion, seq int64, now time.Time) []*models.Object {
 	a, stamp := labelsOf(fv), now.UTC().Format(time.RFC3339Nano)
-	return append(versionObjects(fv, a, seq, stamp), fileDocument(fv, a, seq, stamp))
+	return append(versionObjects(fv, a, seq, stamp, termsOf(fv)), fileDocument(fv, a, seq, stamp))
 }
 
 // VectorObjects are the ChunkVector objects ApplyVectors writes for v once
@@ -45,8 +45,8 @@ func VectorObjects(v pipeline.Vectors, fv pipeline.FileVersion) ([]*models.Objec
 }
 
 // versionObjects are a file version's sections, chunks and Version, valid
-// from seq and readable by a.
-func versionObjects(fv pipeline.FileVersion, a labels, seq int64, now string) []*models.Object {
+// from seq and readable by a; found are its chunks' terms (termsOf).
+func versionObjects(fv pipeline.FileVersion, a labels, seq int64, now string, found []chunkTerms) []*models.Object {
 	o := fv.Object
 	validity := func(m map[string]any) map[string]any {
 		m["valid_from"] = seq
@@ -69,7 +69,7 @@ func versionObjects(fv pipeline.FileVersion, a labels, seq int64, now string) []
 	for i := range fv.Sections {
 		sections[fv.Sections[i].ID] = &fv.Sections[i]
 	}
-	for _, c := range fv.Chunks {
+	for i, c := range fv.Chunks {
 		props := map[string]any{
 			"content": c.Content, "file_id": fv.FileID, "file_version_id": fv.FileVersionID, "file_path": o.Path,
 			"branch": o.Branch, "index": c.Index, "start_offset": c.StartOffset, "end_offset": c.EndOffset,
@@ -82,9 +82,8 @@ func versionObjects(fv pipeline.FileVersion, a labels, seq int64, now string) []
 			props["section_title"], props["section_heading_path"], props["section_ordinal"] = s.Title, nonNil(s.HeadingPath), s.Ordinal
 			props["section_token_count"], props["section_chunk_count"] = s.TokenCount, s.ChunkCount
 		}
-		// The terms it is found by: its headings' (less its content's), and its content's.
-		props[schema.HeadingTermsProperty] = headingTerms(fv, c)
-		props[schema.ContentTermsProperty] = terms.Of(c.Content)
+		props[schema.HeadingTermsProperty] = found[i].heading
+		props[schema.ContentTermsProperty] = found[i].content
 		objs = append(objs, &models.Object{Class: schema.ChunkClass, ID: strfmt.UUID(c.ID), Tenant: o.Project, Properties: chunkValidity(props)})
 	}
 	return append(objs, &models.Object{Class: schema.VersionClass, ID: strfmt.UUID(fv.FileVersionID), Tenant: o.Project, Properties: a.newVersionProps(validity(map[string]any{
@@ -94,18 +93,54 @@ func versionObjects(fv pipeline.FileVersion, a labels, seq int64, now string) []
 	}))})
 }
 
-// headingTerms are the terms a chunk is found by besides its content: its
-// document's title and path and its section's headings, less the terms its
-// content has already. A title counts once in a chunk that shows it (the
-// first one, under its "# Title") and still finds the chunks after it.
-func headingTerms(fv pipeline.FileVersion, c pipeline.Chunk) string {
+// versionObjectKeys are the class, id and tenant of each of
+// versionObjects(fv, ...), without their properties.
+func versionObjectKeys(fv pipeline.FileVersion) []*models.Object {
+	var objs []*models.Object
+	key := func(class, id string) {
+		objs = append(objs, &models.Object{Class: class, ID: strfmt.UUID(id), Tenant: fv.Object.Project})
+	}
+	for _, s := range fv.Sections {
+		key(schema.SectionClass, s.ID)
+	}
+	for _, c := range fv.Chunks {
+		key(schema.ChunkClass, c.ID)
+	}
+	key(schema.VersionClass, fv.FileVersionID)
+	return objs
+}
+
+// chunkTerms are the terms a chunk is found by: its content's, and its
+// headings' less its content's (headingTerms). Stemming them is most of
+// the CPU that building a version's objects takes, so a commit finds them
+// before it takes its project's lock (ApplyFileVersion).
+type chunkTerms struct{ heading, content string }
+
+// termsOf are fv's chunks' terms, in order.
+func termsOf(fv pipeline.FileVersion) []chunkTerms {
+	found := make([]chunkTerms, len(fv.Chunks))
+	for i, c := range fv.Chunks {
+		content := terms.Of(c.Content)
+		found[i] = chunkTerms{heading: headingTerms(fv, c, content), content: content}
+	}
+	return found
+}
+
+// headingTerms are the terms a chunk is found by besides its content
+// (contentTerms, terms.Of its content): its document's title and path and
+// its section's headings, less the terms its content has already. A title
+// counts once in a chunk that shows it (the first one, under its "# Title")
+// and still finds the chunks after it.
+func headingTerms(fv pipeline.FileVersion, c pipeline.Chunk, contentTerms string) string {
 	parts := []string{fv.Object.Path}
 	if len(c.HeadingPath) == 0 || c.HeadingPath[0] != fv.Title {
 		parts = append(parts, fv.Title)
 	}
 	parts = append(parts, c.HeadingPath...)
 	inContent := map[string]bool{}
-	terms.Each(c.Content, func(t string) { inContent[t] = true })
+	for _, t := range strings.Fields(contentTerms) {
+		inContent[t] = true
+	}
 	var b strings.Builder
 	terms.Each(strings.Join(parts, "\n"), func(t string) {
 		if inContent[t] {

@@ -8,6 +8,7 @@ import (
 	"github.com/strata-kb/strata/shared/metadata"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
+	"github.com/strata-kb/strata/shared/terms"
 )
 
 // TestChunksCarryTheirSection: every chunk object records its section's
@@ -28,7 +29,7 @@ func TestChunksCarryTheirSection(t *testing.T) {
 		}
 	}
 	var got []map[string]any
-	for _, o := range versionObjects(fv, labelsOf(fv), 7, "2026-11-25T00:00:00Z") {
+	for _, o := range versionObjects(fv, labelsOf(fv), 7, "2026-11-25T00:00:00Z", termsOf(fv)) {
 		props := o.Properties.(map[string]any)
 		for k := range props {
 			if !declared[o.Class][k] {
@@ -70,7 +71,7 @@ func TestCommitAndVectorObjects(t *testing.T) {
 	now := time.Date(2026, 11, 25, 1, 2, 3, 4, time.FixedZone("x", 3600))
 	stamp := now.UTC().Format(time.RFC3339Nano)
 	a := labelsOf(fv)
-	if got, want := CommitObjects(fv, 1, now), append(versionObjects(fv, a, 1, stamp), fileDocument(fv, a, 1, stamp)); !reflect.DeepEqual(got, want) {
+	if got, want := CommitObjects(fv, 1, now), append(versionObjects(fv, a, 1, stamp, termsOf(fv)), fileDocument(fv, a, 1, stamp)); !reflect.DeepEqual(got, want) {
 		t.Errorf("CommitObjects differ from a commit's objects:\n%v\nwant\n%v", got, want)
 	}
 	v := pipeline.Vectors{Object: fv.Object, Project: fv.Object.Project, FileID: fv.FileID, FileVersionID: fv.FileVersionID, Model: "tiny", Dimensions: 2}
@@ -88,5 +89,28 @@ func TestCommitAndVectorObjects(t *testing.T) {
 	bad.Chunks = []pipeline.ChunkVector{{ChunkID: fv.Chunks[0].ID}}
 	if objs, err := VectorObjects(bad, fv); err == nil || objs != nil {
 		t.Errorf("vectors without values: %v, %v; want an error", objs, err)
+	}
+}
+
+// TestVersionObjectKeys: a torn version is deleted by the keys of exactly
+// the objects its commit writes, and a chunk's terms are those of its content.
+func TestVersionObjectKeys(t *testing.T) {
+	fv := version("keys", "a.md", "e1", "0001", "one", "two", "three")
+	fv.Sections = append(fv.Sections, pipeline.Section{ID: "sec-2", Ordinal: 1, Title: "Usage"})
+	objs := versionObjects(fv, labelsOf(fv), 7, "2026-11-25T00:00:00Z", termsOf(fv))
+	keys := versionObjectKeys(fv)
+	if len(keys) != len(objs) {
+		t.Fatalf("%d keys, %d objects", len(keys), len(objs))
+	}
+	for i, o := range objs {
+		if k := keys[i]; k.Class != o.Class || k.ID != o.ID || k.Tenant != o.Tenant || k.Properties != nil {
+			t.Errorf("key %d is %s %s %s %v, object %s %s %s", i, k.Class, k.ID, k.Tenant, k.Properties, o.Class, o.ID, o.Tenant)
+		}
+		if o.Class == schema.ChunkClass {
+			props := o.Properties.(map[string]any)
+			if got, want := props[schema.ContentTermsProperty], terms.Of(props["content"].(string)); got != want {
+				t.Errorf("chunk %s content terms %q, want %q", o.ID, got, want)
+			}
+		}
 	}
 }

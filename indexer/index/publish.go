@@ -38,7 +38,7 @@ func (w *Writer) publishVersions(ctx context.Context, project string, group []*p
 			fail(fmt.Errorf("metadata properties of %s: %w", project, err))
 			return
 		}
-		objs = append(objs, versionObjects(p.fv, p.labels, seq, now)...)
+		objs = append(objs, versionObjects(p.fv, p.labels, seq, now, p.terms)...)
 		docs = append(docs, fileDocument(p.fv, p.labels, seq, now))
 	}
 	if err := w.batch(ctx, objs); err != nil {

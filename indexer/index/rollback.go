@@ -19,7 +19,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/fault"
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
@@ -44,7 +43,7 @@ func (w *Writer) rollback(ctx context.Context, project string, watermark int64) 
 
 // deleteVersionObjects deletes fv's sections, chunks and Version by id.
 func (w *Writer) deleteVersionObjects(ctx context.Context, fv pipeline.FileVersion) error {
-	for _, o := range versionObjects(fv, labels{}, 0, time.Now().UTC().Format(time.RFC3339Nano)) {
+	for _, o := range versionObjectKeys(fv) {
 		err := w.wv.Data().Deleter().WithClassName(o.Class).WithID(string(o.ID)).WithTenant(o.Tenant).Do(ctx)
 		var ce *fault.WeaviateClientError
 		if err != nil && !(errors.As(err, &ce) && ce.StatusCode == 404) {

@@ -13,6 +13,8 @@ package terms
 
 import (
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -131,7 +133,10 @@ func word(w string, emit func(string)) {
 }
 
 // stem stems a lowercase English word; words with digits or other scripts
-// stay as they are (snowball's English stemmer knows only a-z).
+// stay as they are (snowball's English stemmer knows only a-z). Stems are
+// remembered: text repeats a small vocabulary, and stemming was most of
+// the CPU the indexer spent building a commit's objects
+// (docs/bench/loading.md).
 func stem(w string) string {
 	for i := 0; i < len(w); i++ {
 		if c := w[i]; c < 'a' || c > 'z' {
@@ -141,8 +146,27 @@ func stem(w string) string {
 	if len(w) <= 2 {
 		return w
 	}
-	return english.Stem(w, false)
+	if s, ok := stems.Load(w); ok {
+		return s.(string)
+	}
+	s := english.Stem(w, false)
+	if stemsKept.Load() < maxStemsKept {
+		// Clones: w and s may be slices of a whole lowercased text.
+		if _, had := stems.LoadOrStore(strings.Clone(w), strings.Clone(s)); !had {
+			stemsKept.Add(1)
+		}
+	}
+	return s
 }
+
+// maxStemsKept bounds the words whose stems are remembered (a few MB): a
+// vocabulary's frequent words come early, and the rest are stemmed each time.
+const maxStemsKept = 1 << 16
+
+var (
+	stems     sync.Map // word -> stem
+	stemsKept atomic.Int64
+)
 
 // camelParts splits panicNil into panic, Nil and HTTPServer into HTTP,
 // Server; a word without case changes is one part.

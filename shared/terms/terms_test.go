@@ -1,9 +1,12 @@
 package terms
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/kljensen/snowball/english"
 )
 
 func TestOf(t *testing.T) {
@@ -71,4 +74,25 @@ func FuzzOf(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestStemsRemembered: a remembered stem is the stemmer's, the first time
+// and after, and no more than maxStemsKept words are remembered.
+func TestStemsRemembered(t *testing.T) {
+	for _, w := range []string{"running", "archives", "retention", "generously", "running"} {
+		for range 2 {
+			if got, want := stem(w), english.Stem(w, false); got != want {
+				t.Errorf("stem(%q) = %q, want %q", w, got, want)
+			}
+		}
+	}
+	for i := range maxStemsKept + 100 {
+		stem("zz" + strings.Map(func(r rune) rune { return 'a' + (r-'0')%26 }, strconv.Itoa(i)) + "ing")
+	}
+	if n := stemsKept.Load(); n > maxStemsKept {
+		t.Errorf("%d stems remembered, want at most %d", n, maxStemsKept)
+	}
+	if got := stem("zzbbbbbbbbbbing"); got != english.Stem("zzbbbbbbbbbbing", false) {
+		t.Errorf("a word past the bound: %q", got)
+	}
 }
