@@ -11,11 +11,15 @@ import (
 	"github.com/strata-kb/strata/shared/schema"
 )
 
-// batchSize bounds one batch request to Weaviate.
-const batchSize = 200
+// batchSize bounds one batch request to Weaviate; minBatchSpread is the
+// smallest request a write of several is split into (batchParts).
+const (
+	batchSize      = 200
+	minBatchSpread = 50
+)
 
-// batch writes objs in requests of batchSize, up to w.batchParallel at
-// once, and returns the first failure. Objects written before a failure
+// batch writes objs in requests of at most batchSize (batchParts), up to
+// w.batchParallel at once, and returns the first failure. Objects written before a failure
 // stay: a commit's are rolled back by the next commit (recover), the rest
 // are upserts that a retry writes again.
 //
@@ -24,10 +28,7 @@ const batchSize = 200
 // (-weaviate-write-timeout), and an attempt held past it, or refused
 // because Weaviate lost its Raft leader, is sent again to the next node.
 func (w *Writer) batch(ctx context.Context, objs []*models.Object) error {
-	var parts [][]*models.Object
-	for start := 0; start < len(objs); start += batchSize {
-		parts = append(parts, objs[start:min(start+batchSize, len(objs))])
-	}
+	parts := batchParts(objs, w.batchParallel)
 	ctx, cancel := context.WithCancelCause(schema.Idempotent(ctx))
 	defer cancel(nil)
 	var first error
@@ -45,6 +46,29 @@ func (w *Writer) batch(ctx context.Context, objs []*models.Object) error {
 		return first
 	}
 	return context.Cause(ctx)
+}
+
+// batchParts splits objs into requests of at most batchSize. A write too
+// large for one request is split evenly into a whole number of rounds of
+// parallel requests (none under minBatchSpread objects): 900 objects with
+// 4 at once go as 8 requests of 112 or 113, not 4 of 200 and then 100 alone,
+// while Weaviate's other cores and every other writer of the project wait
+// (docs/bench/loading.md).
+func batchParts(objs []*models.Object, parallel int) [][]*models.Object {
+	n := len(objs)
+	if n == 0 {
+		return nil
+	}
+	k := (n + batchSize - 1) / batchSize
+	if k > 1 {
+		rounds := (k + parallel - 1) / parallel
+		k = max(k, min(rounds*parallel, n/minBatchSpread))
+	}
+	parts := make([][]*models.Object, k)
+	for i := range k {
+		parts[i] = objs[i*n/k : (i+1)*n/k]
+	}
+	return parts
 }
 
 const (

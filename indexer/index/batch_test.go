@@ -113,3 +113,37 @@ func TestClassUpdating(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchParts: a write is split into requests of at most batchSize, in
+// order and whole; one too large for a request goes in whole rounds of
+// parallel requests of at least minBatchSpread objects.
+func TestBatchParts(t *testing.T) {
+	for _, tc := range []struct{ n, parallel, want int }{
+		{0, 4, 0}, {1, 4, 1}, {batchSize, 4, 1}, // one request stays one
+		{batchSize + 1, 4, 4}, // 201: four of 50 or 51
+		{900, 4, 8},           // two rounds of four, not 4 x 200 and 100 alone
+		{900, 8, 8},           // one round
+		{5*batchSize + 50, 4, 8},
+		{120, 1, 1}, {450, 1, 3}, // one at a time: as few as fit
+		{260, 16, 5}, // not under minBatchSpread: five of 52
+	} {
+		objs := make([]*models.Object, tc.n)
+		for i := range objs {
+			objs[i] = &models.Object{ID: strfmt.UUID(fmt.Sprint(i))}
+		}
+		parts := batchParts(objs, tc.parallel)
+		var joined []*models.Object
+		for _, p := range parts {
+			if len(p) > batchSize || (len(parts) > 1 && len(p) < minBatchSpread) {
+				t.Errorf("n=%d parallel=%d: a part of %d", tc.n, tc.parallel, len(p))
+			}
+			joined = append(joined, p...)
+		}
+		if len(joined) != tc.n || (tc.n > 0 && (joined[0] != objs[0] || joined[tc.n-1] != objs[tc.n-1])) {
+			t.Errorf("n=%d parallel=%d: parts do not hold the objects in order", tc.n, tc.parallel)
+		}
+		if len(parts) != tc.want {
+			t.Errorf("n=%d parallel=%d: %d parts, want %d", tc.n, tc.parallel, len(parts), tc.want)
+		}
+	}
+}
