@@ -7,6 +7,8 @@ package index
 // carries the labels (labels.go) of its file.
 
 import (
+	"encoding/json"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/weaviate/weaviate/entities/models"
 
 	"github.com/strata-kb/strata/shared/ids"
+	"github.com/strata-kb/strata/shared/metadata"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/terms"
@@ -48,13 +51,19 @@ func VectorObjects(v pipeline.Vectors, fv pipeline.FileVersion) ([]*models.Objec
 // from seq and readable by a; found are its chunks' terms (termsOf).
 func versionObjects(fv pipeline.FileVersion, a labels, seq int64, now string, found []chunkTerms) []*models.Object {
 	o := fv.Object
+	// Who may read the version, and its metadata: the same properties on
+	// each of its objects, found once (a chunk's metadata tokens and range
+	// values took a search through the metadata each).
+	readers, chunkLabels := a.objectProps(map[string]any{}), a.chunkProps(map[string]any{})
 	validity := func(m map[string]any) map[string]any {
 		m["valid_from"] = seq
-		return a.objectProps(m)
+		maps.Copy(m, readers)
+		return m
 	}
 	chunkValidity := func(m map[string]any) map[string]any {
 		m["valid_from"] = seq
-		return a.chunkProps(m)
+		maps.Copy(m, chunkLabels)
+		return m
 	}
 	var objs []*models.Object
 	for _, s := range fv.Sections {
@@ -273,4 +282,62 @@ func folderOf(p string) string {
 		}
 	}
 	return ""
+}
+
+// The properties that carry a version's labels (labels.go) on its objects.
+
+// objectProps adds the readers to the properties of a Section.
+func (a labels) objectProps(m map[string]any) map[string]any {
+	m[schema.ReadersProperty] = nonNil(a.readers)
+	return m
+}
+
+// chunkProps adds the readers and the metadata to the properties of a
+// Chunk or ChunkVector: the tokens, and each number and date in its range
+// property (but those the index has no room for).
+func (a labels) chunkProps(m map[string]any) map[string]any {
+	m[metadata.TokensProperty] = metadata.Tokens(a.meta)
+	for name, v := range metadata.RangeValues(a.meta) {
+		if !a.noRange[name] {
+			m[name] = v
+		}
+	}
+	return a.objectProps(m)
+}
+
+// versionProps adds the readers, the access error and the metadata to a
+// Version's properties.
+func (a labels) versionProps(m map[string]any) map[string]any {
+	m["access_error"] = a.err
+	m[schema.MetadataProperty] = metaJSON(a.meta)
+	sources, _ := json.Marshal(a.sources)
+	m[schema.MetadataSourcesProperty] = string(sources)
+	m[schema.MetadataWarningsProperty] = nonNil(a.metaWarnings)
+	return a.objectProps(m)
+}
+
+// metaJSON is m as the index stores it: JSON with its keys in order.
+func metaJSON(m metadata.Metadata) string {
+	if len(m) == 0 {
+		return "{}"
+	}
+	b, _ := json.Marshal(m) // encoding/json writes map keys in order
+	return string(b)
+}
+
+// newVersionProps is versionProps for a Version being committed: it also
+// records the readers it is committed with, which merges never change
+// (schema.CommittedReadersProperty).
+func (a labels) newVersionProps(m map[string]any) map[string]any {
+	m[schema.CommittedReadersProperty] = nonNil(a.readers)
+	return a.versionProps(m)
+}
+
+// documentProps adds the readers, the access error and the time they were
+// read to a Document's properties.
+func (a labels) documentProps(m map[string]any) map[string]any {
+	if !a.readAt.IsZero() {
+		m["access_read_at"] = a.readAt.UTC().Format(time.RFC3339Nano)
+	}
+	return a.versionProps(m)
 }
