@@ -150,7 +150,7 @@ func stem(w string) string {
 		return s.(string)
 	}
 	s := english.Stem(w, false)
-	if stemsKept.Load() < maxStemsKept {
+	if len(w) <= maxStemmedWordKept && stemsKept.Load() < maxStemsKept {
 		// Clones: w and s may be slices of a whole lowercased text.
 		if _, had := stems.LoadOrStore(strings.Clone(w), strings.Clone(s)); !had {
 			stemsKept.Add(1)
@@ -159,9 +159,14 @@ func stem(w string) string {
 	return s
 }
 
-// maxStemsKept bounds the words whose stems are remembered (a few MB): a
-// vocabulary's frequent words come early, and the rest are stemmed each time.
-const maxStemsKept = 1 << 16
+// maxStemsKept bounds the words whose stems are remembered, and
+// maxStemmedWordKept their length (a few MB at most, whatever a hostile
+// query or file holds): a vocabulary's frequent words come early, and the
+// rest are stemmed each time.
+const (
+	maxStemsKept       = 1 << 16
+	maxStemmedWordKept = 32
+)
 
 var (
 	stems     sync.Map // word -> stem

@@ -77,7 +77,8 @@ func FuzzOf(f *testing.F) {
 }
 
 // TestStemsRemembered: a remembered stem is the stemmer's, the first time
-// and after, and no more than maxStemsKept words are remembered.
+// and after; no word longer than maxStemmedWordKept is remembered, and no
+// more than maxStemsKept words.
 func TestStemsRemembered(t *testing.T) {
 	for _, w := range []string{"running", "archives", "retention", "generously", "running"} {
 		for range 2 {
@@ -85,6 +86,13 @@ func TestStemsRemembered(t *testing.T) {
 				t.Errorf("stem(%q) = %q, want %q", w, got, want)
 			}
 		}
+	}
+	long := strings.Repeat("ab", maxStemmedWordKept) + "ing"
+	if got := stem(long); got != english.Stem(long, false) {
+		t.Errorf("a long word: %q", got)
+	}
+	if _, kept := stems.Load(long); kept {
+		t.Errorf("a word of %d bytes was remembered, want none over %d", len(long), maxStemmedWordKept)
 	}
 	for i := range maxStemsKept + 100 {
 		stem("zz" + strings.Map(func(r rune) rune { return 'a' + (r-'0')%26 }, strconv.Itoa(i)) + "ing")
