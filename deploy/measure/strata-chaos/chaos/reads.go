@@ -56,6 +56,10 @@ type reader struct {
 	lastKill func() string
 	hedges   *hedgeBudget // shared by every worker
 	health   *healthChecks
+	// projectSeen is set once a read of Project was answered: before its
+	// first commit the project does not exist, and "project not found" is
+	// the right answer (writes and reads start together).
+	projectSeen atomic.Bool
 
 	total, served, retried, hedged, skipped atomic.Int64
 	mu                                      sync.Mutex
@@ -230,12 +234,26 @@ func (r *reader) attempt(ctx context.Context, session **client.Client, url strin
 	}
 	if res.IsError {
 		text := mcpclient.Text(res)
-		if call.okError != nil && call.okError(text) {
+		if r.rightError(call, text) {
 			return nil
 		}
 		return fmt.Errorf("tool error: %s", clip(text, 300))
 	}
+	if _, scoped := call.args["project_reference"]; scoped {
+		r.projectSeen.Store(true)
+	}
 	return nil
+}
+
+// rightError reports whether a tool error is a right answer to call: one
+// its okError accepts, or "project not found" for a read of Project before
+// any read of it was answered.
+func (r *reader) rightError(call readCall, text string) bool {
+	if call.okError != nil && call.okError(text) {
+		return true
+	}
+	_, scoped := call.args["project_reference"]
+	return scoped && !r.projectSeen.Load() && strings.Contains(text, "project not found")
 }
 
 // longestGap is the longest time within the first phase of the run

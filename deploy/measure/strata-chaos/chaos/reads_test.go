@@ -39,3 +39,27 @@ func TestRefusedReads(t *testing.T) {
 		t.Errorf("Why = %q, want refused", w)
 	}
 }
+
+// TestProjectNotFoundUntilSeen: "project not found" answers a read of the
+// project rightly only until a read of it was answered (writes and reads
+// start together, before the project's first commit), and never a read
+// that names no project.
+func TestProjectNotFoundUntilSeen(t *testing.T) {
+	r := &reader{}
+	scoped := readCall{tool: "list_file_chunks", args: map[string]any{"project_reference": Project}}
+	unscoped := readCall{tool: "status", args: map[string]any{}}
+	const notFound = `project not found: "chaos"`
+	if !r.rightError(scoped, notFound) {
+		t.Error("before the project was seen, its absence was refused")
+	}
+	if r.rightError(unscoped, notFound) {
+		t.Error("a read naming no project accepted project not found")
+	}
+	if r.rightError(scoped, "tool error: internal error") {
+		t.Error("another error was accepted")
+	}
+	r.projectSeen.Store(true)
+	if r.rightError(scoped, notFound) {
+		t.Error("after the project was seen, its absence was accepted")
+	}
+}
