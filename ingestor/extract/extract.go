@@ -49,6 +49,9 @@ type Block struct {
 	End   int // byte offset into Document.Text, exclusive
 	Page  int // 1-based page number; 0 for formats without pages
 	Image int // index into Document.Images; Figure blocks only (their text is a description)
+	// Confidence is the mean OCR word confidence (0-100] of a block read
+	// from pixels by OCR; 0 for text the file holds as text.
+	Confidence float64
 }
 
 // Image is an embedded picture, kept so agents can look at it.
@@ -87,7 +90,26 @@ type Limits struct {
 	MaxImageBytes   int64         // an embedded image larger than this is skipped
 	MaxMemoryBytes  int64         // address-space limit of helper processes (poppler)
 	MaxPages        int           // pages extracted per PDF
+	// OCR reads pictures and pages without a text layer; nil reads none
+	// (they are recorded as such). Set by the ingestor from its flags.
+	OCR OCR
 }
+
+// OCR reads text from a page picture (PNG, JPEG or TIFF bytes). Each block
+// it returns carries the mean confidence of its words.
+type OCR interface {
+	Recognize(ctx context.Context, image []byte) ([]OCRBlock, error)
+}
+
+// OCRBlock is one paragraph read by OCR.
+type OCRBlock struct {
+	Text       string
+	Confidence float64 // mean word confidence, 0-100
+}
+
+// ErrNoOCR means a file needs OCR and none is available (Tesseract missing
+// or OCR turned off); the reason names what is missing.
+var ErrNoOCR = errors.New("needs OCR, which is not available")
 
 // DefaultLimits are generous for real documents and stop bombs early.
 func DefaultLimits() Limits {
