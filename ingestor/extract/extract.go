@@ -93,6 +93,10 @@ type Limits struct {
 	// OCR reads pictures and pages without a text layer; nil reads none
 	// (they are recorded as such). Set by the ingestor from its flags.
 	OCR OCR
+	// MaxOCRPages bounds the pages (or pictures) of one file read by OCR;
+	// OCRTimeout bounds the time OCR may take on one file.
+	MaxOCRPages int
+	OCRTimeout  time.Duration
 }
 
 // OCR reads text from a page picture (PNG, JPEG or TIFF bytes). Each block
@@ -121,6 +125,8 @@ func DefaultLimits() Limits {
 		MaxImageBytes:   8 << 20,
 		MaxMemoryBytes:  1 << 30,
 		MaxPages:        2000,
+		MaxOCRPages:     200,
+		OCRTimeout:      10 * time.Minute,
 	}
 }
 
