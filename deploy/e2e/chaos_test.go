@@ -83,8 +83,8 @@ func chaosShortProblems(res *chaos.Result) []string {
 			out = append(out, fmt.Sprintf("kill of %s: %s", k.Victim, k.Err))
 		}
 	}
-	if ops := float64(res.Uploads+res.Overwrites+res.Deletes) / res.PhaseTook.Seconds(); ops < 5 {
-		out = append(out, fmt.Sprintf("%.1f bucket operations a second, not 5", ops))
+	if res.OpsPerSecond < 5 {
+		out = append(out, fmt.Sprintf("%.1f bucket operations a second, not 5", res.OpsPerSecond))
 	}
 	if res.ReadsPerSecond < 20 {
 		out = append(out, fmt.Sprintf("%.1f reads a second, not 20", res.ReadsPerSecond))

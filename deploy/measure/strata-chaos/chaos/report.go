@@ -88,6 +88,9 @@ func (r *Result) WriteMarkdown(out io.Writer) error {
 	p("### Writes\n\n")
 	p("| uploads | overwrites | deletes | uploads/s held | moved to another MinIO node | gave up after %s |\n|---|---|---|---|---|---|\n", writeDeadline)
 	p("| %d | %d | %d | %.2f | %d | %d |\n\n", r.Uploads, r.Overwrites, r.Deletes, r.UploadsPerSecond, r.Failovers, r.GaveUp)
+	if r.WritesAfterPhase > time.Second {
+		p("The writes in flight when the phase ended took %s more to finish; they are in the counts above, not in the rates.\n\n", r.WritesAfterPhase.Round(time.Second))
+	}
 	if r.WritesSkipped > 0 {
 		p("%d operations were not issued because every writer was busy or their key was being written.\n\n", r.WritesSkipped)
 	}
