@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/strata-kb/strata/ingestor/extract"
+	"github.com/strata-kb/strata/shared/ids"
+	"github.com/strata-kb/strata/shared/pipeline"
 )
 
 // Counter counts tokens.
@@ -166,7 +168,7 @@ func headingTitle(s string) string {
 	if strings.HasPrefix(t, "#") { // Markdown ATX markers
 		t = strings.TrimSpace(strings.TrimRight(strings.TrimSpace(strings.TrimLeft(t, "#")), "#"))
 	}
-	return strings.Join(strings.Fields(t), " ")
+	return extract.Title(t)
 }
 
 // packed is a chunk's span before it becomes a Chunk.
@@ -379,4 +381,28 @@ func (r *runeIndex) at(b int) int {
 		k--
 	}
 	return r.runes[k] + utf8.RuneCountInString(r.text[r.bytes[k]:b])
+}
+
+// Parts are the sections and chunks of a file version as the CHUNKS
+// message carries them (pipeline.FileVersion), with their IDs; each chunk
+// has its section's heading path. Image references are the caller's.
+func Parts(fileVersionID string, secs []Section) ([]pipeline.Section, []pipeline.Chunk) {
+	out := make([]pipeline.Section, 0, len(secs))
+	var chunks []pipeline.Chunk
+	for _, s := range secs {
+		sec := pipeline.Section{
+			ID: ids.Section(fileVersionID, s.Ordinal), Ordinal: s.Ordinal, Title: s.Title,
+			HeadingPath: s.HeadingPath, Level: s.Level, StartOffset: s.Start, EndOffset: s.End,
+			TokenCount: s.Tokens, ChunkCount: len(s.Chunks), PageStart: s.PageStart, PageEnd: s.PageEnd,
+		}
+		out = append(out, sec)
+		for _, c := range s.Chunks {
+			chunks = append(chunks, pipeline.Chunk{
+				ID: ids.Chunk(fileVersionID, c.Index), Index: c.Index, SectionID: sec.ID, Content: c.Content,
+				StartOffset: c.Start, EndOffset: c.End, TokenCount: c.Tokens, SourceChecksum: c.Checksum,
+				HeadingPath: s.HeadingPath, Kind: c.Kind, PageStart: c.PageStart, PageEnd: c.PageEnd,
+			})
+		}
+	}
+	return out, chunks
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -186,7 +187,7 @@ func (b *Builder) Doc() *Document {
 }
 
 // SetTitle, SetPages and Warn fill the document's metadata.
-func (b *Builder) SetTitle(t string)    { b.doc.Title = t }
+func (b *Builder) SetTitle(t string)    { b.doc.Title = Title(t) }
 func (b *Builder) SetPages(n int)       { b.doc.Pages = n }
 func (b *Builder) Warn(w string)        { b.doc.Warnings = append(b.doc.Warnings, w) }
 func (b *Builder) SetLanguage(l string) { b.doc.Language = l }
@@ -212,6 +213,19 @@ func CheckText(data []byte, lim Limits) error {
 		return fmt.Errorf("%w: binary or invalid UTF-8 content", ErrCorrupt)
 	}
 	return nil
+}
+
+// MaxTitleBytes bounds a document's title and each heading's entry in a
+// heading path: a heading path is repeated in every section under it, so an
+// unbounded title (a code file of one 500 KB line is one declaration)
+// would make structure that grows with the square of the text.
+const MaxTitleBytes = 256
+
+// Title is s as a title: one line, runs of white space as one space,
+// trimmed, at most MaxTitleBytes (cut on a character boundary).
+func Title(s string) string {
+	s = strings.Join(strings.Fields(Truncate(s, 4*MaxTitleBytes)), " ")
+	return strings.TrimSpace(Truncate(s, MaxTitleBytes))
 }
 
 // Truncate shortens s to at most n bytes without splitting a character.

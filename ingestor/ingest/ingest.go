@@ -199,7 +199,7 @@ func (in *Ingestor) handleRecord(ctx context.Context, r event.Record) error {
 	// warnings (it merges the sources again, as a tag change does).
 	fv.Metadata, _ = metadata.Merge(fv.MetadataSources)
 	fv.ExtractedAt = in.now().UTC()
-	body, err := json.Marshal(fv)
+	body, err := pipeline.EncodeFileVersion(fv)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", r.Key, err)
 	}
@@ -208,7 +208,7 @@ func (in *Ingestor) handleRecord(ctx context.Context, r event.Record) error {
 		fv.Status = pipeline.StatusFailed
 		fv.Error = fmt.Sprintf("extracted structure is %d bytes, over the %d byte message limit", len(body), in.cfg.MaxMessageBytes)
 		fv.Sections, fv.Chunks = nil, nil
-		if body, err = json.Marshal(fv); err != nil {
+		if body, err = pipeline.EncodeFileVersion(fv); err != nil {
 			return fmt.Errorf("encode %s: %w", r.Key, err)
 		}
 	}
@@ -346,41 +346,33 @@ func (in *Ingestor) extract(ctx context.Context, fv *pipeline.FileVersion, key o
 		return nil
 	}
 	secs := chunk.Split(doc, in.counter, chunk.Options{TargetTokens: in.cfg.TargetTokens, OverlapTokens: in.cfg.OverlapTokens})
-	refs := map[int]string{}
 	fv.Status = pipeline.StatusIndexed
 	fv.TextLength = utf8.RuneCountInString(doc.Text)
-	for _, s := range secs {
-		sec := pipeline.Section{
-			ID: ids.Section(fv.FileVersionID, s.Ordinal), Ordinal: s.Ordinal, Title: s.Title,
-			HeadingPath: s.HeadingPath, Level: s.Level, StartOffset: s.Start, EndOffset: s.End,
-			TokenCount: s.Tokens, ChunkCount: len(s.Chunks), PageStart: s.PageStart, PageEnd: s.PageEnd,
-		}
-		if sec.Title == "" && s.Ordinal == 0 {
-			sec.Title = fv.Title
+	fv.Sections, fv.Chunks = chunk.Parts(fv.FileVersionID, secs)
+	for i, s := range secs {
+		if fv.Sections[i].Title == "" && s.Ordinal == 0 {
+			fv.Sections[i].Title = fv.Title
 		}
 		if fv.Title == key.Name() && s.Level == 1 && s.Title != "" && doc.Format != "code" {
 			fv.Title = s.Title
 		}
-		fv.Sections = append(fv.Sections, sec)
 		fv.TokenCount += s.Tokens
+	}
+	refs := map[int]string{}
+	for _, s := range secs {
 		for _, c := range s.Chunks {
-			pc := pipeline.Chunk{
-				ID: ids.Chunk(fv.FileVersionID, c.Index), Index: c.Index, SectionID: sec.ID, Content: c.Content,
-				StartOffset: c.Start, EndOffset: c.End, TokenCount: c.Tokens, SourceChecksum: c.Checksum,
-				HeadingPath: s.HeadingPath, Kind: c.Kind, PageStart: c.PageStart, PageEnd: c.PageEnd,
+			if c.Image < 0 || c.Image >= len(doc.Images) {
+				continue
 			}
-			if c.Image >= 0 && c.Image < len(doc.Images) {
-				img := doc.Images[c.Image]
-				ref, ok := refs[c.Image]
-				if !ok {
-					if ref, err = in.assets.PutAsset(ctx, key.Project+"/"+fv.FileVersionID+"/"+img.Name, img.Data, img.MIME); err != nil {
-						return fmt.Errorf("store image %s of %s: %w", img.Name, key.Raw, err)
-					}
-					refs[c.Image] = ref
+			img := doc.Images[c.Image]
+			ref, ok := refs[c.Image]
+			if !ok {
+				if ref, err = in.assets.PutAsset(ctx, key.Project+"/"+fv.FileVersionID+"/"+img.Name, img.Data, img.MIME); err != nil {
+					return fmt.Errorf("store image %s of %s: %w", img.Name, key.Raw, err)
 				}
-				pc.ImageRef, pc.ImageMIME = ref, img.MIME
+				refs[c.Image] = ref
 			}
-			fv.Chunks = append(fv.Chunks, pc)
+			fv.Chunks[c.Index].ImageRef, fv.Chunks[c.Index].ImageMIME = ref, img.MIME
 		}
 	}
 	return nil

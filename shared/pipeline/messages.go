@@ -141,9 +141,9 @@ type Chunk struct {
 	StartOffset    int      `json:"start_offset"`
 	EndOffset      int      `json:"end_offset"`
 	TokenCount     int      `json:"token_count"`
-	SourceChecksum string   `json:"source_checksum"` // sha256 of Content
+	SourceChecksum string   `json:"source_checksum"`        // sha256 of Content
 	HeadingPath    []string `json:"heading_path"`
-	Kind           string   `json:"kind"` // text, code, table or image
+	Kind           string   `json:"kind"`                   // text, code, table or image
 	PageStart      int      `json:"page_start,omitempty"`
 	PageEnd        int      `json:"page_end,omitempty"`
 	// ImageRef locates an image chunk's picture as "<bucket>/<key>".

@@ -174,5 +174,6 @@ func (r Registry) Extract(ctx context.Context, data []byte, name string, lim ext
 	if doc.Format == "" {
 		doc.Format = format
 	}
+	doc.Title = extract.Title(doc.Title)
 	return doc, nil
 }

@@ -8,7 +8,9 @@
 //     to Document.Text, blocks are in order and hold all the text, heading
 //     levels, pages, images, title and metadata are well-formed;
 //   - chunked as the ingestor chunks it, sections nest and token counts
-//     add up (CheckSections);
+//     add up (CheckSections), titles and heading-path entries are at most
+//     extract.MaxTitleBytes and the file version's message is at most 3x
+//     its text + 64 KiB (CheckMessage);
 //   - extraction is deterministic, safe for concurrent use and leaves its
 //     input alone (every extraction the suite makes checks that);
 //   - the Limits hold: more text than MaxTextBytes is ErrTooLarge, image and
@@ -107,6 +109,7 @@ func RunConformance(t *testing.T, h Harness) {
 	r := &runner{h: h}
 	r.run(t, "samples", r.samples)
 	r.run(t, "sections and tokens", r.sections)
+	r.run(t, "message size", r.messageSize)
 	r.run(t, "deterministic", r.deterministic)
 	r.run(t, "concurrent", r.concurrent)
 	r.run(t, "odd names", r.oddNames)
@@ -195,6 +198,30 @@ func (r *runner) sections(t *testing.T) {
 		for _, target := range []int{512, 24} {
 			if err := CheckSections(doc, target); err != nil {
 				t.Errorf("sample %s: %v", r.h.Samples[i].Name, err)
+			}
+		}
+	}
+}
+
+// messageSize: each sample's and each hostile input's document makes a
+// message linear in its text, with bounded titles (CheckMessage).
+func (r *runner) messageSize(t *testing.T) {
+	for i, doc := range r.sampleDocs(t) {
+		if err := CheckMessage(doc); err != nil {
+			t.Errorf("sample %s: %v", r.h.Samples[i].Name, err)
+		}
+	}
+	if r.h.Big != nil {
+		if doc, err := r.extract(t, context.Background(), *r.h.Big, r.h.Limits); err == nil {
+			if err := CheckMessage(doc); err != nil {
+				t.Errorf("%s: %v", r.h.Big.Name, err)
+			}
+		}
+	}
+	for _, s := range r.h.Hostile {
+		if doc, err := r.extract(t, context.Background(), s, r.hostileLimits()); err == nil {
+			if err := CheckMessage(doc); err != nil {
+				t.Errorf("hostile %s: %v", s.Name, err)
 			}
 		}
 	}
