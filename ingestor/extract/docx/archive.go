@@ -47,6 +47,9 @@ type extraction struct {
 	style styleSheet
 	rels  map[string]string // relationship id -> partKey of an internal target
 
+	headers, footers []string   // header and footer parts of the body's relationships
+	trailing         []trailing // the groups of parts read after the body
+
 	imageBudget   int64           // uncompressed bytes images may still use
 	seen          map[string]bool // image parts already emitted
 	images        int             // images kept
@@ -302,8 +305,24 @@ func (x *extraction) readXML(f *zip.File, parse func(*tokens) error) error {
 	return nil
 }
 
-// parseRels maps relationship ids to the parts they point at.
+// parseRels maps the body's relationship ids to the parts they point
+// at, and lists its header and footer parts in the order given.
 func (x *extraction) parseRels(t *tokens) error {
+	return eachRel(t, path.Dir(documentPart), func(id, typ, target string) {
+		x.rels[id] = target
+		switch typ {
+		case nsR + "/header", nsRStrict + "/header":
+			x.headers = append(x.headers, target)
+		case nsR + "/footer", nsRStrict + "/footer":
+			x.footers = append(x.footers, target)
+		}
+	})
+}
+
+// eachRel calls fn with the id, type and target part key of every
+// internal relationship in a .rels part; dir is the folder of the part
+// the relationships are of, which relative targets start from.
+func eachRel(t *tokens, dir string, fn func(id, typ, target string)) error {
 	return t.each(func(tok xml.Token) error {
 		se, ok := tok.(xml.StartElement)
 		if !ok || se.Name.Local != "Relationship" {
@@ -311,15 +330,15 @@ func (x *extraction) parseRels(t *tokens) error {
 		}
 		id, target := attr(se, "Id"), attr(se, "Target")
 		if id != "" && target != "" && !strings.EqualFold(attr(se, "TargetMode"), "External") {
-			x.rels[id] = resolveTarget(target)
+			fn(id, attr(se, "Type"), resolveTarget(dir, target))
 		}
 		return nil
 	})
 }
 
-// resolveTarget turns a relationship target, relative to word/ or
+// resolveTarget turns a relationship target, relative to dir or
 // absolute from the package root, into a part key.
-func resolveTarget(target string) string {
+func resolveTarget(dir, target string) string {
 	if u, err := url.PathUnescape(target); err == nil {
 		target = u
 	}
@@ -327,7 +346,7 @@ func resolveTarget(target string) string {
 	if strings.HasPrefix(target, "/") {
 		return partKey(strings.TrimPrefix(path.Clean(target), "/"))
 	}
-	return partKey(path.Join("word", target))
+	return partKey(path.Join(dir, target))
 }
 
 // coreKeys maps the core properties (docProps/core.xml, children of

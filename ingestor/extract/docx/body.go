@@ -31,10 +31,11 @@ type frame struct {
 	// paragraph
 	text        strings.Builder
 	style       string
-	outline     int  // paragraph's own w:outlineLvl; -1 when absent
-	broken      bool // a text box was merged in; the next run starts a new line
-	breakBefore int  // own w:pageBreakBefore: 1 on, 0 off, -1 absent
-	sectionEnd  bool // holds a w:sectPr: the next section starts after it
+	outline     int    // paragraph's own w:outlineLvl; -1 when absent
+	broken      bool   // a text box was merged in; the next run starts a new line
+	breakBefore int    // own w:pageBreakBefore: 1 on, 0 off, -1 absent
+	sectionEnd  bool   // holds a w:sectPr: the next section starts after it
+	prefix      string // written before the text: a comment's author
 
 	// table
 	rows   [][]string // rows with at least one non-empty cell
@@ -59,10 +60,18 @@ type drawing struct {
 	targets []string // part keys
 }
 
-// walker turns the token stream of word/document.xml into blocks.
+// walker turns the token stream of word/document.xml, or of a part read
+// after it (trailing.go), into blocks.
 type walker struct {
-	x        *extraction
-	t        *tokens
+	x *extraction
+	t *tokens
+	// pages is the flow page markers move: the body's, or for a trailing
+	// part one that is thrown away (its markers are not the body's pages).
+	pages *pager
+	rels  map[string]string // the part's relationships: id -> part key
+	// group is the trailing group the part is read into; nil for the body.
+	group *group
+
 	frames   []*frame
 	tables   []*frame // the table frames of frames
 	drawings []*drawing
@@ -75,7 +84,7 @@ type walker struct {
 func (x *extraction) readBody() error {
 	x.pages = newPager()
 	return x.readXML(x.files[documentPart], func(t *tokens) error {
-		w := &walker{x: x, t: t}
+		w := &walker{x: x, t: t, pages: x.pages, rels: x.rels}
 		return w.run()
 	})
 }
@@ -183,8 +192,16 @@ func (w *walker) start(e xml.StartElement) error {
 		}
 		// The body's own w:sectPr, the last section's properties.
 		typ, err := w.sectionType()
-		w.x.pages.resolve(typ)
+		w.pages.resolve(typ)
 		return err
+	case "footnote", "endnote":
+		if w.group != nil && !isNote(e) {
+			return w.t.skip()
+		}
+	case "comment":
+		if w.group != nil {
+			w.push(&frame{outline: -1, breakBefore: -1, prefix: commentPrefix(e)})
+		}
 	case "del", "moveFrom", "rPr", "sdtPr", "tblPr", "tblGrid", "trPr", "tcPr":
 		// Deleted or moved-away revisions are not document text, and
 		// property elements hold none (w:tab in tab stops would otherwise
@@ -224,6 +241,10 @@ func (w *walker) end(e xml.EndElement) error {
 		}
 	case "drawing", "pict":
 		return w.endDrawing()
+	case "comment":
+		if w.group != nil {
+			return w.endParagraph()
+		}
 	}
 	return nil
 }
@@ -336,11 +357,11 @@ func (w *walker) paragraphProps(f *frame) error {
 	if section {
 		// This paragraph ends a section; the sectPr's type says how that
 		// section started, after the previous section break.
-		w.x.pages.resolve(typ)
+		w.pages.resolve(typ)
 		f.sectionEnd = true
 	}
 	if f.breakBefore == 1 || f.breakBefore < 0 && w.x.style.breakBefore(f.style) {
-		w.x.pages.breakBefore()
+		w.pages.breakBefore()
 	}
 	return nil
 }
@@ -355,19 +376,20 @@ func (w *walker) endParagraph() error {
 	}
 	w.pop()
 	text := strings.TrimSpace(f.text.String())
+	if text != "" {
+		text = f.prefix + text
+	}
 	switch parent := w.top(); {
 	case parent == nil:
 		kind, level, title := w.x.paragraphKind(f)
-		added, err := w.x.add(kind, level, text, w.startPos(f))
-		if err != nil {
+		if err := w.add(kind, level, title, text, w.startPos(f)); err != nil {
 			return err
 		}
-		w.x.noteHeading(kind, title, added)
 		if err := w.flush(); err != nil {
 			return err
 		}
 		if f.sectionEnd {
-			w.x.pages.sectionEnd()
+			w.pages.sectionEnd()
 		}
 		return nil
 	case parent.table:
@@ -390,7 +412,7 @@ func (w *walker) endTable() error {
 	w.endTablePages(f)
 	switch parent := w.top(); {
 	case parent == nil:
-		if _, err := w.x.add(extract.Table, 0, f.tableText(), w.startPos(f)); err != nil {
+		if err := w.add(extract.Table, 0, false, f.tableText(), w.startPos(f)); err != nil {
 			return err
 		}
 		return w.flush()
@@ -509,7 +531,7 @@ func (w *walker) drawing() *drawing {
 // picture records an image reference. Inside a drawing it waits for the
 // drawing's alt text; a bare VML image is handled at once.
 func (w *walker) picture(relID, alt string) error {
-	target, ok := w.x.rels[relID]
+	target, ok := w.rels[relID]
 	if relID == "" || !ok {
 		return nil
 	}
@@ -554,6 +576,9 @@ func (w *walker) image(target, alt string) error {
 // flush adds the images queued behind the block just emitted.
 func (w *walker) flush() error {
 	for _, p := range w.deferred {
+		if err := w.openGroup(); err != nil {
+			return err
+		}
 		n := w.x.b.Len()
 		w.x.b.AddImage(p.img, p.desc)
 		if w.x.b.Len() != n { // a figure block was added

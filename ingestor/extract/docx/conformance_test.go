@@ -33,6 +33,7 @@ func TestConformance(t *testing.T) {
 			{Name: "core.docx", Data: zipParts(t, core)},
 			{Name: "images.docx", Data: zipParts(t, twoImages)},
 			{Name: "stored.docx", Data: zipPartsMethod(t, core, zip.Store)},
+			{Name: "trailing.docx", Data: zipParts(t, trailingParts(t))},
 		},
 		Big:       &extracttest.Sample{Name: "big.docx", Data: docx(t, big.String())},
 		Container: true,
@@ -44,6 +45,18 @@ func TestConformance(t *testing.T) {
 			{Name: "encrypted.docx", Data: oleFile("EncryptionInfo"), Want: extract.ErrEncrypted},
 			{Name: "legacy.doc", Data: oleFile("WordDocument"), Want: extract.ErrUnsupported},
 			{Name: "zip-encrypted.docx", Data: encryptedEntry(t), Want: extract.ErrEncrypted},
+			{Name: "header-bomb.docx", Data: headerBomb(t, 300<<20), Want: extract.ErrTooLarge},
+			{Name: "header-lying.docx", Data: lyingHeader(t, 20<<20), Want: extract.ErrTooLarge},
+			{Name: "header-deep.docx", Data: trailingEdit(t, func(p map[string][]byte) {
+				withHeader(p, "rId20", "header1.xml", deepTables(1000))
+			})},
+			{Name: "footnotes-laughs.docx", Data: trailingEdit(t, func(p map[string][]byte) {
+				p["word/footnotes.xml"] = []byte(billionLaughs())
+			})},
+			{Name: "header-xxe.docx", Data: trailingEdit(t, func(p map[string][]byte) {
+				withHeader(p, "rId20", "header1.xml", "")
+				p["word/header1.xml"] = []byte(externalEntity())
+			})},
 		},
 	})
 }
@@ -59,6 +72,7 @@ func TestConformancePaged(t *testing.T) {
 		Samples: []extracttest.Sample{
 			{Name: "paged.docx", Data: zipParts(t, paged)},
 			{Name: "paged-stored.docx", Data: zipPartsMethod(t, paged, zip.Store)},
+			{Name: "trailing.docx", Data: trailingFixture(t)}, // LibreOffice's
 		},
 		Container: true,
 		Known: map[string]string{

@@ -36,7 +36,8 @@ var _ extract.Extractor = Extractor{}
 // Extract reads the document body of a .docx file in reading order:
 // headings, paragraphs, tables (one block each) and PNG/JPEG images,
 // each with the page it starts on when the file records page breaks
-// (pages.go).
+// (pages.go); then its headers, footers, footnotes, endnotes and
+// comments, each kind under a heading of its own (trailing.go).
 // Zero fields of lim take their value from extract.DefaultLimits, so a
 // zero Limits never means "unlimited".
 func (Extractor) Extract(ctx context.Context, data []byte, name string, lim extract.Limits) (*extract.Document, error) {
@@ -71,7 +72,13 @@ func (x *extraction) run(data []byte) (*extract.Document, error) {
 	if err := x.readSideParts(); err != nil {
 		return nil, err
 	}
+	if err := x.planTrailing(); err != nil {
+		return nil, err
+	}
 	if err := x.readBody(); err != nil {
+		return nil, err
+	}
+	if err := x.readTrailing(); err != nil {
 		return nil, err
 	}
 	return x.finish()

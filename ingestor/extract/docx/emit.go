@@ -11,17 +11,45 @@ import (
 // add cleans a block's text and appends it, starting on page at,
 // returning the text added ("" when it was blank and skipped).
 func (x *extraction) add(kind extract.Kind, level int, text string, at pagePair) (string, error) {
-	text = clean(text)
-	if kind == extract.Table { // a table's first cell may be empty: keep its " | "
-		text = strings.TrimRightFunc(text, unicode.IsSpace) // its last may be too: "a | " ends "a |"
-	} else {
-		text = strings.TrimSpace(text)
-	}
+	text = tidy(kind, text)
 	if x.b.Add(kind, level, 0, text) < 0 {
 		return "", nil
 	}
 	x.pages.record(at)
 	return text, x.checkText()
+}
+
+// tidy is a block's text as written: cleaned and trimmed, "" when blank.
+func tidy(kind extract.Kind, text string) string {
+	text = clean(text)
+	if kind == extract.Table { // a table's first cell may be empty: keep its " | "
+		return strings.TrimRightFunc(text, unicode.IsSpace) // its last may be too: "a | " ends "a |"
+	}
+	return strings.TrimSpace(text)
+}
+
+// add writes a top-level paragraph or table of the part being read:
+// into the body, or into the trailing group (trailing.go). Only the
+// body's headings can give the document its title.
+func (w *walker) add(kind extract.Kind, level int, title bool, text string, at pagePair) error {
+	if w.group != nil {
+		return w.group.add(w.x, kind, level, text)
+	}
+	added, err := w.x.add(kind, level, text, at)
+	if err != nil {
+		return err
+	}
+	w.x.noteHeading(kind, title, added)
+	return nil
+}
+
+// openGroup writes the trailing group's heading, if any, before a
+// picture: a group holding only pictures has its heading too.
+func (w *walker) openGroup() error {
+	if w.group == nil {
+		return nil
+	}
+	return w.group.open(w.x)
 }
 
 // checkText enforces lim.MaxTextBytes on the assembled text, which

@@ -54,7 +54,9 @@ func FuzzExtract(f *testing.F) {
 	f.Add(zipPartsMethod(f, core, zip.Store)) // stored: its properties are there to mutate
 	paged := parts(f, pagedBody())
 	delete(paged, "word/media/fake.png")
-	f.Add(zipPartsMethod(f, paged, zip.Store)) // stored: its page breaks are there to mutate
+	f.Add(zipPartsMethod(f, paged, zip.Store))            // stored: its page breaks are there to mutate
+	f.Add(zipPartsMethod(f, trailingParts(f), zip.Store)) // stored: its headers, notes and comments are there to mutate
+	f.Add(trailingFixture(f))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// Extraction must stop by itself within lim.Timeout. A loop that
 		// ignores it would hang the fuzzer silently; crash instead, so the

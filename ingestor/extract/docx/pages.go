@@ -222,9 +222,13 @@ func (w *walker) inFlow() bool {
 
 // pos is the page of the current position, for a block starting or an
 // image met here: in a top-level table, the page its current row starts
-// on (rows only move forward; cells are side by side).
+// on (rows only move forward; cells are side by side). In a part read
+// after the body it is the document's last page (trailing.go).
 func (w *walker) pos() pagePair {
-	at := w.x.pages.pos()
+	if w.group != nil {
+		return w.group.at
+	}
+	at := w.pages.pos()
 	if len(w.frames) > 0 && w.frames[0].table {
 		n := w.frames[0].pg.offset()
 		at.brk += n
@@ -236,7 +240,7 @@ func (w *walker) pos() pagePair {
 // content notes that something was laid out here: text, a tab, a
 // picture. The first content of a block fixes its page.
 func (w *walker) content() {
-	w.x.pages.content()
+	w.pages.content()
 	// Tables below a settled one are settled too: only a new cell (in
 	// the innermost table) or a break reaching down through leading
 	// tables unsettles one.
@@ -261,7 +265,7 @@ func (w *walker) lastRendered() {
 // cell of table i, or the body when i < 0.
 func (w *walker) renderedIn(i int) {
 	if i < 0 {
-		w.x.pages.rendered()
+		w.pages.rendered()
 		return
 	}
 	f := w.tables[i]
@@ -293,7 +297,7 @@ func (w *walker) renderedIn(i int) {
 // pageBreak handles <w:br w:type="page"/>.
 func (w *walker) pageBreak() {
 	if w.inFlow() {
-		w.x.pages.explicit()
+		w.pages.explicit()
 	}
 }
 
@@ -302,7 +306,7 @@ func (w *walker) pageBreak() {
 func (w *walker) endTablePages(f *frame) {
 	switch parent := w.top(); {
 	case parent == nil:
-		w.x.pages.advance(f.pg.sum)
+		w.pages.advance(f.pg.sum)
 	case parent.table:
 		parent.pg.cellMid += f.pg.sum
 	}
