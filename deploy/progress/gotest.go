@@ -27,6 +27,9 @@ type GoTest struct {
 	Flags     []string // go test flags, e.g. -count=1 -timeout 45m
 	Patterns  []string // packages, e.g. work
 	TimesPath string   // package durations of the last run ("" keeps none)
+	// Tally, when set, gets each top-level test's passes and failures
+	// after the run (go tool task flaky runs a package -count times).
+	Tally io.Writer
 }
 
 // Run runs the tests; an error names the failed packages.
@@ -58,6 +61,9 @@ func (g GoTest) Run(ctx context.Context, st *Step) error {
 	readErr := run.consume(stdout, st.Raw())
 	waitErr := cmd.Wait()
 	saveTimes(g.TimesPath, run.elapsed)
+	if g.Tally != nil {
+		run.writeTally(g.Tally)
+	}
 	st.Say("")
 	failed := run.failedPackages()
 	if len(failed) > 0 || waitErr != nil || readErr != nil {
@@ -110,13 +116,15 @@ type testRun struct {
 	failures []string                    // "pkg test" keys of failed tests, in order
 	pkgOut   map[string]*strings.Builder
 	buildOut map[string]*strings.Builder
+	tally    map[string]*[2]int // "pkg Test" -> passes, failures (top-level tests)
 	begun    time.Time
 }
 
 func newTestRun(packages []string, last map[string]float64, parallel int, now func() time.Time) *testRun {
 	return &testRun{now: now, parallel: max(parallel, 1), last: last, packages: packages, begun: now(),
 		started: map[string]time.Time{}, elapsed: map[string]float64{}, result: map[string]string{},
-		testOut: map[string]*strings.Builder{}, pkgOut: map[string]*strings.Builder{}, buildOut: map[string]*strings.Builder{}}
+		testOut: map[string]*strings.Builder{}, pkgOut: map[string]*strings.Builder{}, buildOut: map[string]*strings.Builder{},
+		tally: map[string]*[2]int{}}
 }
 
 // consume reads the JSON stream, writing each test's output to raw (the
@@ -161,10 +169,58 @@ func (r *testRun) add(e testEvent) {
 		builder(r.pkgOut, e.Package).WriteString(e.Output)
 	case e.Action == "fail" && e.Test != "":
 		r.failures = append(r.failures, e.Package+" "+e.Test)
+		r.count(e, 1)
+	case e.Action == "pass" && e.Test != "":
+		r.count(e, 0)
 	case (e.Action == "pass" || e.Action == "fail" || e.Action == "skip") && e.Test == "":
 		r.result[e.Package] = e.Action
 		r.elapsed[e.Package] = e.Elapsed
 	}
+}
+
+// count tallies a top-level test's result (i: 0 passed, 1 failed).
+func (r *testRun) count(e testEvent, i int) {
+	if strings.Contains(e.Test, "/") {
+		return
+	}
+	k := e.Package + " " + e.Test
+	if r.tally[k] == nil {
+		r.tally[k] = &[2]int{}
+	}
+	r.tally[k][i]++
+}
+
+// writeTally writes each top-level test's passes and failures, the flaky
+// ones (some of each) and the failing ones first.
+func (r *testRun) writeTally(w io.Writer) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	keys := make([]string, 0, len(r.tally))
+	for k := range r.tally {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		if fa, fb := r.tally[a][1] > 0, r.tally[b][1] > 0; fa != fb {
+			if fa {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	flaky := 0
+	for _, k := range keys {
+		t := r.tally[k]
+		mark := ""
+		switch {
+		case t[1] > 0 && t[0] > 0:
+			mark, flaky = "  FLAKY", flaky+1
+		case t[1] > 0:
+			mark = "  FAILS"
+		}
+		fmt.Fprintf(w, "%-90s %3d passed %3d failed%s\n", k, t[0], t[1], mark)
+	}
+	fmt.Fprintf(w, "%d tests, %d flaky\n", len(keys), flaky)
 }
 
 // line is the live state: packages finished, running, and the time left

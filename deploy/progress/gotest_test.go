@@ -110,3 +110,22 @@ func TestTimeLeftComesFromTheLastRun(t *testing.T) {
 		t.Fatalf("no history, no estimate: %q", got)
 	}
 }
+
+func TestTallyCountsTopLevelTests(t *testing.T) {
+	r := newTestRun([]string{"p"}, nil, 1, time.Now)
+	for _, e := range []testEvent{
+		{Action: "pass", Package: "p", Test: "TestA"}, {Action: "fail", Package: "p", Test: "TestA"},
+		{Action: "fail", Package: "p", Test: "TestA/sub"}, {Action: "pass", Package: "p", Test: "TestB"},
+		{Action: "pass", Package: "p", Test: "TestB"}, {Action: "fail", Package: "p", Test: "TestC"},
+		{Action: "pass", Package: "p"},
+	} {
+		r.add(e)
+	}
+	var b strings.Builder
+	r.writeTally(&b)
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "p TestA ") || !strings.HasSuffix(lines[0], "1 passed   1 failed  FLAKY") ||
+		!strings.HasSuffix(lines[1], "0 passed   1 failed  FAILS") || !strings.HasSuffix(lines[2], "2 passed   0 failed") || lines[3] != "3 tests, 1 flaky" {
+		t.Fatalf("tally:\n%s", b.String())
+	}
+}

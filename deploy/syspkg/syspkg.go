@@ -15,10 +15,15 @@ import (
 type Requirement struct {
 	Program  string
 	Packages []string
+	Brew     string // the Homebrew formula, for the message on a Mac
 }
 
 // Poppler is what the PDF extractor needs (poppler-data for CJK text).
-var Poppler = Requirement{Program: "pdftotext", Packages: []string{"poppler-utils", "poppler-data"}}
+var Poppler = Requirement{Program: "pdftotext", Packages: []string{"poppler-utils", "poppler-data"}, Brew: "poppler"}
+
+// Tesseract is what OCR of scans and pictures needs (English; other
+// languages are the packages tesseract-ocr-<lang>).
+var Tesseract = Requirement{Program: "tesseract", Packages: []string{"tesseract-ocr", "tesseract-ocr-eng"}, Brew: "tesseract"}
 
 // Ensure installs r's packages with apt-get when its program is missing and
 // this process may (root, apt-get present); otherwise it says what to install.
@@ -26,8 +31,8 @@ func Ensure(ctx context.Context, r Requirement, progress io.Writer) error {
 	if _, err := exec.LookPath(r.Program); err == nil {
 		return nil
 	}
-	manual := fmt.Errorf("%s is missing: install the packages %s (Debian/Ubuntu: sudo apt-get install -y %s; macOS: brew install poppler)",
-		r.Program, strings.Join(r.Packages, ", "), strings.Join(r.Packages, " "))
+	manual := fmt.Errorf("%s is missing: install the packages %s (Debian/Ubuntu: sudo apt-get install -y %s; macOS: brew install %s)",
+		r.Program, strings.Join(r.Packages, ", "), strings.Join(r.Packages, " "), r.Brew)
 	apt, err := exec.LookPath("apt-get")
 	if err != nil || os.Geteuid() != 0 {
 		return manual

@@ -32,8 +32,8 @@ func main() {
 }
 
 func run(ctx context.Context, args []string) error {
-	if len(args) == 0 || (len(args) > 1 && args[0] != "test") {
-		return errors.New("usage: strata-local install|up|down|status|test [go test flags and packages]")
+	if len(args) == 0 || (len(args) > 1 && args[0] != "test" && args[0] != "flaky") {
+		return errors.New("usage: strata-local install|up|down|status|test|flaky [go test flags and packages]")
 	}
 	root, err := localstack.WorkspaceRoot()
 	if err != nil {
@@ -50,6 +50,8 @@ func run(ctx context.Context, args []string) error {
 		return install(ctx, s)
 	case "test":
 		return test(ctx, root, state, args[1:])
+	case "flaky":
+		return flaky(ctx, root, state, args[1:])
 	case "up":
 		return up(ctx, root, state)
 	case "down":
@@ -72,7 +74,7 @@ func run(ctx context.Context, args []string) error {
 		}
 		return nil
 	default:
-		return fmt.Errorf("unknown command %q: want install, up, down, status or test", args[0])
+		return fmt.Errorf("unknown command %q: want install, up, down, status, test or flaky", args[0])
 	}
 }
 

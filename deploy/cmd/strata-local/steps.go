@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/strata-kb/strata/deploy/localstack"
@@ -58,15 +59,17 @@ func install(ctx context.Context, s *progress.Steps) error {
 			return err
 		}
 	}
-	return s.Run("local embedding model (USE-Lite) and poppler-utils", func(st *progress.Step) error {
+	return s.Run("local embedding model (USE-Lite), poppler-utils and tesseract-ocr", func(st *progress.Step) error {
 		model, err := localstack.InstallModel(ctx, st.Raw())
 		if err != nil {
 			return err
 		}
-		if err := syspkg.Ensure(ctx, syspkg.Poppler, st.Raw()); err != nil {
-			return err
+		for _, r := range []syspkg.Requirement{syspkg.Poppler, syspkg.Tesseract} {
+			if err := syspkg.Ensure(ctx, r, st.Raw()); err != nil {
+				return err
+			}
 		}
-		st.Done("model in " + model + ", pdftotext found")
+		st.Done("model in " + model + ", pdftotext and tesseract found")
 		return nil
 	})
 }
@@ -177,4 +180,29 @@ func runLogged(ctx context.Context, st *progress.Step, dir string, env []string,
 		return fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
 	}
 	return nil
+}
+
+// flaky is `go tool task flaky`: the end-to-end tests (or the packages
+// named) run -count times (5 unless given), then each test's passes and
+// failures, so a flake is found before CI finds it.
+func flaky(ctx context.Context, root, state string, goTestArgs []string) error {
+	s, err := newSteps(state, "flaky", installSteps+1)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := install(ctx, s); err != nil {
+		return err
+	}
+	flags, patterns := splitTestArgs(goTestArgs)
+	if !slices.Contains(goTestArgs, "work") && slices.Equal(patterns, []string{"work"}) { // none named
+		patterns = []string{"./deploy/e2e"}
+	}
+	flags = append([]string{"-count=5", "-timeout", "4h"}, flags...) // a flag given later wins
+	var tally strings.Builder
+	err = s.Run("go test "+strings.Join(append(flags, patterns...), " "), func(st *progress.Step) error {
+		return progress.GoTest{Dir: root, Flags: flags, Patterns: patterns, Tally: &tally}.Run(ctx, st)
+	})
+	fmt.Print(tally.String())
+	return err
 }
