@@ -30,6 +30,13 @@ const (
 	Text     = "text"
 	Code     = "code"
 	Image    = "image"
+	CSV      = "csv"
+	PPTX     = "pptx"
+	XLSX     = "xlsx"
+	ODT      = "odt"
+	ODP      = "odp"
+	ODS      = "ods"
+	EPUB     = "epub"
 )
 
 var (
@@ -54,15 +61,9 @@ func Format(name string, data []byte) (string, error) {
 	case picture.Sniff(data):
 		return Image, nil
 	case bytes.HasPrefix(data, []byte("PK\x03\x04")):
-		if docx.Sniff(data) || ext == ".docx" { // a broken DOCX gets the DOCX reader's error
-			return DOCX, nil
-		}
-		return "", fmt.Errorf("%w: zip archive (%s); only DOCX among zip formats is read", extract.ErrUnsupported, kindOf(ext, "zip"))
+		return zipFormat(data, ext)
 	case bytes.HasPrefix(data, oleMagic):
-		if ext == ".docx" { // how a password-protected DOCX is stored
-			return DOCX, nil
-		}
-		return "", fmt.Errorf("%w: legacy Office or OLE file (%s); save it as DOCX or PDF", extract.ErrUnsupported, kindOf(ext, "ole"))
+		return "", oleFormat(data, ext)
 	}
 	if binary(data) {
 		if textExt[ext] || markdownExt[ext] || htmlExt[ext] || code.Language(name, nil) != "" {
@@ -73,6 +74,8 @@ func Format(name string, data []byte) (string, error) {
 	switch {
 	case markdownExt[ext]:
 		return Markdown, nil
+	case ext == ".csv" || ext == ".tsv":
+		return CSV, nil
 	case htmlExt[ext] || (!textExt[ext] && htmltext.Sniff(data)):
 		return HTML, nil
 	case code.Language(name, data) != "":

@@ -1,9 +1,13 @@
 package detect
 
 import (
+	"archive/zip"
+	"bytes"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -29,17 +33,20 @@ func TestFormatByContent(t *testing.T) {
 		{"README.md", "# Title", Markdown, nil},
 		{"main.go", "package main\n", Code, nil},
 		{"script", "#!/usr/bin/env python3\nprint(1)\n", Code, nil},
-		{"data.csv", "a,b\n1,2\n", Text, nil},
+		{"data.csv", "a,b\n1,2\n", CSV, nil},
+		{"data.tsv", "a\tb\n1\t2\n", CSV, nil},
 		{"config.yaml", "a: 1\n", Text, nil},
 		{"notes", "just words", Text, nil},
 		{"empty.md", "", "", extract.ErrCorrupt},
 		{"binary.txt", "\x00\x01\x02", "", extract.ErrCorrupt},
 		{"latin1.md", "caf\xe9", "", extract.ErrCorrupt},
 		{"tool.exe", "MZ\x90\x00\x03\x00\x00\x00", "", extract.ErrUnsupported},
-		{"sheet.xlsx", "PK\x03\x04\x14\x00\x06\x00", "", extract.ErrUnsupported},
+		// A zip whose directory cannot be read is what its name says, for
+		// that reader to say what is wrong; unnamed, it is corrupt.
+		{"sheet.xlsx", "PK\x03\x04\x14\x00\x06\x00", XLSX, nil},
 		{"broken.docx", "PK\x03\x04 not a zip", DOCX, nil},
-		{"old.doc", "\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "", extract.ErrUnsupported},
-		{"locked.docx", "\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", DOCX, nil},
+		{"broken", "PK\x03\x04 not a zip", "", extract.ErrCorrupt},
+		{"truncated.doc", "\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "", extract.ErrCorrupt},
 	}
 	for _, tt := range tests {
 		got, err := Format(tt.name, []byte(tt.data))
@@ -141,6 +148,82 @@ func TestQuotedPDFSyntax(t *testing.T) {
 		// Under a name that promises nothing, content decides: the header or objects make a PDF.
 		if got, _ := Format("noext", data); got != PDF {
 			t.Errorf("Format(noext) of %s = %q; want pdf", name, got)
+		}
+	}
+}
+
+// zipOf is a zip archive of the named members.
+func zipOf(t *testing.T, members map[string]string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for _, name := range slices.Sorted(maps.Keys(members)) {
+		w, err := zw.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte(members[name]))
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestZipFormatByParts: a zip is DOCX, PPTX, XLSX, ODF or EPUB by its
+// parts, whatever its name (issue 49 item 5).
+func TestZipFormatByParts(t *testing.T) {
+	tests := []struct {
+		name    string
+		members map[string]string
+		want    string
+		wantErr error
+	}{
+		{"report.zip", map[string]string{"[Content_Types].xml": "", "word/document.xml": ""}, DOCX, nil},
+		{"deck.docx", map[string]string{"[Content_Types].xml": "", "ppt/presentation.xml": ""}, PPTX, nil},
+		{"upload", map[string]string{"[Content_Types].xml": "", "xl/workbook.xml": ""}, XLSX, nil},
+		{"a.bin", map[string]string{"mimetype": "application/vnd.oasis.opendocument.text", "content.xml": ""}, ODT, nil},
+		{"a.odt", map[string]string{"mimetype": "application/vnd.oasis.opendocument.presentation", "content.xml": ""}, ODP, nil},
+		{"a", map[string]string{"mimetype": "application/vnd.oasis.opendocument.spreadsheet\n", "content.xml": ""}, ODS, nil},
+		{"book.zip", map[string]string{"mimetype": "application/epub+zip", "META-INF/container.xml": ""}, EPUB, nil},
+		{"book", map[string]string{"META-INF/container.xml": ""}, EPUB, nil},
+		{"sheet.ods", map[string]string{"content.xml": "", "META-INF/manifest.xml": ""}, ODS, nil},
+		{"photos.zip", map[string]string{"a.jpg": "x", "b.txt": "y"}, "", extract.ErrUnsupported},
+		{"fake.docx", map[string]string{"notes.txt": "y"}, "", extract.ErrUnsupported},
+	}
+	for _, tt := range tests {
+		got, err := Format(tt.name, zipOf(t, tt.members))
+		if tt.wantErr != nil {
+			if !errors.Is(err, tt.wantErr) {
+				t.Errorf("Format(%q) error = %v, want %v", tt.name, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("Format(%q) = %q, %v; want %q", tt.name, got, err, tt.want)
+		}
+	}
+}
+
+// TestOLEByContent: an OLE file with an EncryptedPackage stream is an
+// encrypted Office file whatever its name; another is a legacy one.
+func TestOLEByContent(t *testing.T) {
+	locked, err := os.ReadFile("testdata/locked.docx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy, err := os.ReadFile("testdata/legacy.doc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"locked.docx", "locked.xlsx", "budget", "a.doc"} {
+		if _, err := Format(name, locked); !errors.Is(err, extract.ErrEncrypted) || !strings.Contains(err.Error(), "password") {
+			t.Errorf("Format(%q, encrypted package) error = %v, want %v naming the password", name, err, extract.ErrEncrypted)
+		}
+	}
+	for _, name := range []string{"legacy.doc", "legacy.docx"} {
+		if _, err := Format(name, legacy); !errors.Is(err, extract.ErrUnsupported) {
+			t.Errorf("Format(%q, legacy OLE) error = %v, want %v", name, err, extract.ErrUnsupported)
 		}
 	}
 }
