@@ -87,6 +87,9 @@ func versionObjects(fv pipeline.FileVersion, a labels, seq int64, now string, fo
 			"embedding_status": pipeline.EmbeddingMissing, "embedding_model": "",
 			"kind": kindOr(c.Kind), "page_start": c.PageStart, "page_end": c.PageEnd, "image_ref": c.ImageRef, "image_mime": c.ImageMIME,
 		}
+		if c.OCRConfidence > 0 {
+			props["ocr_confidence"] = c.OCRConfidence
+		}
 		if s := sections[c.SectionID]; s != nil {
 			props["section_title"], props["section_heading_path"], props["section_ordinal"] = s.Title, nonNil(s.HeadingPath), s.Ordinal
 			props["section_token_count"], props["section_chunk_count"] = s.TokenCount, s.ChunkCount

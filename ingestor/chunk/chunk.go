@@ -10,6 +10,7 @@ package chunk
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"math"
 	"strings"
 	"unicode/utf8"
 
@@ -59,6 +60,9 @@ type Chunk struct {
 	PageStart  int
 	PageEnd    int
 	Image      int // index into the document's images, -1 for none
+	// Confidence is the mean OCR confidence of the chunk's text read by
+	// OCR, weighted by length; 0 when none of it was.
+	Confidence float64
 }
 
 // unit is a packable span of bytes: a block or a piece of a cut block.
@@ -68,6 +72,7 @@ type unit struct {
 	kind       extract.Kind
 	page       int
 	image      int
+	confidence float64 // the block's OCR confidence, 0 for text the file held
 }
 
 // Split splits doc. A document without headings is one section.
@@ -106,7 +111,8 @@ func Split(doc *extract.Document, c Counter, o Options) []Section {
 				u.tokens = c.Count(content)
 			}
 			ch := Chunk{Index: index, Kind: u.kindName(doc), Content: content, Start: runes.at(u.start), End: runes.at(u.end),
-				Tokens: u.tokens, Checksum: hex.EncodeToString(sum[:]), PageStart: u.pageStart, PageEnd: u.pageEnd, Image: u.image}
+				Tokens: u.tokens, Checksum: hex.EncodeToString(sum[:]), PageStart: u.pageStart, PageEnd: u.pageEnd, Image: u.image,
+				Confidence: math.Round(u.confidence*10) / 10}
 			s.Tokens += ch.Tokens
 			s.Chunks = append(s.Chunks, ch)
 			if ch.PageStart > 0 && (s.PageStart == 0 || ch.PageStart < s.PageStart) {
@@ -177,7 +183,8 @@ type packed struct {
 	pageStart, pageEnd int
 	image              int
 	kinds              map[extract.Kind]bool
-	tokens             int // counted on exactly start:end, or -1 (count it)
+	tokens             int     // counted on exactly start:end, or -1 (count it)
+	confidence         float64 // OCR confidence weighted by length over the OCR'd units
 }
 
 func (p packed) kindName(doc *extract.Document) string {
@@ -206,11 +213,11 @@ func pack(text string, blocks []extract.Block, c Counter, o Options) []packed {
 			if b.Kind == extract.Figure {
 				img = b.Image
 			}
-			units = append(units, unit{b.Start, b.End, t, b.Kind, b.Page, img})
+			units = append(units, unit{b.Start, b.End, t, b.Kind, b.Page, img, b.Confidence})
 			continue
 		}
 		for _, piece := range cut(text, b.Start, b.End, c, o.TargetTokens) {
-			units = append(units, unit{piece[0], piece[1], c.Count(text[piece[0]:piece[1]]), b.Kind, b.Page, -1})
+			units = append(units, unit{piece[0], piece[1], c.Count(text[piece[0]:piece[1]]), b.Kind, b.Page, -1, b.Confidence})
 		}
 	}
 	var out []packed
@@ -224,12 +231,19 @@ func pack(text string, blocks []extract.Block, c Counter, o Options) []packed {
 		if len(cur) == 1 {
 			p.tokens = cur[0].tokens // one unit: its count is the chunk's
 		}
+		var sum, weight float64
 		for _, u := range cur {
+			if u.confidence > 0 {
+				sum, weight = sum+u.confidence*float64(u.end-u.start), weight+float64(u.end-u.start)
+			}
 			p.kinds[u.kind] = true
 			if u.page > 0 && (p.pageStart == 0 || u.page < p.pageStart) {
 				p.pageStart = u.page
 			}
 			p.pageEnd = max(p.pageEnd, u.page)
+		}
+		if weight > 0 {
+			p.confidence = sum / weight
 		}
 		out = append(out, p)
 	}
@@ -238,7 +252,7 @@ func pack(text string, blocks []extract.Block, c Counter, o Options) []packed {
 			flush()
 			cur, curTokens = nil, 0
 			out = append(out, packed{start: u.start, end: u.end, pageStart: u.page, pageEnd: u.page, image: u.image,
-				kinds: map[extract.Kind]bool{extract.Figure: true}, tokens: u.tokens})
+				kinds: map[extract.Kind]bool{extract.Figure: true}, tokens: u.tokens, confidence: u.confidence})
 			continue
 		}
 		// The text between blocks is part of the chunk: count it (a blank
@@ -400,7 +414,7 @@ func Parts(fileVersionID string, secs []Section) ([]pipeline.Section, []pipeline
 			chunks = append(chunks, pipeline.Chunk{
 				ID: ids.Chunk(fileVersionID, c.Index), Index: c.Index, SectionID: sec.ID, Content: c.Content,
 				StartOffset: c.Start, EndOffset: c.End, TokenCount: c.Tokens, SourceChecksum: c.Checksum,
-				HeadingPath: s.HeadingPath, Kind: c.Kind, PageStart: c.PageStart, PageEnd: c.PageEnd,
+				HeadingPath: s.HeadingPath, Kind: c.Kind, PageStart: c.PageStart, PageEnd: c.PageEnd, OCRConfidence: c.Confidence,
 			})
 		}
 	}

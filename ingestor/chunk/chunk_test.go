@@ -203,3 +203,31 @@ func abs(x int) int {
 	}
 	return x
 }
+
+// TestOCRConfidence: a chunk's confidence is its OCR'd blocks' mean,
+// weighted by length; text the file held does not lower it, and a chunk of
+// none has none.
+func TestOCRConfidence(t *testing.T) {
+	b := extract.NewBuilder("pdf")
+	b.Add(extract.Paragraph, 0, 1, "Typed text of page one.")
+	i := b.Add(extract.Paragraph, 0, 2, strings.Repeat("a", 30))
+	j := b.Add(extract.Paragraph, 0, 2, strings.Repeat("b", 10))
+	doc := b.Doc()
+	doc.Pages = 2
+	doc.Blocks[i].Confidence, doc.Blocks[j].Confidence = 90, 50
+	secs := Split(doc, counter(t), Options{TargetTokens: 512})
+	if len(secs) != 1 || len(secs[0].Chunks) != 1 {
+		t.Fatalf("want one chunk, got %+v", secs)
+	}
+	if got := secs[0].Chunks[0].Confidence; got != 80 {
+		t.Fatalf("confidence %v, want 80 (30 bytes at 90, 10 at 50)", got)
+	}
+	_, chunks := Parts("6f1c3f52-8d9c-5b41-9a7e-0c7d2f4e9b10", secs)
+	if chunks[0].OCRConfidence != 80 {
+		t.Fatalf("message confidence %v", chunks[0].OCRConfidence)
+	}
+	doc.Blocks[i].Confidence, doc.Blocks[j].Confidence = 0, 0
+	if got := Split(doc, counter(t), Options{TargetTokens: 512})[0].Chunks[0].Confidence; got != 0 {
+		t.Fatalf("confidence %v of text the file held", got)
+	}
+}

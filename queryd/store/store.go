@@ -56,6 +56,9 @@ type Chunk struct {
 	// PageStart and PageEnd are the pages the chunk spans (1-based), 0
 	// for formats without pages.
 	PageStart, PageEnd int
+	// OCRConfidence is the mean OCR confidence (0-100] of text read from a
+	// scan or a picture; 0 for text the file held.
+	OCRConfidence float64
 }
 
 // Document is a file's current state.
@@ -128,6 +131,7 @@ var chunkFields = []graphql.Field{
 	{Name: "index"}, {Name: "start_offset"}, {Name: "end_offset"}, {Name: "token_count"}, {Name: "source_checksum"},
 	{Name: "created_at"}, {Name: "section_id"}, {Name: "heading_path"}, {Name: "embedding_status"}, {Name: "embedding_model"},
 	{Name: "section_token_count"}, {Name: "section_chunk_count"}, {Name: "page_start"}, {Name: "page_end"},
+	{Name: "ocr_confidence"},
 	{Name: "_additional", Fields: []graphql.Field{{Name: "id"}, {Name: "score"}}},
 }
 
@@ -445,7 +449,7 @@ func chunks(project string, rows []map[string]any) []Chunk {
 			SourceChecksum: wvquery.Str(r, "source_checksum"), CreatedAt: wvquery.Str(r, "created_at"), SectionID: wvquery.Str(r, "section_id"),
 			HeadingPath: hp, EmbeddingStatus: wvquery.Str(r, "embedding_status"), EmbeddingModel: wvquery.Str(r, "embedding_model"), Score: score,
 			SectionTokens: wvquery.Int(r, "section_token_count"), SectionChunks: wvquery.Int(r, "section_chunk_count"),
-			PageStart: wvquery.Int(r, "page_start"), PageEnd: wvquery.Int(r, "page_end"),
+			PageStart: wvquery.Int(r, "page_start"), PageEnd: wvquery.Int(r, "page_end"), OCRConfidence: wvquery.Float(r, "ocr_confidence"),
 		})
 	}
 	return out

@@ -58,8 +58,12 @@ type Explain struct {
 
 type hybridHit struct {
 	Hit
-	Branch  string  `json:"branch,omitempty"`
-	Explain Explain `json:"explain"`
+	Branch string `json:"branch,omitempty"`
+	// OCRConfidence is the mean confidence (0-100) of a hit read by OCR
+	// from a scan or a picture, for an agent to weigh its words; omitted
+	// for text the file held.
+	OCRConfidence float64 `json:"ocr_confidence,omitempty"`
+	Explain       Explain `json:"explain"`
 }
 
 type hybridOut struct {
@@ -196,7 +200,7 @@ func (t *Tools) hybridSearch(ctx context.Context, p auth.Principal, a hybridArgs
 	fused = fused[:min(len(fused), topK)]
 	levels := relevanceLevels(q, fused, f.Alpha < 1)
 	for i, h := range fused {
-		hh := hybridHit{Hit: hit(h.Chunk.Project, h.Chunk), Branch: h.Chunk.Branch}
+		hh := hybridHit{Hit: hit(h.Chunk.Project, h.Chunk), Branch: h.Chunk.Branch, OCRConfidence: h.Chunk.OCRConfidence}
 		hh.Score = round4(h.Score)
 		hh.Relevance = levels[i]
 		if h.KeywordRank > 0 {

@@ -48,7 +48,7 @@ func EncodeFileVersion(fv FileVersion) ([]byte, error) {
 	for i, c := range fv.Chunks {
 		wc := wireChunk{Index: c.Index, Content: c.Content, StartOffset: c.StartOffset, EndOffset: c.EndOffset,
 			TokenCount: c.TokenCount, Kind: c.Kind, PageStart: c.PageStart, PageEnd: c.PageEnd,
-			ImageRef: c.ImageRef, ImageMIME: c.ImageMIME}
+			ImageRef: c.ImageRef, ImageMIME: c.ImageMIME, OCR: c.OCRConfidence}
 		if p, ok := paths[c.SectionID]; !ok || !slices.Equal(c.HeadingPath, p) {
 			wc.HeadingPath = c.HeadingPath
 		}
@@ -111,7 +111,8 @@ func (fv *FileVersion) UnmarshalJSON(b []byte) error {
 			c := Chunk{ID: ids.Chunk(fv.FileVersionID, wc.Index), Index: wc.Index, SectionID: s.ID, Content: wc.Content,
 				StartOffset: wc.StartOffset, EndOffset: wc.EndOffset, TokenCount: wc.TokenCount,
 				SourceChecksum: hex.EncodeToString(sum[:]), HeadingPath: wc.HeadingPath, Kind: wc.Kind,
-				PageStart: wc.PageStart, PageEnd: wc.PageEnd, ImageRef: wc.ImageRef, ImageMIME: wc.ImageMIME}
+				PageStart: wc.PageStart, PageEnd: wc.PageEnd, ImageRef: wc.ImageRef, ImageMIME: wc.ImageMIME,
+				OCRConfidence: wc.OCR}
 			if c.HeadingPath == nil {
 				c.HeadingPath = path
 			}
@@ -165,4 +166,5 @@ type wireChunk struct {
 	PageEnd     int      `json:"page_end,omitempty"`
 	ImageRef    string   `json:"image_ref,omitempty"`
 	ImageMIME   string   `json:"image_mime,omitempty"`
+	OCR         float64  `json:"ocr_confidence,omitempty"`
 }

@@ -40,6 +40,7 @@ func TestEncodeFileVersionRoundTrip(t *testing.T) {
 	fv := wireVersion(5, "Install")
 	fv.Chunks[2].HeadingPath = []string{"Elsewhere"} // not its section's: sent as it is
 	fv.Chunks[3].ImageRef, fv.Chunks[3].ImageMIME = "strata-assets/x.png", "image/png"
+	fv.Chunks[4].OCRConfidence = 91.5
 	body, err := EncodeFileVersion(fv)
 	if err != nil {
 		t.Fatal(err)

@@ -141,14 +141,17 @@ type Chunk struct {
 	StartOffset    int      `json:"start_offset"`
 	EndOffset      int      `json:"end_offset"`
 	TokenCount     int      `json:"token_count"`
-	SourceChecksum string   `json:"source_checksum"`        // sha256 of Content
+	SourceChecksum string   `json:"source_checksum"` // sha256 of Content
 	HeadingPath    []string `json:"heading_path"`
-	Kind           string   `json:"kind"`                   // text, code, table or image
+	Kind           string   `json:"kind"` // text, code, table or image
 	PageStart      int      `json:"page_start,omitempty"`
 	PageEnd        int      `json:"page_end,omitempty"`
 	// ImageRef locates an image chunk's picture as "<bucket>/<key>".
 	ImageRef  string `json:"image_ref,omitempty"`
 	ImageMIME string `json:"image_mime,omitempty"`
+	// OCRConfidence is the mean confidence (0-100] of the chunk's text read
+	// by OCR from a scan or a picture; 0 for text the file held as text.
+	OCRConfidence float64 `json:"ocr_confidence,omitempty"`
 }
 
 // FileDeleted tells the indexer that an object was removed.

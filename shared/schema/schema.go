@@ -189,6 +189,8 @@ func Definitions() []*models.Class {
 				stored("source_checksum", "text"), stored("created_at", "date"), field("section_id"), stored("heading_path", "text[]"),
 				stored("embedding_status", "text"), stored("embedding_model", "text"), stored("kind", "text"), stored("page_start", "int"),
 				stored("page_end", "int"), stored("image_ref", "text"), stored("image_mime", "text"),
+				// The mean OCR confidence of text read from a scan or a picture; absent otherwise.
+				stored("ocr_confidence", "number"),
 				// The chunk's section as of the same version (sections are immutable
 				// versions too), so a chunk read needs no second read for its section's
 				// name and statistics; 0 chunks means "not recorded" (older chunks).
