@@ -317,7 +317,39 @@ func (r *testRun) failureReport() string {
 	for _, p := range paths {
 		b.WriteString(r.buildOut[p].String())
 	}
+	// Last, each failed test's last words: its assertion, and where its
+	// stage logs were kept, even when the output above is clipped.
+	if len(r.failures) > 0 {
+		b.WriteString("\nFailed tests, each with the last lines it printed:\n")
+		for _, k := range r.failures {
+			fmt.Fprintf(&b, "--- %s\n", k)
+			if out := r.testOut[k]; out != nil {
+				for _, l := range lastLines(out.String(), failureLines) {
+					fmt.Fprintf(&b, "    %s\n", strings.TrimSpace(l))
+				}
+			}
+		}
+	}
 	return b.String()
+}
+
+// failureLines is how many of a failed test's last lines the summary keeps.
+const failureLines = 4
+
+// lastLines is out's last n lines that say something: not the go test
+// result lines ("--- FAIL", "=== RUN") nor blank ones.
+func lastLines(out string, n int) []string {
+	var keep []string
+	lines := strings.Split(out, "\n")
+	for i := len(lines) - 1; i >= 0 && len(keep) < n; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l == "" || strings.HasPrefix(l, "--- ") || strings.HasPrefix(l, "=== ") {
+			continue
+		}
+		keep = append(keep, lines[i])
+	}
+	slices.Reverse(keep)
+	return keep
 }
 
 func (r *testRun) summary() string {

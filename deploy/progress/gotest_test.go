@@ -129,3 +129,26 @@ func TestTallyCountsTopLevelTests(t *testing.T) {
 		t.Fatalf("tally:\n%s", b.String())
 	}
 }
+
+// TestFailureReportEndsWithAssertions: a failed test's last lines (its
+// assertion, where its logs were kept) close the report.
+func TestFailureReportEndsWithAssertions(t *testing.T) {
+	r := newTestRun([]string{"p"}, nil, 1, time.Now)
+	for _, e := range []testEvent{
+		{Action: "output", Package: "p", Test: "TestA", Output: "=== RUN   TestA\n"},
+		{Action: "output", Package: "p", Test: "TestA", Output: "    e2e_test.go:34: building\n"},
+		{Action: "output", Package: "p", Test: "TestA", Output: "    e2e_test.go:393: search still finds the old version\n"},
+		{Action: "output", Package: "p", Test: "TestA", Output: "    e2e_test.go:122: whole service logs kept in /tmp/x\n"},
+		{Action: "output", Package: "p", Test: "TestA", Output: "--- FAIL: TestA (16.00s)\n"},
+		{Action: "fail", Package: "p", Test: "TestA"},
+		{Action: "fail", Package: "p"},
+	} {
+		r.add(e)
+	}
+	rep := r.failureReport()
+	tail := rep[strings.LastIndex(rep, "Failed tests"):]
+	if !strings.Contains(tail, "--- p TestA\n") || !strings.Contains(tail, "e2e_test.go:393: search still finds the old version") ||
+		!strings.Contains(tail, "logs kept in /tmp/x") || strings.Contains(tail, "--- FAIL") {
+		t.Fatalf("report's summary:\n%s", tail)
+	}
+}
