@@ -20,10 +20,10 @@ type slide struct {
 // shape is one thing on a slide: a text box, a table, a picture, or a
 // group of shapes.
 type shape struct {
-	y, x     int64 // top left corner, in EMU (1/914400 inch)
-	placed   bool  // the file gives the position
-	ph       string
-	phIdx    string // placeholder type and index (PPTX); ODP's presentation:class
+	y, x     int64  // top left corner, in EMU (1/914400 inch)
+	placed   bool   // the file gives the position
+	ph       string // placeholder type (PPTX's p:ph type, ODP's presentation:class); "" for none
+	phIdx    string // PPTX placeholder index
 	group    bool
 	hidden   bool // not shown: hidden by its author, or a slide number, date, header or footer
 	paras    []string

@@ -2,8 +2,8 @@ package slides
 
 import (
 	"cmp"
-	"errors"
 	"encoding/xml"
+	"errors"
 	"strconv"
 	"strings"
 

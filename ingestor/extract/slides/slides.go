@@ -73,7 +73,6 @@ type extraction struct {
 	// cost a timer and hide a parent that only reports through Err.
 	ctx      context.Context
 	deadline time.Time
-	format   string // "pptx" or "odp"
 	name     string // file name, cleaned for messages
 	lim      extract.Limits
 	b        *extract.Builder
@@ -104,7 +103,6 @@ func extractWith(ctx context.Context, data []byte, name string, lim extract.Limi
 	x := &extraction{
 		ctx:      ctx,
 		deadline: time.Now().Add(lim.Timeout),
-		format:   format,
 		name:     oneLine(name, maxLabelBytes),
 		lim:      lim,
 		b:        extract.NewBuilder(format),
