@@ -12,10 +12,12 @@ import (
 )
 
 // Assemble builds the document from per-page text (as pdftotext prints it),
-// the outline and the images: paragraphs are runs of non-blank lines, a
-// paragraph whose first line is an outline title of that page becomes a
-// heading, and each page's images follow its text.
-func Assemble(pages []string, outline []OutlineItem, images []extract.Image, lim extract.Limits) *extract.Document {
+// the text OCR read on pages without a usable text layer (by page; nil
+// without OCR), the outline and the images: paragraphs are runs of
+// non-blank lines, a paragraph whose first line is an outline title of that
+// page becomes a heading, a page read by OCR has its paragraphs (with their
+// confidence) instead of its text, and each page's images follow its text.
+func Assemble(pages []string, read map[int][]extract.OCRBlock, outline []OutlineItem, images []extract.Image, lim extract.Limits) *extract.Document {
 	b := extract.NewBuilder("pdf")
 	byPage := map[int][]OutlineItem{}
 	for _, it := range outline {
@@ -25,24 +27,18 @@ func Assemble(pages []string, outline []OutlineItem, images []extract.Image, lim
 	for _, im := range images {
 		imgs[im.Page] = append(imgs[im.Page], im)
 	}
+	conf := map[int]float64{} // OCR confidence by block index
 	var junkPages []int
 	for i, raw := range pages {
 		page := i + 1
-		text := Sanitize(raw)
-		if Junk(text) {
-			junkPages = append(junkPages, page)
-			text = ""
-		}
-		pending := byPage[page]
-		for _, para := range paragraphs(text) {
-			first, rest, _ := strings.Cut(para, "\n")
-			if k := matchHeading(first, pending); k >= 0 {
-				b.Add(extract.Heading, pending[k].Level, page, strings.TrimSpace(first))
-				pending = append(pending[:k:k], pending[k+1:]...)
-				b.Add(extract.Paragraph, 0, page, strings.TrimSpace(rest))
-				continue
+		if blocks, ok := read[page]; ok {
+			for _, ob := range blocks {
+				if k := b.Add(extract.Paragraph, 0, page, strings.TrimSpace(Sanitize(ob.Text))); k >= 0 {
+					conf[k] = ob.Confidence
+				}
 			}
-			b.Add(extract.Paragraph, 0, page, para)
+		} else {
+			assemblePage(b, page, raw, byPage[page], &junkPages)
 		}
 		for n, im := range imgs[page] {
 			b.AddImage(im, fmt.Sprintf("Image %d on page %d (%s, %dx%d)", n+1, page, strings.ToUpper(strings.TrimPrefix(im.MIME, "image/")), im.Width, im.Height))
@@ -51,7 +47,31 @@ func Assemble(pages []string, outline []OutlineItem, images []extract.Image, lim
 	if len(junkPages) > 0 {
 		b.Warn(fmt.Sprintf("%d page(s) have no usable character mapping (text is junk) and were not indexed: %v", len(junkPages), clipInts(junkPages, 20)))
 	}
-	return b.Doc()
+	doc := b.Doc()
+	for k, c := range conf {
+		doc.Blocks[k].Confidence = c
+	}
+	return doc
+}
+
+// assemblePage adds the paragraphs and headings of one page's text, or
+// notes the page as junk.
+func assemblePage(b *extract.Builder, page int, raw string, pending []OutlineItem, junkPages *[]int) {
+	text := Sanitize(raw)
+	if Junk(text) {
+		*junkPages = append(*junkPages, page)
+		return
+	}
+	for _, para := range paragraphs(text) {
+		first, rest, _ := strings.Cut(para, "\n")
+		if k := matchHeading(first, pending); k >= 0 {
+			b.Add(extract.Heading, pending[k].Level, page, strings.TrimSpace(first))
+			pending = append(pending[:k:k], pending[k+1:]...)
+			b.Add(extract.Paragraph, 0, page, strings.TrimSpace(rest))
+			continue
+		}
+		b.Add(extract.Paragraph, 0, page, para)
+	}
 }
 
 // paragraphs splits text into runs of non-blank lines, each trimmed.

@@ -67,6 +67,12 @@ func harness(t *testing.T, ex extract.Extractor) extracttest.Harness {
 	}
 	lim := testLimits()
 	lim.MaxMemoryBytes = 768 << 20
+	// Pages without a text layer are read by a stand-in for OCR, within a
+	// short budget: hostile files are drawn by pdftoppm for it. (Without
+	// OCR, a file with no text at all fails with ErrNoOCR, which the suite
+	// does not count among the classified errors: TestHostileWithoutOCR.)
+	lim.OCR = &fakeOCR{}
+	lim.OCRTimeout = 3 * time.Second
 	h := extracttest.Harness{
 		Extractor: ex,
 		Profile:   profile,
@@ -77,6 +83,8 @@ func harness(t *testing.T, ex extract.Extractor) extracttest.Harness {
 				"Keywords": "finance; 2024", "CreationDate": "D:20240131120000+01'00'"},
 				[]pdftest.Page{{Lines: []string{"Summary", "", "Revenue grew."}}}, nil)},
 			{Name: "pictures.pdf", Data: pdftest.Make([]pdftest.Page{{Lines: []string{"Figures"}, Pictures: pictures}}, nil)},
+			{Name: "scanned.pdf", Data: readFile(t, "scanned.pdf")},
+			{Name: "mixed.pdf", Data: readFile(t, "mixed.pdf")},
 		},
 		Big: &extracttest.Sample{Name: "big.pdf", Data: pdftest.Make(bigPages, nil)},
 		Hostile: []extracttest.Sample{
@@ -86,7 +94,7 @@ func harness(t *testing.T, ex extract.Extractor) extracttest.Harness {
 		},
 		Known: map[string]string{
 			"MaxTextBytes": "pdftotext's output is capped at MaxTextBytes+64 KiB (TestTextOverTheOutputCap); the assembled text is not held to MaxTextBytes itself",
-			"zero limits":  "zero Limits fields are budgets of nothing: Timeout 0 expires at once, MaxPages 0 reads one page, MaxImages 0 keeps none",
+			"zero limits":  "zero Limits fields are budgets of nothing: Timeout 0 expires at once, MaxPages 0 reads one page, MaxImages 0 keeps none; and zero Limits have no OCR",
 		},
 	}
 	files, _ := filepath.Glob(filepath.Join("testdata", "hostile", "*.pdf"))

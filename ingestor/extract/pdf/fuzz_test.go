@@ -19,7 +19,7 @@ func FuzzAssemble(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text, title1, title2 string) {
 		pages := strings.Split(text, "\f")
 		outline := []OutlineItem{{Title: title1, Page: 1, Level: 1}, {Title: title2, Page: 2, Level: 2}}
-		doc := Assemble(pages, outline, nil, testLimits())
+		doc := Assemble(pages, nil, outline, nil, testLimits())
 		doc.Pages = len(pages)
 		extracttest.Verify(t, doc, nil, profile)
 	})

@@ -21,6 +21,7 @@ import (
 	"sync"
 
 	"github.com/strata-kb/strata/ingestor/extract"
+	"github.com/strata-kb/strata/ingestor/extract/ocr"
 )
 
 // Poppler extracts with pdfinfo, pdftotext, pdftohtml (outline) and pdfimages.
@@ -54,7 +55,9 @@ func (p Poppler) tool(name string) string {
 	return name
 }
 
-// Extract extracts text per page, headings from the outline, and embedded images.
+// Extract extracts text per page, headings from the outline, and embedded
+// images; pages without a usable text layer are read by Limits.OCR
+// (scans.go).
 func (p Poppler) Extract(ctx context.Context, data []byte, name string, lim extract.Limits) (*extract.Document, error) {
 	if !Sniff(data) {
 		return nil, fmt.Errorf("pdf %s: %w: no %%PDF header", name, extract.ErrCorrupt)
@@ -100,15 +103,26 @@ func (p Poppler) Extract(ctx context.Context, data []byte, name string, lim extr
 		wg.Add(1)
 		go func() { defer wg.Done(); images, imgErr = p.images(ctx, data, lim.MaxPages, lim) }()
 	}
-	text, textErr := p.text(ctx, data, lim)
-	if textErr != nil {
+	budget := ocr.NewBudget(ctx, lim)
+	defer budget.Close()
+	var read map[int][]extract.OCRBlock
+	text, err := p.text(ctx, data, lim)
+	if err == nil {
+		// Pages without a usable text layer are read by OCR while the
+		// outline and pictures are read.
+		read, err = p.readScans(data, text.Pages, textBytes(text.Pages), lim, budget)
+	}
+	if err != nil {
 		stop() // the file is unreadable: the others need not finish
 	}
 	wg.Wait()
-	if textErr != nil {
-		return nil, fmt.Errorf("pdf %s: %w", name, textErr)
+	if err != nil {
+		return nil, fmt.Errorf("pdf %s: %w", name, err)
 	}
 	pages := len(text.Pages)
+	if why := budget.Unavailable(); why != "" && pages > 0 && !slices.ContainsFunc(text.Pages, func(t string) bool { return !NeedsOCR(t) }) {
+		return nil, fmt.Errorf("pdf %s: %w: no page has a text layer (%d page(s) scanned, blank, or without a usable character mapping): %s", name, extract.ErrNoOCR, pages, why)
+	}
 	total := pages
 	if pages >= lim.MaxPages {
 		// Only pdfinfo knows how many pages were left out.
@@ -125,10 +139,11 @@ func (p Poppler) Extract(ctx context.Context, data []byte, name string, lim extr
 	if imgErr != nil {
 		warnings = append(warnings, "images not extracted: "+imgErr.Error())
 	}
-	doc := Assemble(text.Pages, outline, images, lim)
+	doc := Assemble(text.Pages, read, outline, images, lim)
 	doc.Pages = total
 	doc.Title = text.Title
 	doc.Warnings = append(warnings, doc.Warnings...)
+	doc.Warnings = append(doc.Warnings, budget.Warnings("text of pages without a text layer")...)
 	info := map[string]string{"Title": text.Title}
 	maps.Copy(info, text.Info)
 	var infoWarnings []string
@@ -138,6 +153,14 @@ func (p Poppler) Extract(ctx context.Context, data []byte, name string, lim extr
 		doc.Warnings = append(doc.Warnings, fmt.Sprintf("only the first %d of %d pages were extracted", pages, total))
 	}
 	return doc, nil
+}
+
+func textBytes(pages []string) int {
+	n := 0
+	for _, p := range pages {
+		n += len(p)
+	}
+	return n
 }
 
 // Sniff reports whether data is a PDF: a %PDF- header in the first KiB (it

@@ -129,7 +129,7 @@ func (u *UniPDF) Extract(ctx context.Context, data []byte, name string, lim extr
 		}
 		pages = append(pages, text)
 	}
-	doc = Assemble(pages, nil, nil, lim)
+	doc = Assemble(pages, nil, nil, nil, lim)
 	doc.Pages = n
 	var warnings []string
 	doc.Metadata, warnings = InfoMetadata(uniPDFInfo(reader))
