@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -225,8 +226,11 @@ func TestBrokenSlide(t *testing.T) {
 	}
 }
 
-// TestManySlides: ten thousand empty slides read in time linear in their
-// number (a tenth of them in about a tenth of the time).
+// TestManySlides: ten thousand empty slides read fast, in time linear
+// in their number: ten times the slides take about ten times as long,
+// where work quadratic in the slides would take a hundred times (the
+// bound, 50, leaves room for a loaded machine; each time is the best of
+// five).
 func TestManySlides(t *testing.T) {
 	lim := extract.DefaultLimits()
 	lim.MaxPages = 20000
@@ -236,7 +240,8 @@ func TestManySlides(t *testing.T) {
 			for _, n := range []int{1000, 10000} {
 				name, data := emptySlides(t, format, n)
 				best := time.Duration(1 << 62)
-				for range 3 {
+				for range 5 {
+					runtime.GC() // the garbage of the last run is not this one's
 					start := time.Now()
 					doc, err := run(t, name, data, lim)
 					best = min(best, time.Since(start))
@@ -250,7 +255,7 @@ func TestManySlides(t *testing.T) {
 				took[n] = best
 			}
 			t.Logf("1,000 slides in %v, 10,000 in %v", took[1000], took[10000])
-			if took[10000] > 5*time.Second || took[10000] > 30*took[1000] {
+			if took[10000] > 5*time.Second || took[10000] > 50*took[1000] {
 				t.Errorf("10,000 slides took %v, 1,000 took %v: not linear", took[10000], took[1000])
 			}
 		})
