@@ -85,7 +85,7 @@ func TestEPUB2(t *testing.T) {
 // by the navigation document, the footnote in an <aside> kept.
 func TestLibreOfficeEPUB(t *testing.T) {
 	doc := mustRun(t, fixture(t, "libreoffice-report.epub"))
-	if doc.Title != "Harbour Survey Report" || doc.Pages != 3 {
+	if doc.Title != "Harbour Survey Report" || doc.Pages != 4 {
 		t.Errorf("title %q, pages %d", doc.Title, doc.Pages)
 	}
 	got := blockTexts(doc)
@@ -94,6 +94,9 @@ func TestLibreOfficeEPUB(t *testing.T) {
 		"2 heading:1 Introduction",
 		"2 paragraph:0 1Counted from the pier, odtfootnotemarker.",
 		"3 heading:1 Results",
+		"3 paragraph:0 Boxed note odttextboxmarker",
+		"4 heading:1 Daily log",
+		"4 paragraph:0 Day 90: 9 ships in, 2 out, wind from the east, the harbour master wrote it all down in the ledger.",
 	} {
 		if !contains(got, want) {
 			t.Errorf("no block %q in\n%s", want, strings.Join(got, "\n"))
