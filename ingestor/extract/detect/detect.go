@@ -14,11 +14,13 @@ import (
 	"github.com/strata-kb/strata/ingestor/extract"
 	"github.com/strata-kb/strata/ingestor/extract/code"
 	"github.com/strata-kb/strata/ingestor/extract/docx"
+	"github.com/strata-kb/strata/ingestor/extract/epub"
 	"github.com/strata-kb/strata/ingestor/extract/htmltext"
 	"github.com/strata-kb/strata/ingestor/extract/markdown"
 	"github.com/strata-kb/strata/ingestor/extract/pdf"
 	"github.com/strata-kb/strata/ingestor/extract/picture"
 	"github.com/strata-kb/strata/ingestor/extract/plaintext"
+	"github.com/strata-kb/strata/ingestor/extract/slides"
 )
 
 // Formats.
@@ -152,6 +154,7 @@ func NewRegistry(pdfExtractor extract.Extractor) Registry {
 	return Registry{
 		PDF: pdfExtractor, DOCX: docx.Extractor{}, HTML: htmltext.Extractor{}, Markdown: markdown.Extractor{},
 		Text: plaintext.Extractor{}, Code: code.Extractor{}, Image: picture.Extractor{},
+		PPTX: slides.PPTX{}, ODP: slides.ODP{}, EPUB: epub.Extractor{},
 	}
 }
 
