@@ -7,9 +7,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 
 	"github.com/strata-kb/strata/ingestor/extract"
 	"github.com/strata-kb/strata/ingestor/extract/detect"
+	"github.com/strata-kb/strata/ingestor/extract/ocr"
 	"github.com/strata-kb/strata/ingestor/extract/pdf"
 	"github.com/strata-kb/strata/ingestor/ingest"
 	"github.com/strata-kb/strata/ingestor/live"
@@ -55,6 +58,11 @@ type Config struct {
 	PDFScratchDir   string
 	PictureReader   string
 	UniDoc          pdf.License
+	OCR             bool
+	OCRLanguages    string
+	OCRMaxPages     int
+	OCRTimeout      time.Duration
+	MemoryLimit     int64
 	Reconcile       time.Duration
 	ReconcileMinAge time.Duration
 }
@@ -89,12 +97,18 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.UniDoc.MeteredKey, "unidoc-metered-key", "", "UniDoc metered API key: use UniPDF for PDFs (needs network access to UniDoc)")
 	fs.StringVar(&c.UniDoc.OfflineKey, "unidoc-license-key", "", "UniDoc offline license key contents: use UniPDF for PDFs")
 	fs.StringVar(&c.UniDoc.CustomerName, "unidoc-customer", "", "customer name of the UniDoc offline license")
+	fs.BoolVar(&c.OCR, "ocr", true, "read scanned PDF pages and pictures (PNG, JPEG, TIFF) with Tesseract; without it, or without Tesseract, such files are recorded with the reason")
+	fs.StringVar(&c.OCRLanguages, "ocr-languages", "eng", "Tesseract languages joined by + (e.g. eng+deu; Debian: tesseract-ocr-<code> each)")
+	fs.IntVar(&c.OCRMaxPages, "ocr-max-pages", def.MaxOCRPages, "pages or pictures of one file read by OCR; the rest are recorded as not read")
+	fs.DurationVar(&c.OCRTimeout, "ocr-timeout", def.OCRTimeout, "time OCR may take on one file; pages after it are recorded as not read")
+	fs.Int64Var(&c.MemoryLimit, "memory-limit", 0, "soft memory limit of the Go runtime in bytes (GOMEMLIMIT; 0: leave GOMEMLIMIT or the runtime's default)")
 }
 
 // Limits returns the extraction limits.
 func (c *Config) Limits() extract.Limits {
 	lim := extract.DefaultLimits()
 	lim.Timeout, lim.MaxTextBytes, lim.MaxPages, lim.MaxImages, lim.MaxMemoryBytes = c.ExtractTimeout, c.MaxTextBytes, c.MaxPages, c.MaxImages, c.MaxChildMemory
+	lim.MaxOCRPages, lim.OCRTimeout = c.OCRMaxPages, c.OCRTimeout
 	return lim
 }
 
@@ -125,6 +139,15 @@ func (c *Config) Validate() error {
 	}
 	if c.Reconcile != 0 && c.Reconcile < time.Second {
 		p.Addf("reconcile-interval", "must be 0 or at least 1s, got %v", c.Reconcile)
+	}
+	if c.OCRMaxPages < 1 {
+		p.Addf("ocr-max-pages", "must be at least 1, got %d", c.OCRMaxPages)
+	}
+	if c.OCRTimeout < time.Second {
+		p.Addf("ocr-timeout", "must be at least 1s, got %v", c.OCRTimeout)
+	}
+	if c.MemoryLimit < 0 || (c.MemoryLimit > 0 && c.MemoryLimit < 64<<20) {
+		p.Addf("memory-limit", "must be 0 or at least 64 MiB, got %d", c.MemoryLimit)
 	}
 	if c.AssetsBucket == "" {
 		p.Addf("assets-bucket", "required")
@@ -207,8 +230,13 @@ func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 	if err != nil {
 		return err
 	}
+	if cfg.MemoryLimit > 0 {
+		debug.SetMemoryLimit(cfg.MemoryLimit)
+	}
+	lim := cfg.Limits()
+	lim.OCR = ocrReader(cfg, log)
 	ing := ingest.New(ingest.Config{MaxObjectBytes: cfg.MaxObjectBytes, MaxMessageBytes: cfg.MaxMessageBytes, TargetTokens: cfg.TargetTokens,
-		OverlapTokens: cfg.OverlapTokens, Limits: cfg.Limits()},
+		OverlapTokens: cfg.OverlapTokens, Limits: lim},
 		objectstore.Store{Client: s3}, objectstore.Assets{Client: s3, Bucket: cfg.AssetsBucket},
 		detect.NewRegistry(pdf.New(cfg.UniDoc, pdf.Poppler{BinDir: cfg.PopplerDir, ScratchDir: cfg.PDFScratchDir, PictureReader: cfg.PictureReader})), pipeline.Publisher{JS: js}, states, counter, log)
 	if exists, err := s3.BucketExists(ctx, cfg.AssetsBucket); err != nil || !exists {
@@ -258,3 +286,24 @@ func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 	_ = pipeline.Drain(drainCtx, nc)
 	return err
 }
+
+// ocrReader is Tesseract, as -ocr and -ocr-languages say. Where it is
+// missing (or -ocr=false) files that need OCR are recorded with that
+// reason, never as documents without text.
+func ocrReader(cfg *Config, log *slog.Logger) extract.OCR {
+	if !cfg.OCR {
+		return noOCR{fmt.Errorf("%w: OCR is off (-ocr=false)", extract.ErrNoOCR)}
+	}
+	t, err := ocr.New(ocr.Config{Languages: cfg.OCRLanguages})
+	if err != nil {
+		log.Warn("OCR is not available: scans and pictures are recorded without their text", "error", err)
+		return noOCR{err}
+	}
+	log.Info("OCR with Tesseract", "languages", t.Languages())
+	return t
+}
+
+// noOCR answers every OCR request with why there is none.
+type noOCR struct{ err error }
+
+func (n noOCR) Recognize(context.Context, []byte) ([]extract.OCRBlock, error) { return nil, n.err }
