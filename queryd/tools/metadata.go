@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -70,15 +71,39 @@ func (t *Tools) metadataWhere(ctx context.Context, f metadata.Filter) (*store.Wh
 // citation is one string an agent can quote for a hit: its path, and its
 // pages for a paged format, else the headings it lies under.
 func citation(c store.Chunk) string {
+	unit := pageUnit(c.FilePath)
+	var where string
 	switch {
 	case c.PageStart > 0 && c.PageEnd > c.PageStart:
-		return fmt.Sprintf("%s, pages %d-%d", c.FilePath, c.PageStart, c.PageEnd)
+		where = fmt.Sprintf("%s, %ss %d-%d", c.FilePath, unit, c.PageStart, c.PageEnd)
 	case c.PageStart > 0:
-		return fmt.Sprintf("%s, page %d", c.FilePath, c.PageStart)
+		where = fmt.Sprintf("%s, %s %d", c.FilePath, unit, c.PageStart)
 	case len(c.HeadingPath) > 0:
 		return fmt.Sprintf("%s, section %q", c.FilePath, strings.Join(c.HeadingPath, " > "))
+	default:
+		return c.FilePath
 	}
-	return c.FilePath
+	// A slide's, sheet's or chapter's sections are what a person looks
+	// for on it: its title, its notes, "(hidden)".
+	if unit != "page" && len(c.HeadingPath) > 0 {
+		where += fmt.Sprintf(", section %q", strings.Join(c.HeadingPath, " > "))
+	}
+	return where
+}
+
+// pageUnit is what a format's pages are, by the file's name: a deck's are
+// slides, a workbook's sheets, an e-book's chapters (the readers number
+// them as pages).
+func pageUnit(filePath string) string {
+	switch strings.ToLower(path.Ext(filePath)) {
+	case ".pptx", ".odp":
+		return "slide"
+	case ".xlsx", ".ods":
+		return "sheet"
+	case ".epub":
+		return "chapter"
+	}
+	return "page"
 }
 
 // fillMetadata sets each hit's metadata to its file version's.
