@@ -145,3 +145,22 @@ func TestBudgetFailures(t *testing.T) {
 		t.Fatalf("warnings %q", got)
 	}
 }
+
+// TestBudgetMissingTesseract: OCR on without tesseract says what to
+// install, for each file.
+func TestBudgetMissingTesseract(t *testing.T) {
+	_, err := New(Config{Binary: "no-such-tesseract"})
+	b := NewBudget(t.Context(), limits(Missing{Err: err}))
+	defer b.Close()
+	if !b.Allow(0) {
+		t.Fatal("not allowed")
+	}
+	if blocks, err := b.Read(0, nil); err != nil || blocks != nil {
+		t.Fatalf("%v, %v", blocks, err)
+	}
+	want := "no-such-tesseract not found in PATH: install tesseract-ocr (apt-get install tesseract-ocr)"
+	if b.Unavailable() != want {
+		t.Fatalf("unavailable %q, want %q", b.Unavailable(), want)
+	}
+	warnings(t, b, "text in pictures is not read: "+want)
+}

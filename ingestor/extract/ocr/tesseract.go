@@ -218,3 +218,11 @@ func lastLine(s string, n int) string {
 	}
 	return strings.ToValidUTF8(extract.Truncate(s, n), "?")
 }
+
+// Missing stands for OCR that is on but cannot run (New failed with
+// extract.ErrNoOCR): every picture fails with that error, so each file
+// read says what to install, where OCR off would say only that it is off.
+type Missing struct{ Err error }
+
+// Recognize fails with m.Err.
+func (m Missing) Recognize(context.Context, []byte) ([]extract.OCRBlock, error) { return nil, m.Err }

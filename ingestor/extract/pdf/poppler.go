@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/strata-kb/strata/ingestor/extract"
 	"github.com/strata-kb/strata/ingestor/extract/ocr"
@@ -62,8 +63,12 @@ func (p Poppler) Extract(ctx context.Context, data []byte, name string, lim extr
 	if !Sniff(data) {
 		return nil, fmt.Errorf("pdf %s: %w: no %%PDF header", name, extract.ErrCorrupt)
 	}
-	ctx, cancel := context.WithTimeout(ctx, lim.Timeout)
+	// Poppler's tools have lim.Timeout; OCR of the pages without a text
+	// layer has lim.OCRTimeout besides (scans.go).
+	fileCtx, cancel := context.WithTimeout(ctx, lim.Timeout+ocrTime(lim))
 	defer cancel()
+	ctx, cancelText := context.WithTimeout(fileCtx, lim.Timeout)
+	defer cancelText()
 	// Every tool reads the PDF on its own: they overlap, so a file costs
 	// about one pdftotext (measured in BenchmarkPDF). pdftotext -htmlmeta
 	// gives the title with the text, so pdfinfo runs only for a file longer
@@ -103,7 +108,7 @@ func (p Poppler) Extract(ctx context.Context, data []byte, name string, lim extr
 		wg.Add(1)
 		go func() { defer wg.Done(); images, imgErr = p.images(ctx, data, lim.MaxPages, lim) }()
 	}
-	budget := ocr.NewBudget(ctx, lim)
+	budget := ocr.NewBudget(fileCtx, lim)
 	defer budget.Close()
 	var read map[int][]extract.OCRBlock
 	text, err := p.text(ctx, data, lim)
@@ -126,7 +131,7 @@ func (p Poppler) Extract(ctx context.Context, data []byte, name string, lim extr
 	total := pages
 	if pages >= lim.MaxPages {
 		// Only pdfinfo knows how many pages were left out.
-		if n, err := p.pageCount(ctx, data, lim); err == nil {
+		if n, err := p.pageCount(fileCtx, data, lim); err == nil {
 			total = max(n, pages)
 		}
 	}
@@ -153,6 +158,14 @@ func (p Poppler) Extract(ctx context.Context, data []byte, name string, lim extr
 		doc.Warnings = append(doc.Warnings, fmt.Sprintf("only the first %d of %d pages were extracted", pages, total))
 	}
 	return doc, nil
+}
+
+// ocrTime is the time OCR may take on a file beyond lim.Timeout.
+func ocrTime(lim extract.Limits) time.Duration {
+	if lim.OCR == nil {
+		return 0
+	}
+	return max(lim.OCRTimeout, 0)
 }
 
 func textBytes(pages []string) int {

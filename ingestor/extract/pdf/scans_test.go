@@ -279,3 +279,22 @@ func TestTesseractReadsScan(t *testing.T) {
 		t.Fatalf("page 2 read %q, warnings %q", found, doc.Warnings)
 	}
 }
+
+// TestOCRTimeBeyondTimeout: OCR has lim.OCRTimeout beyond the lim.Timeout
+// of poppler's tools.
+func TestOCRTimeBeyondTimeout(t *testing.T) {
+	slow := ocrFunc(func(ctx context.Context, img []byte) ([]extract.OCRBlock, error) {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: %v", extract.ErrTimeout, ctx.Err())
+		case <-time.After(3500 * time.Millisecond):
+			return []extract.OCRBlock{{Text: "slow but read", Confidence: 60}}, nil
+		}
+	})
+	lim := withOCR(slow)
+	lim.Timeout, lim.OCRTimeout = 3*time.Second, 20*time.Second
+	doc, err := Poppler{}.Extract(t.Context(), scans(1), "scan.pdf", lim)
+	if err != nil || !strings.Contains(doc.Text, "slow but read") || len(doc.Warnings) != 0 {
+		t.Fatalf("%v, %v", doc, err)
+	}
+}

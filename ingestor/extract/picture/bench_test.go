@@ -6,8 +6,9 @@ import (
 	"github.com/strata-kb/strata/ingestor/extract"
 )
 
-// BenchmarkExtract reads fax.tiff without OCR: each page decoded (CCITT
-// G4) and kept as PNG. Bytes are the TIFF's.
+// BenchmarkExtract reads fax.tiff without OCR: each of its two pages
+// decoded (CCITT G4) and kept as PNG. Bytes are the TIFF's, which G4
+// compresses 350-fold: pages/s says more.
 func BenchmarkExtract(b *testing.B) {
 	data := read(b, "fax.tiff")
 	lim := extract.DefaultLimits()
@@ -17,4 +18,5 @@ func BenchmarkExtract(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric(float64(2*b.N)/b.Elapsed().Seconds(), "pages/s")
 }
