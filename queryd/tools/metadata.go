@@ -83,9 +83,9 @@ func citation(c store.Chunk) string {
 	default:
 		return c.FilePath
 	}
-	// A slide's, sheet's or chapter's sections are what a person looks
-	// for on it: its title, its notes, "(hidden)".
-	if unit != "page" && len(c.HeadingPath) > 0 {
+	// The section on the page is what a person looks for there: a slide's
+	// title and notes, "(hidden)", a document's footer or footnotes.
+	if len(c.HeadingPath) > 0 {
 		where += fmt.Sprintf(", section %q", strings.Join(c.HeadingPath, " > "))
 	}
 	return where

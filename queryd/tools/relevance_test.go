@@ -243,7 +243,7 @@ func TestStemKeepsPrefix(t *testing.T) {
 
 // TestCitationNamesTheUnit: a hit in a deck names its slide and section
 // (its notes, "(hidden)"), in a workbook its sheet, in an e-book its
-// chapter; a PDF's stays a page.
+// chapter; other formats' pages stay pages.
 func TestCitationNamesTheUnit(t *testing.T) {
 	for _, tt := range []struct {
 		c    store.Chunk
@@ -252,7 +252,7 @@ func TestCitationNamesTheUnit(t *testing.T) {
 		{store.Chunk{FilePath: "decks/q3.pptx", PageStart: 2, PageEnd: 2, HeadingPath: []string{"Roadmap", "Notes"}}, `decks/q3.pptx, slide 2, section "Roadmap > Notes"`},
 		{store.Chunk{FilePath: "books/a.xlsx", PageStart: 2, PageEnd: 3}, "books/a.xlsx, sheets 2-3"},
 		{store.Chunk{FilePath: "b.epub", PageStart: 4, PageEnd: 4, HeadingPath: []string{"Chapter 4"}}, `b.epub, chapter 4, section "Chapter 4"`},
-		{store.Chunk{FilePath: "r.pdf", PageStart: 2, PageEnd: 2, HeadingPath: []string{"Results"}}, "r.pdf, page 2"},
+		{store.Chunk{FilePath: "r.pdf", PageStart: 2, PageEnd: 2, HeadingPath: []string{"Results"}}, `r.pdf, page 2, section "Results"`},
 		{store.Chunk{FilePath: "n.md", HeadingPath: []string{"A", "B"}}, `n.md, section "A > B"`},
 	} {
 		if got := citation(tt.c); got != tt.want {
