@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/strata-kb/strata/ingestor/extract"
 )
@@ -90,4 +91,30 @@ func TestParseTSVBroken(t *testing.T) {
 			t.Errorf("%s: %v, want ErrCorrupt", name, err)
 		}
 	}
+}
+
+// FuzzParseTSV: any output gives paragraphs of clean one-line text with a
+// confidence in (0, 100], or ErrCorrupt.
+func FuzzParseTSV(f *testing.F) {
+	out, err := os.ReadFile("testdata/page.tsv")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(out)
+	f.Add(tsv("5\t1\t1\t1\t1\t1\t0\t0\t10\t10\t-1\tx"))
+	f.Fuzz(func(t *testing.T, out []byte) {
+		blocks, err := ParseTSV(out)
+		if err != nil {
+			if !errors.Is(err, extract.ErrCorrupt) {
+				t.Fatal(err)
+			}
+			return
+		}
+		for _, b := range blocks {
+			if b.Text == "" || strings.TrimSpace(b.Text) != b.Text || strings.ContainsAny(b.Text, "\n\r\t") || !utf8.ValidString(b.Text) ||
+				!(b.Confidence > 0 && b.Confidence <= 100) {
+				t.Fatalf("block %+v", b)
+			}
+		}
+	})
 }
