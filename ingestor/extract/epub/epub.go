@@ -43,10 +43,21 @@ func (Extractor) Extract(ctx context.Context, data []byte, name string, lim extr
 	}
 	doc, err := x.run(data)
 	if err != nil {
-		return nil, fmt.Errorf("epub %s: %w", x.name, err)
+		return nil, readable{oneLine(fmt.Sprintf("epub %s: %v", x.name, err), 2048), err}
 	}
 	return doc, nil
 }
+
+// readable is an error whose message is one line of clean text, however
+// hostile the names and bytes it quotes (a zip entry's name, a broken
+// XML token): it is shown to users and written to logs.
+type readable struct {
+	msg string
+	err error
+}
+
+func (e readable) Error() string { return e.msg }
+func (e readable) Unwrap() error { return e.err }
 
 // extraction is the state of one Extract call.
 type extraction struct {
