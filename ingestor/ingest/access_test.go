@@ -101,7 +101,7 @@ func TestFileVersionAccess(t *testing.T) {
 			status: pipeline.StatusFailed, groups: []string{"hr"}, source: "tag"},
 		{name: "unsupported file", key: "acme/x.bin", content: "\x7fELF\x02\x01\x00\x00binary", metadata: map[string]string{"Strata-Groups": "ops"},
 			status: pipeline.StatusUnsupported, groups: []string{"ops"}, source: "metadata"},
-		{name: "too large file", key: "acme/huge.md", content: strings.Repeat("a", 2000), metadata: map[string]string{"Strata-Groups": "ops"},
+		{name: "too large file", key: "acme/huge.md", content: strings.Repeat("a", 9000), metadata: map[string]string{"Strata-Groups": "ops"},
 			status: pipeline.StatusFailed, groups: []string{"ops"}, source: "metadata"},
 	}
 	for _, tt := range tests {

@@ -337,7 +337,7 @@ func (in *Ingestor) extract(ctx context.Context, fv *pipeline.FileVersion, key o
 	if len(doc.Blocks) == 0 {
 		reason := "no text found"
 		if doc.Format == "pdf" {
-			reason += " (a scanned or empty PDF: OCR is not supported)"
+			reason += " (an empty PDF, or scanned pages OCR could not read)"
 		}
 		if len(doc.Warnings) > 0 {
 			reason += "; " + strings.Join(doc.Warnings, "; ")

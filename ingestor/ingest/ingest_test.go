@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -122,7 +123,7 @@ func newIngestor(t *testing.T, objects map[string][]byte) (*Ingestor, *fakePub) 
 		t.Fatal(err)
 	}
 	pub := &fakePub{}
-	return New(Config{MaxObjectBytes: 1 << 10, MaxMessageBytes: 1 << 20, TargetTokens: 64, Limits: limits()}, fakeStore{objects: objects},
+	return New(Config{MaxObjectBytes: 8 << 10, MaxMessageBytes: 1 << 20, TargetTokens: 64, Limits: limits()}, fakeStore{objects: objects},
 		&fakeAssets{}, registry(), pub, &fakeStates{}, c, slog.New(slog.NewTextHandler(io.Discard, nil))), pub
 }
 
@@ -151,9 +152,9 @@ func TestFileVersions(t *testing.T) {
 		{key: "acme/latin1.txt", content: "caf\xe9", status: pipeline.StatusFailed, errContains: "invalid UTF-8"},
 		{key: "acme/photo.png", content: "\x89PNG\r\n\x1a\n\x00\x00", status: pipeline.StatusFailed, errContains: "corrupt"},
 		{key: "acme/archive.bin", content: "\x7fELF\x02\x01\x00\x00binary", status: pipeline.StatusUnsupported, format: "binary", errContains: "unsupported file type"},
-		{key: "acme/legacy.doc", content: "\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1rest", status: pipeline.StatusUnsupported, format: "binary", errContains: "legacy Office"},
+		{key: "acme/legacy.doc", content: legacyDoc(t), status: pipeline.StatusUnsupported, format: "binary", errContains: "legacy Office"},
 		{key: "acme/page.html", content: "<html><body><h1>Hi</h1><p>there</p></body></html>", status: pipeline.StatusIndexed, format: "html", chunks: 1},
-		{key: "acme/huge.md", content: strings.Repeat("a", 2000), status: pipeline.StatusFailed, errContains: "over the 1024 byte limit"},
+		{key: "acme/huge.md", content: strings.Repeat("a", 9000), status: pipeline.StatusFailed, errContains: "over the 8192 byte limit"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.key, func(t *testing.T) {
@@ -307,4 +308,14 @@ func TestStageTimes(t *testing.T) {
 	if !st.Uploaded.Equal(uploaded) || !st.Seen.Equal(fv.Object.SeenAt) || !st.Extracted.IsZero() {
 		t.Fatalf("pending stages %+v", st)
 	}
+}
+
+// legacyDoc is a Word 97-2003 file's compound file (detect's testdata).
+func legacyDoc(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../extract/detect/testdata/legacy.doc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

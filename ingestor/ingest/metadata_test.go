@@ -101,7 +101,7 @@ func TestMetadataOfUnreadFiles(t *testing.T) {
 	for _, c := range []struct{ name, key, content, status string }{
 		{"failed", "acme/empty.md", "", pipeline.StatusFailed},
 		{"unsupported", "acme/x.bin", "\x7fELF\x02\x01\x00\x00binary", pipeline.StatusUnsupported},
-		{"too large", "acme/huge.md", strings.Repeat("a", 2000), pipeline.StatusFailed},
+		{"too large", "acme/huge.md", strings.Repeat("a", 9000), pipeline.StatusFailed},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			store := fakeStore{objects: map[string][]byte{c.key: []byte(c.content)},

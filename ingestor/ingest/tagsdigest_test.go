@@ -196,7 +196,7 @@ func TestEventPathSendsTheTagsDigest(t *testing.T) {
 		}
 		return msg.Access
 	}
-	for name, size := range map[string]int{"upload": 3, "too large": 2000} {
+	for name, size := range map[string]int{"upload": 3, "too large": 9000} {
 		states := &fakeStates{}
 		s := store
 		if size > 1000 {

@@ -292,18 +292,13 @@ func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 // reason, never as documents without text.
 func ocrReader(cfg *Config, log *slog.Logger) extract.OCR {
 	if !cfg.OCR {
-		return noOCR{fmt.Errorf("%w: OCR is off (-ocr=false)", extract.ErrNoOCR)}
+		return ocr.Missing{Err: fmt.Errorf("%w: OCR is off (-ocr=false)", extract.ErrNoOCR)}
 	}
 	t, err := ocr.New(ocr.Config{Languages: cfg.OCRLanguages})
 	if err != nil {
 		log.Warn("OCR is not available: scans and pictures are recorded without their text", "error", err)
-		return noOCR{err}
+		return ocr.Missing{Err: err}
 	}
 	log.Info("OCR with Tesseract", "languages", t.Languages())
 	return t
 }
-
-// noOCR answers every OCR request with why there is none.
-type noOCR struct{ err error }
-
-func (n noOCR) Recognize(context.Context, []byte) ([]extract.OCRBlock, error) { return nil, n.err }

@@ -169,8 +169,13 @@ func (r Registry) Extract(ctx context.Context, data []byte, name string, lim ext
 		return nil, fmt.Errorf("%w: no extractor for %s", extract.ErrUnsupported, format)
 	}
 	if lim.Timeout > 0 {
+		// OCR has a time limit of its own, beside the reading's.
+		timeout := lim.Timeout
+		if lim.OCR != nil && lim.OCRTimeout > 0 && (format == PDF || format == Image) {
+			timeout += lim.OCRTimeout
+		}
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, lim.Timeout)
+		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
 	doc, err := ex.Extract(ctx, data, name, lim)

@@ -83,7 +83,7 @@ type Sample struct {
 
 // Errors are the errors callers classify (extract's sentinels); every
 // failure of an extractor wraps one of them.
-var Errors = []error{extract.ErrUnsupported, extract.ErrEncrypted, extract.ErrCorrupt, extract.ErrTooLarge, extract.ErrTimeout}
+var Errors = []error{extract.ErrUnsupported, extract.ErrEncrypted, extract.ErrCorrupt, extract.ErrTooLarge, extract.ErrTimeout, extract.ErrNoOCR}
 
 // Classified reports whether err wraps one of Errors.
 func Classified(err error) bool {
