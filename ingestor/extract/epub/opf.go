@@ -47,10 +47,9 @@ func rootfile(t *tokens) (string, error) {
 
 // item is a manifest entry.
 type item struct {
-	name       string // zip name, resolved against the OPF; "" when outside the zip
-	href       string // as written, for messages
-	mediaType  string
-	properties string
+	name      string // zip name, resolved against the OPF; "" when outside the zip
+	href      string // as written, for messages
+	mediaType string
 }
 
 // metaFields are the metadata elements read, by lower-cased local name
@@ -104,7 +103,7 @@ func parseOPF(t *tokens, name string) (*pkg, error) {
 						p.navID = id
 					}
 					if _, dup := p.manifest[id]; !dup {
-						p.manifest[id] = item{name: resolved, href: href, mediaType: strings.ToLower(strings.TrimSpace(attr(tok, "media-type"))), properties: attr(tok, "properties")}
+						p.manifest[id] = item{name: resolved, href: href, mediaType: strings.ToLower(strings.TrimSpace(attr(tok, "media-type")))}
 					}
 				}
 			case local == "spine":

@@ -82,16 +82,6 @@ func (a *archive) open(f *zip.File) (*partReader, error) {
 	return p, nil
 }
 
-// readAll decompresses a whole part (a picture).
-func (a *archive) readAll(f *zip.File) ([]byte, error) {
-	p, err := a.open(f)
-	if err != nil {
-		return nil, err
-	}
-	defer p.Close()
-	return io.ReadAll(p)
-}
-
 // partReader reads one part, failing once more bytes come out than its
 // limit allows. Declared sizes can lie; the bytes produced are counted.
 type partReader struct {

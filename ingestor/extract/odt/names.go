@@ -40,6 +40,7 @@ var (
 	textTab             = xml.Name{Space: nsText, Local: "tab"}
 	textLineBreak       = xml.Name{Space: nsText, Local: "line-break"}
 	textSoftPageBreak   = xml.Name{Space: nsText, Local: "soft-page-break"}
+	textSection         = xml.Name{Space: nsText, Local: "section"}
 	textNote            = xml.Name{Space: nsText, Local: "note"}
 	textNoteCitation    = xml.Name{Space: nsText, Local: "note-citation"}
 	textNoteBody        = xml.Name{Space: nsText, Local: "note-body"}

@@ -188,7 +188,7 @@ func TestMaxPages(t *testing.T) {
 
 // TestLists: markers by list style and level, numbering that starts
 // anew, at a start value or where the previous list stopped, list
-// headers without a marker.
+// headers without a marker. (And sections, shown and hidden.)
 func TestLists(t *testing.T) {
 	body := `<text:list text:style-name="Numbering_20_123">` +
 		`<text:list-header>` + p("Header, no marker") + `</text:list-header>` +
@@ -199,7 +199,9 @@ func TestLists(t *testing.T) {
 		p("Between.") +
 		`<text:list text:style-name="Numbering_20_123" text:continue-numbering="true"><text:list-item>` + p("eight") + `</text:list-item></text:list>` +
 		`<text:list text:style-name="Numbering_20_123"><text:list-item>` + p("one again") + `</text:list-item></text:list>` +
-		`<text:list text:style-name="Unknown"><text:list-item>` + h(2, "A heading in a list") + p("bullet of an unknown style") + `</text:list-item></text:list>`
+		`<text:list text:style-name="Unknown"><text:list-item>` + h(2, "A heading in a list") + p("bullet of an unknown style") + `</text:list-item></text:list>` +
+		`<text:section text:name="Hidden" text:display="none">` + p("Hidden section.") + `</text:section>` +
+		`<text:section text:name="Shown">` + p("Shown section.") + `</text:section>`
 	doc := mustRun(t, newDoc(body).zip(t))
 	checkBlocks(t, blockTexts(doc), []string{
 		"0 paragraph:0 Header, no marker",
@@ -214,6 +216,7 @@ func TestLists(t *testing.T) {
 		"0 paragraph:0 1. one again",
 		"0 heading:2 A heading in a list",
 		"0 paragraph:0 bullet of an unknown style",
+		"0 paragraph:0 Shown section.",
 	})
 }
 

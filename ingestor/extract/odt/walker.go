@@ -1,6 +1,7 @@
 package odt
 
 import (
+	"bytes"
 	"encoding/xml"
 	"strconv"
 	"strings"
@@ -50,7 +51,11 @@ func (w *walker) run() error {
 			return w.end(tok)
 		case xml.CharData:
 			if f := w.paragraph(); f != nil && len(tok) > 0 {
-				w.content(f)
+				// White space alone is no content: a page break may follow
+				// it in a pretty-printed file.
+				if len(bytes.TrimLeft(tok, " \t\r\n")) > 0 {
+					w.content(f)
+				}
 				f.appendText(tok)
 				return w.x.countText(len(tok))
 			}
@@ -79,6 +84,10 @@ func (w *walker) start(e xml.StartElement) error {
 		drawObject, drawObjectOLE, // embedded charts and formulas: parts of their own
 		metaDateString, dcDate: // a comment's date
 		return w.t.skip()
+	case textSection:
+		if attr(e, nsText, "display") == "none" { // a hidden section
+			return w.t.skip()
+		}
 	case officeText:
 		w.inBody = true
 		w.x.paged = attr(e, nsText, "use-soft-page-breaks") == "true"
