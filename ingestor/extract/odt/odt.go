@@ -35,11 +35,12 @@ const (
 )
 
 // textTypes are the media types of OpenDocument text: a document, a
-// template, a master document.
+// template, a master document, and a web page LibreOffice saved as ODT.
 var textTypes = map[string]bool{
 	"application/vnd.oasis.opendocument.text":          true,
 	"application/vnd.oasis.opendocument.text-template": true,
 	"application/vnd.oasis.opendocument.text-master":   true,
+	"application/vnd.oasis.opendocument.text-web":      true,
 }
 
 // Extractor extracts .odt (and flat .fodt) files. It implements

@@ -264,17 +264,22 @@ func TestWhitespace(t *testing.T) {
 }
 
 // TestHeadings: a heading's level is its own, else its style's, else 1;
-// past 6 it is 6; the Title style (or one derived from it) is a level-1
-// heading and the title when meta.xml has none; a heading too long for
-// one is a paragraph.
+// past 6 it is 6; a paragraph in a heading style (Heading_20_N, defined
+// or not, or derived from one) is a heading; the Title style (or one
+// derived from it) is a level-1 heading and the title when meta.xml has
+// none; a heading too long for one is a paragraph.
 func TestHeadings(t *testing.T) {
-	auto := `<style:style style:name="P1" style:family="paragraph" style:parent-style-name="Title"/>`
+	auto := `<style:style style:name="P1" style:family="paragraph" style:parent-style-name="Title"/>` +
+		`<style:style style:name="P2" style:family="paragraph" style:parent-style-name="Heading_20_3"/>`
 	long := strings.Repeat("long words ", 30)
 	body := `<text:p text:style-name="P1">Derived   Title</text:p>` +
 		`<text:h text:style-name="Heading_20_2">From the style</text:h>` +
 		`<text:h>No level</text:h>` +
 		`<text:h text:outline-level="9">Deep</text:h>` +
 		`<text:h text:outline-level="2">Multi<text:line-break/>line</text:h>` +
+		`<text:p text:style-name="Heading_20_2">A paragraph in a heading style</text:p>` +
+		`<text:p text:style-name="P2">Derived from Heading 3</text:p>` +
+		`<text:p text:style-name="Heading_20_x">Not a heading style</text:p>` +
 		`<text:h text:outline-level="2">` + long + `</text:h>`
 	d := newDoc("")
 	d["content.xml"] = []byte(contentXML(auto, body, false))
@@ -286,6 +291,9 @@ func TestHeadings(t *testing.T) {
 		"0 heading:1 No level",
 		"0 heading:6 Deep",
 		"0 heading:2 Multi line",
+		"0 heading:2 A paragraph in a heading style",
+		"0 heading:3 Derived from Heading 3",
+		"0 paragraph:0 Not a heading style",
 		"0 paragraph:0 " + strings.TrimSpace(long),
 	})
 	if doc.Title != "Derived Title" {

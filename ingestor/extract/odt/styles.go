@@ -3,6 +3,7 @@ package odt
 import (
 	"encoding/xml"
 	"strconv"
+	"strings"
 )
 
 // Styles matter to the text in three ways: a paragraph or table style may
@@ -109,12 +110,19 @@ func (s *styleSheet) pageBreakAfter(family, name string) bool {
 	return brk
 }
 
-// outline is a paragraph style's default outline level, 0 when none.
+// outline is a paragraph style's heading level, 0 when it is none: its
+// style:default-outline-level, or N for LibreOffice's built-in "Heading
+// N" (named Heading_20_N), inherited. LibreOffice writes a heading in
+// the outline as text:h, but a paragraph in a Heading style outside it
+// (HTML it imported, a document whose outline numbering was changed) as
+// text:p; it reads as a heading all the same.
 func (s *styleSheet) outline(name string) int {
 	level := 0
-	s.chain("paragraph", name, func(_ string, st *style) bool {
-		if st != nil {
+	s.chain("paragraph", name, func(n string, st *style) bool {
+		if st != nil && st.outline > 0 {
 			level = st.outline
+		} else if l, err := strconv.Atoi(strings.TrimPrefix(n, "Heading_20_")); err == nil && strings.HasPrefix(n, "Heading_20_") {
+			level = l
 		}
 		return level > 0
 	})

@@ -290,9 +290,9 @@ func (w *walker) exact(s string) error {
 }
 
 // startParagraph opens text:p or text:h. A heading's level is its
-// text:outline-level, else its style's default outline level, else 1;
-// levels past 6 are 6. A paragraph in the Title style is a level-1
-// heading, as in DOCX.
+// text:outline-level, else its style's (styleSheet.outline), else 1;
+// levels past 6 are 6. A paragraph in a heading style is a heading of
+// its level, and one in the Title style a level-1 heading, as in DOCX.
 func (w *walker) startParagraph(e xml.StartElement) {
 	name := attr(e, nsText, "style-name")
 	f := &frame{kind: paragraphFrame}
@@ -306,6 +306,10 @@ func (w *walker) startParagraph(e xml.StartElement) {
 		f.level = min(max(f.level, 1), 6)
 	case w.x.styles.isTitle(name):
 		f.heading, f.level, f.title = true, 1, true
+	default:
+		if level := w.x.styles.outline(name); level > 0 {
+			f.heading, f.level = true, min(level, 6)
+		}
 	}
 	if !f.heading {
 		f.marker = w.marker
