@@ -28,8 +28,8 @@ const (
 
 // archive is a zip's central directory, checked.
 type archive struct {
-	files map[string]*zip.File // by partKey; the first of duplicate names wins
-	size  uint64               // what all entries declare they expand to
+	entries []*zip.File
+	files   map[string]*zip.File // by partKey; the first of duplicate names wins
 }
 
 // partKey normalises a zip entry name for lookup: OPC and ODF part names
@@ -51,7 +51,7 @@ func (x *run) openZip(data []byte, count func(name string) bool) (*archive, erro
 	if len(zr.File) > maxEntries {
 		return nil, fmt.Errorf("%w: %d zip entries, more than %d", extract.ErrTooLarge, len(zr.File), maxEntries)
 	}
-	a := &archive{files: make(map[string]*zip.File, len(zr.File))}
+	a := &archive{entries: zr.File, files: make(map[string]*zip.File, len(zr.File))}
 	var declared uint64
 	for _, f := range zr.File {
 		k := partKey(f.Name)
@@ -62,7 +62,6 @@ func (x *run) openZip(data []byte, count func(name string) bool) (*archive, erro
 			return nil, fmt.Errorf("%w: zip entry %s expands %d times (%d bytes from %d): a zip bomb",
 				extract.ErrTooLarge, oneLine(f.Name, maxTitleBytes), f.UncompressedSize64/max(f.CompressedSize64, 1), f.UncompressedSize64, f.CompressedSize64)
 		}
-		a.size += f.UncompressedSize64
 		if count(k) {
 			if declared += f.UncompressedSize64; declared > uint64(x.lim.MaxUncompressed) || declared < f.UncompressedSize64 {
 				return nil, fmt.Errorf("%w: the archive expands to more than MaxUncompressed (%d bytes)", extract.ErrTooLarge, x.lim.MaxUncompressed)
@@ -70,6 +69,29 @@ func (x *run) openZip(data []byte, count func(name string) bool) (*archive, erro
 		}
 	}
 	return a, nil
+}
+
+// verify decompresses every entry and checks it against its header:
+// excelize keeps whatever comes out of an entry, ignoring a checksum that
+// does not match, data that breaks off or more bytes than the header says,
+// so a damaged sheet would read as a shorter one. Decompressing costs
+// little next to parsing.
+func (x *run) verify(a *archive) error {
+	for _, f := range a.entries {
+		if err := x.checkCtx(); err != nil {
+			return err
+		}
+		rc, cr, err := open(f, x.lim.MaxUncompressed)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(io.Discard, cr)
+		rc.Close()
+		if err != nil {
+			return classify(err, "zip entry %s", oneLine(f.Name, maxTitleBytes))
+		}
+	}
+	return nil
 }
 
 // capReader reads a zip entry and fails once more than max bytes come out

@@ -36,7 +36,7 @@ func TestConformanceODS(t *testing.T) {
 		Samples: []extracttest.Sample{
 			{Name: "workbook.ods", Data: readFile(t, "workbook.ods")},
 			{Name: "workbook.fods", Data: readFile(t, "workbook.fods")},
-			{Name: "stored.ods", Data: zipParts(t, map[string]string{"content.xml": odsContent(odsSheet("One", "", `<table:table-row>` + odsCell("stored") + `</table:table-row>`))}, true)},
+			{Name: "stored.ods", Data: zipParts(t, map[string]string{"content.xml": odsContent(odsSheet("One", "", `<table:table-row>`+odsCell("stored")+`</table:table-row>`))}, true)},
 		},
 		Big:       &extracttest.Sample{Name: "big.ods", Data: odsFile(t, odsSheet("Big", "", `<table:table-row>`+odsCell("Name")+odsCell("Value")+`</table:table-row>`+big.String()), "")},
 		Container: true,

@@ -95,6 +95,37 @@ func random(n int) []byte {
 	return b
 }
 
+// named is the data of the sample called name.
+func named(tb testing.TB, samples []extracttest.Sample, name string) []byte {
+	tb.Helper()
+	for _, s := range samples {
+		if s.Name == name {
+			return s.Data
+		}
+	}
+	tb.Fatalf("no sample %s", name)
+	return nil
+}
+
+// truncated is the first half of a testdata file.
+func truncated(tb testing.TB, name string) []byte {
+	data := readFile(tb, name)
+	return data[:len(data)/2]
+}
+
+// badChecksum changes one byte of the first stored entry's data, so only
+// its checksum can tell.
+func badChecksum(tb testing.TB, stored []byte) []byte {
+	tb.Helper()
+	i := bytes.Index(stored, []byte("<?xml"))
+	if i < 0 {
+		tb.Fatal("no stored XML")
+	}
+	out := bytes.Clone(stored)
+	out[i+2] = 'X' // <?Xml: a byte a checksum sees
+	return out
+}
+
 // oleFile is an OLE header followed by a stream name in UTF-16LE.
 func oleFile(stream string) []byte {
 	data := append([]byte(oleMagic), make([]byte, 504)...)
@@ -119,13 +150,19 @@ func inline(ref, text string) string {
 	return `<c r="` + ref + `" t="inlineStr"><is><t>` + text + `</t></is></c>`
 }
 
-// ampSheets is a workbook whose one shared string of a megabyte is
-// referred to by every cell of rows of 16,384 cells: excelize alone would
-// copy it into every cell, gigabytes per row.
+// ampWorkbook is a workbook whose one shared string of a megabyte is
+// referred to by every cell of two rows of 16,384 cells: excelize alone
+// would copy it into every cell, 16 GB per row. The string is random
+// letters and the sheet under a megabyte, so no zip-bomb check refuses
+// them first.
 func ampWorkbook(tb testing.TB) []byte {
 	row := `<row>` + strings.Repeat(`<c t="s"><v>0</v></c>`, maxColumns) + `</row>`
-	parts := xlsxParts(strings.Repeat(row, 8))
-	parts["xl/sharedStrings.xml"] = sstXML(strings.Repeat("x", 1<<20))
+	parts := xlsxParts(strings.Repeat(row, 2))
+	letters := random(1 << 20)
+	for i := range letters {
+		letters[i] = 'a' + letters[i]%26
+	}
+	parts["xl/sharedStrings.xml"] = sstXML(string(letters))
 	return zipParts(tb, parts, false)
 }
 
@@ -142,7 +179,9 @@ func xlsxHostile(tb testing.TB) []extracttest.Sample {
 	return []extracttest.Sample{
 		{Name: "bomb-ratio.xlsx", Data: withEntry(tb, good, "xl/media/bomb.bin", zeros{}, 100<<20), Want: extract.ErrTooLarge},
 		{Name: "bomb-size.xlsx", Data: withRawEntry(tb, good, "xl/media/big.bin", random(2<<20), 300<<20), Want: extract.ErrTooLarge},
-		{Name: "lying.xlsx", Data: withRawEntry(tb, good, "xl/worksheets/sheet2.xml", bytes.Repeat([]byte("<row/>"), 1<<20), 100), Want: extract.ErrCorrupt},
+		{Name: "lying.xlsx", Data: withRawEntry(tb, good, "xl/worksheets/sheet2.xml", bytes.Repeat([]byte("<row/>"), 1<<20), 100), Want: extract.ErrTooLarge},
+		{Name: "checksum.xlsx", Data: badChecksum(tb, zipParts(tb, good, true)), Want: extract.ErrCorrupt},
+		{Name: "truncated.xlsx", Data: truncated(tb, "workbook.xlsx"), Want: extract.ErrCorrupt},
 		{Name: "amplified.xlsx", Data: ampWorkbook(tb), Want: extract.ErrTooLarge},
 		{Name: "wide.xlsx", Data: zipParts(tb, xlsxParts(`<row r="1">`+inline("A1", "x")+`</row>`+strings.Repeat(`<c r="A1"><v>1</v></c>`, maxColumns+1)), false), Want: extract.ErrCorrupt},
 		{Name: "billion-rows.xlsx", Data: zipParts(tb, xlsxParts(`<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><dimension ref="A1:XFD1048576"/><sheetData>`+
@@ -181,6 +220,9 @@ func odsHostile(tb testing.TB) []extracttest.Sample {
 		{Name: "no-content.ods", Data: zipParts(tb, map[string]string{"meta.xml": "<a/>"}, false), Want: extract.ErrCorrupt},
 		{Name: "no-sheets.fods", Data: []byte(`<?xml version="1.0"?><office:document ` + odsNS + `><office:body/></office:document>`), Want: extract.ErrCorrupt},
 		{Name: "legacy.ods", Data: oleFile("Workbook"), Want: extract.ErrUnsupported},
+		{Name: "truncated.ods", Data: truncated(tb, "workbook.ods"), Want: extract.ErrCorrupt},
+		{Name: "truncated.fods", Data: truncated(tb, "workbook.fods"), Want: extract.ErrCorrupt},
+		{Name: "malformed.ods", Data: zipParts(tb, map[string]string{"content.xml": strings.Replace(content, "</text:p>", "", 1)}, false), Want: extract.ErrCorrupt},
 	}
 }
 
@@ -244,7 +286,7 @@ func checkHostile(t *testing.T, doc *extract.Document, err error, s extracttest.
 // dimension of the whole grid) is read in well under a second, both
 // values in place.
 func TestBillionRowsXLSX(t *testing.T) {
-	data := xlsxHostile(t)[5].Data
+	data := named(t, xlsxHostile(t), "billion-rows.xlsx")
 	start := time.Now()
 	doc := extractOK(t, XLSX{}, xlsxProfile, data, "billion-rows.xlsx")
 	if d := time.Since(start); d > 2*time.Second {
@@ -284,7 +326,7 @@ func TestRepeatedValuesODS(t *testing.T) {
 	lim := extract.DefaultLimits()
 	lim.MaxTextBytes = 1 << 20
 	start := time.Now()
-	_, err := ODS{}.Extract(context.Background(), odsHostile(t)[4].Data, "billion-values.ods", lim)
+	_, err := ODS{}.Extract(context.Background(), named(t, odsHostile(t), "billion-values.ods"), "billion-values.ods", lim)
 	if !errors.Is(err, extract.ErrTooLarge) || !strings.Contains(err.Error(), "MaxTextBytes (1048576 bytes)") {
 		t.Errorf("got %v, want ErrTooLarge naming MaxTextBytes", err)
 	}
@@ -303,8 +345,8 @@ func TestSharedStringAmplification(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	_, err := XLSX{}.Extract(context.Background(), data, "amp.xlsx", extract.DefaultLimits())
 	runtime.ReadMemStats(&after)
-	if !errors.Is(err, extract.ErrTooLarge) {
-		t.Fatalf("got %v, want ErrTooLarge", err)
+	if !errors.Is(err, extract.ErrTooLarge) || !strings.Contains(err.Error(), "MaxTextBytes") {
+		t.Fatalf("got %v, want ErrTooLarge for the text", err)
 	}
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 400<<20 {
 		t.Errorf("allocated %d MB", alloc>>20)
@@ -368,7 +410,7 @@ func TestRowSteps(t *testing.T) {
 // TestPastLastRow: a row numbered past the last a sheet can have ends
 // the sheet with a warning.
 func TestPastLastRow(t *testing.T) {
-	doc := extractOK(t, XLSX{}, xlsxProfile, xlsxHostile(t)[6].Data, "past.xlsx")
+	doc := extractOK(t, XLSX{}, xlsxProfile, named(t, xlsxHostile(t), "past-last-row.xlsx"), "past.xlsx")
 	if len(doc.Warnings) != 1 || !strings.Contains(doc.Warnings[0], "rows past row 1048576 not read") {
 		t.Errorf("warnings %q", doc.Warnings)
 	}

@@ -26,7 +26,8 @@ import (
 //   - every part is scanned (scanPart) before a sheet is read: a row of
 //     more than maxColumns cells is refused (excelize gathers into one
 //     row every cell up to the next <row>, inside it or not), and so is a
-//     cell whose escapes would take excelize more than maxCellCost steps;
+//     an inline string whose escapes would take excelize more than
+//     maxCellCost steps;
 //   - shared strings longer than longString are replaced, in excelize's
 //     table, by a short placeholder; the row reader copies that, and
 //     expand puts the string back one cell at a time, as it is written;
@@ -75,7 +76,7 @@ func (x *run) guard(f *excelize.File) (*guard, error) {
 }
 
 // scanParts refuses a workbook with a part that has a row of more than
-// maxColumns cells, or a cell whose text excelize would take more than
+// maxColumns cells, or an inline string excelize would take more than
 // maxCellCost steps to unescape.
 func scanParts(f *excelize.File) error {
 	var wide, costly []string
@@ -97,7 +98,7 @@ func scanParts(f *excelize.File) error {
 		return fmt.Errorf("%w: %s has a row of more than %d cells", extract.ErrCorrupt, oneLine(slices.Min(wide), maxTitleBytes), maxColumns)
 	}
 	if len(costly) > 0 {
-		return fmt.Errorf("%w: %s has a cell of more than %d escapes times bytes", extract.ErrCorrupt, oneLine(slices.Min(costly), maxTitleBytes), maxCellCost)
+		return fmt.Errorf("%w: %s has an inline string too costly to unescape (escapes times bytes over %d)", extract.ErrCorrupt, oneLine(slices.Min(costly), maxTitleBytes), maxCellCost)
 	}
 	return nil
 }
@@ -107,23 +108,27 @@ func scanParts(f *excelize.File) error {
 //   - widest, the most <c> elements (cells, by local name) between two
 //     <row> starts, or before the first: what the reader gathers into one
 //     row;
-//   - cost, the most that unescaping one cell's text can take:
-//     excelize undoes _xHHHH_ escapes by appending to a string, a copy
-//     of the text so far for each, so a megabyte string of escapes takes
-//     terabytes. A cell's span (up to the next cell or row) bounds its
-//     text, and its '&' and "_x" bound the escapes (a character
-//     reference can spell "_x"): their product bounds the cost.
+//   - cost, the most that unescaping one inline string can take:
+//     excelize undoes _xHHHH_ escapes by appending to a string, a copy of
+//     the text so far for each, so a megabyte string of escapes takes
+//     terabytes. The span from <is> to the next cell or row bounds the
+//     string, and its '&' and "_x" bound the escapes (a character
+//     reference can spell "_x"): their product bounds the cost. (Shared
+//     strings are unescaped by excelize only when short; see loadSST.)
 //
 // Comments, CDATA sections and processing instructions are not markup,
 // so what they quote cannot split a row; elsewhere in XML a '<' always
 // starts markup. It reads bytes, not XML, so it costs little next to the
 // parse.
 func scanPart(b []byte) (widest int, cost int64) {
-	cells, span := 0, b
-	closeSpan := func(end []byte) {
-		text := span[:len(span)-len(end)]
-		escapes := int64(bytes.Count(text, []byte("&")) + bytes.Count(text, []byte("_x")))
-		cost, span = max(cost, escapes*int64(len(text))), end
+	cells := 0
+	var inline []byte // from the last <is> on, while it is open
+	closeInline := func(rest []byte) {
+		if inline != nil {
+			text := inline[:len(inline)-len(rest)]
+			escapes := int64(bytes.Count(text, []byte("&")) + bytes.Count(text, []byte("_x")))
+			cost, inline = max(cost, escapes*int64(len(text))), nil
+		}
 	}
 	for {
 		i := bytes.IndexByte(b, '<')
@@ -142,15 +147,18 @@ func scanPart(b []byte) (widest int, cost int64) {
 		default:
 			switch string(localName(b)) {
 			case "row":
-				closeSpan(b)
+				closeInline(b)
 				widest, cells = max(widest, cells), 0
 			case "c":
-				closeSpan(b)
+				closeInline(b)
 				cells++
+			case "is":
+				closeInline(b)
+				inline = b
 			}
 		}
 	}
-	closeSpan(span[len(span):])
+	closeInline(nil)
 	return max(widest, cells), cost
 }
 
