@@ -1088,9 +1088,21 @@ func TestAccessTagChange(t *testing.T) {
 		seen bool
 	}
 	var looks []look
+	var looksMu sync.Mutex
+	looksAfter := func(at time.Time) (n int) { // calls answered after at
+		looksMu.Lock()
+		defer looksMu.Unlock()
+		for _, l := range looks {
+			if l.at.After(at) {
+				n++
+			}
+		}
+		return n
+	}
 	stop := make(chan struct{})
 	loopDone := make(chan struct{})
 	looper := &accCaller{transport: "http-default", key: accessMember, c: connect(t, url, accessMember.key)}
+	loopStart := time.Now()
 	go func() {
 		defer close(loopDone)
 		for {
@@ -1100,10 +1112,15 @@ func TestAccessTagChange(t *testing.T) {
 			default:
 			}
 			ok, _ := sees(looper)
+			looksMu.Lock()
 			looks = append(looks, look{time.Now(), ok})
+			looksMu.Unlock()
 		}
 	}()
-	time.Sleep(300 * time.Millisecond)
+	waitUntil(t, "the looping member's first searches before the tag change", 60*time.Second, func() (bool, string) {
+		n := looksAfter(loopStart)
+		return n >= 2, fmt.Sprintf("%d calls answered", n)
+	})
 
 	newTags, err := tags.MapToObjectTags(map[string]string{"strata-groups": "finance"})
 	if err != nil {
@@ -1136,9 +1153,15 @@ func TestAccessTagChange(t *testing.T) {
 				financeGained = time.Since(changed)
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // the poll interval
 	}
-	time.Sleep(500 * time.Millisecond) // the loop keeps going past the change
+	// The loop keeps going past the change: two calls answered more than
+	// 500 ms after both keys saw it (the second begun after that).
+	applied := time.Now()
+	waitUntil(t, "the looping member's calls 500 ms past the applied tag change", 60*time.Second, func() (bool, string) {
+		n := looksAfter(applied.Add(500 * time.Millisecond))
+		return n >= 2, fmt.Sprintf("%d calls answered since, %s after the change applied", n, time.Since(applied).Round(time.Millisecond))
+	})
 	close(stop)
 	<-loopDone
 	t.Logf("tag change applied: the member lost the document after %s, the finance key gained it after %s",
@@ -1281,7 +1304,7 @@ func revokeWhileCalling(t *testing.T, h *harness, token string) {
 		if time.Since(created) > time.Second {
 			t.Fatalf("a created key is not accepted within 1 s: %v", err)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // the poll interval; 1 s is the documented bound
 	}
 	defer c.Close()
 	call := func() (served bool, text string) {
@@ -1301,7 +1324,19 @@ func revokeWhileCalling(t *testing.T, h *harness, token string) {
 		served bool
 	}
 	var results []result
+	var resultsMu sync.Mutex
+	answered := func(after time.Time, servedOnly bool) (n int) {
+		resultsMu.Lock()
+		defer resultsMu.Unlock()
+		for _, r := range results {
+			if r.at.After(after) && (r.served || !servedOnly) {
+				n++
+			}
+		}
+		return n
+	}
 	stop, done := make(chan struct{}), make(chan struct{})
+	loopStart := time.Now()
 	go func() {
 		defer close(done)
 		for {
@@ -1311,13 +1346,22 @@ func revokeWhileCalling(t *testing.T, h *harness, token string) {
 			default:
 			}
 			served, _ := call()
+			resultsMu.Lock()
 			results = append(results, result{time.Now(), served})
+			resultsMu.Unlock()
 		}
 	}()
-	time.Sleep(300 * time.Millisecond)
+	waitUntil(t, "the looping client served before the revoke", 60*time.Second, func() (bool, string) {
+		return answered(loopStart, true) > 0, fmt.Sprintf("%d calls answered, none served", answered(loopStart, false))
+	})
 	cli.ok("keys", "revoke", "finance-agent")
 	revoked := time.Now()
-	time.Sleep(1500 * time.Millisecond)
+	// The loop keeps calling past the 1-s bound: two calls answered 1.5 s
+	// after the revoke or later (the second begun after that).
+	waitUntil(t, "the looping client's calls 1.5 s past the revoke", 60*time.Second, func() (bool, string) {
+		n := answered(revoked.Add(1500*time.Millisecond), false)
+		return n >= 2, fmt.Sprintf("%d calls answered since, %s after the revoke", n, time.Since(revoked).Round(time.Millisecond))
+	})
 	close(stop)
 	<-done
 	var lastServed time.Time

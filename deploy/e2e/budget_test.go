@@ -60,7 +60,10 @@ func raw2026(t *testing.T, url, key, tool, args, client string) string {
 // budget (NATS KV); answers warn near the end and the call after it is refused.
 func TestToolBudget(t *testing.T) {
 	st := up(t, t.TempDir(), nil, false, "STRATA_TOOL_BUDGET=6", "STRATA_TOOL_BUDGET_WARN=2")
-	t.Cleanup(func() { st.Stop(15 * time.Second) })
+	t.Cleanup(func() {
+		st.Stop(15 * time.Second) // the replica too: it is one of st.Services
+		dumpLogsOnFailure(t, st)
+	})
 	h := harnessFor(t, st)
 	h.put("acme/b.md", "# B\n\nbudgetword\n")
 	h.settle()
@@ -73,11 +76,11 @@ func TestToolBudget(t *testing.T) {
 	env := append([]string{}, st.ServiceEnv["queryd"]...)
 	env = append(env, fmt.Sprintf("STRATA_ADDR=127.0.0.1:%d", ports[0]))
 	replica, err := servers.Start(servers.Spec{Name: "queryd-2", Path: filepath.Join(st.BinDir(), "queryd"), Env: env,
-		LogFile: filepath.Join(t.TempDir(), "queryd-2.log")})
+		LogFile: filepath.Join(filepath.Dir(st.Services["queryd"].LogFile), "queryd-2.log")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { replica.Stop(5 * time.Second) })
+	st.Services["queryd-2"] = replica // stopped with the stack; its log kept with the others on failure
 	urlB := fmt.Sprintf("http://127.0.0.1:%d/mcp", ports[0])
 	if err := replica.WaitReady(t.Context(), servers.HTTPReady(fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[0]))); err != nil {
 		t.Fatal(err)

@@ -152,7 +152,7 @@ func TestEveryMCPClient(t *testing.T) {
 		if body := raw2026(t, url, key, "search_keyword", `{"query":"clientword"}`, "raw-2026-other"); strings.Contains(body, "exhausted") {
 			t.Fatalf("another client name is another run: %s", body)
 		}
-		time.Sleep(idleGap + time.Second)
+		time.Sleep(idleGap + time.Second) // deliberately idle past the configured gap: the run ages out
 		if body := raw2026(t, url, key, "search_keyword", `{"query":"clientword"}`, "raw-2026-agent"); strings.Contains(body, `"isError":true`) || strings.Contains(body, "Tool budget") {
 			t.Fatalf("after the idle gap a new run starts: %s", body)
 		}

@@ -90,19 +90,19 @@ func TestClusterSurvivesNodeAndReplicaLoss(t *testing.T) {
 					if _, err = h.s3.PutObject(ctx, localstack.Bucket, key, strings.NewReader(body), int64(len(body)), minio.PutObjectOptions{}); err == nil {
 						break
 					}
-					time.Sleep(500 * time.Millisecond)
+					time.Sleep(500 * time.Millisecond) // a client's back-off between attempts (30 s in all)
 				}
 				if err != nil {
 					errs <- fmt.Errorf("put %s: %w", key, err)
 				}
 				done.Add(1)
-				time.Sleep(30 * time.Millisecond)
+				time.Sleep(30 * time.Millisecond) // spread the uploads out, so the kills come in the middle of them
 			}
 		}()
 	}
-	for done.Load() < n/3 {
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitUntil(t, fmt.Sprintf("a third of the %d uploads done before the kills", n), 90*time.Second, func() (bool, string) {
+		return done.Load() >= n/3, fmt.Sprintf("%d done", done.Load())
+	})
 	t.Log("killing one NATS node and the second replica of each worker with SIGKILL")
 	st.Servers.NATSPeers[1].Kill()
 	for _, svc := range []string{"ingestor", "embedder", "indexer"} {

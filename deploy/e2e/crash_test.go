@@ -46,33 +46,33 @@ func TestWorkersKilledMidBatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		// Polled often: work queued in a stage does not stay long.
+		var queued string
+		waitEvery(t, name+" to have work queued to be killed in", 5*time.Millisecond, 60*time.Second, func() (bool, string) {
 			ci, err := c.Info(ctx)
-			if err == nil && ci.NumPending+uint64(ci.NumAckPending) > 0 {
-				t.Logf("killing %s with SIGKILL: %d pending, %d in flight", name, ci.NumPending, ci.NumAckPending)
-				h.stack.Process(name).Kill()
-				if err := h.stack.StartService(ctx, name); err != nil {
-					t.Fatalf("restart %s: %v", name, err)
-				}
-				return
+			if err != nil {
+				return false, err.Error()
 			}
+			queued = fmt.Sprintf("%d pending, %d in flight", ci.NumPending, ci.NumAckPending)
+			return ci.NumPending+uint64(ci.NumAckPending) > 0, queued
+		})
+		t.Logf("killing %s with SIGKILL: %s", name, queued)
+		h.stack.Process(name).Kill()
+		if err := h.stack.StartService(ctx, name); err != nil {
+			t.Fatalf("restart %s: %v", name, err)
 		}
-		t.Fatalf("%s never had work queued to be killed in", name)
 	}
 	// First mid-burst, while the ingestor works on live events (not kept
 	// anywhere: their durable copies must carry them), then on the durable path.
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if v := metric(t, h.stack.Ports().Ingestor, `strata_ingestor_live_events_total{outcome="processed"}`); v >= 5 {
-			t.Logf("killing ingestor with SIGKILL after %v live events", v)
-			h.stack.Process("ingestor").Kill()
-			if err := h.stack.StartService(ctx, "ingestor"); err != nil {
-				t.Fatalf("restart ingestor: %v", err)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the ingestor never processed live events")
-		}
+	var live float64
+	waitEvery(t, "the ingestor to process 5 live events", 5*time.Millisecond, 60*time.Second, func() (bool, string) {
+		live = metric(t, h.stack.Ports().Ingestor, `strata_ingestor_live_events_total{outcome="processed"}`)
+		return live >= 5, fmt.Sprintf("%v processed", live)
+	})
+	t.Logf("killing ingestor with SIGKILL after %v live events", live)
+	h.stack.Process("ingestor").Kill()
+	if err := h.stack.StartService(ctx, "ingestor"); err != nil {
+		t.Fatalf("restart ingestor: %v", err)
 	}
 	killWhenBusy("indexer", pipeline.ChunksStream, pipeline.IndexerChunksConsumer)
 	killWhenBusy("ingestor", pipeline.ObjectsStream, pipeline.IngestorConsumer)
@@ -124,7 +124,7 @@ func (h *harness) expectExactly(n int, wait time.Duration, file func(i int) (pat
 			}
 			h.t.Fatalf("not all %d files indexed: %v\nmissing: %v", n, out, missing)
 		}
-		time.Sleep(time.Second)
+		time.Sleep(time.Second) // the poll interval
 	}
 	if out["chunkCount"] != float64(n) || out["failedCount"] != 0.0 {
 		h.t.Fatalf("want exactly %d documents with one chunk each and no failures, got %v", n, out)

@@ -258,7 +258,7 @@ func TestModelChangeEmbedsSideBySide(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("searches did not switch to the new model once it covered the project: %q", searchModel())
 		}
-		time.Sleep(time.Second)
+		time.Sleep(time.Second) // the poll interval
 	}
 	if texts.Load() < int64(len(embeddingDocs)) {
 		t.Fatalf("the new model embedded %d texts", texts.Load())

@@ -62,10 +62,34 @@ func TestLostTagChangeIsReconciled(t *testing.T) {
 	if before.err || seq == 0 {
 		t.Fatalf("list_changes before the change: %s", before)
 	}
-	// Reconcile passes ran while the pipeline settled: whatever they sent
-	// is in the stream by now, and nothing was lost yet.
-	time.Sleep(3 * time.Second)
-	h.settle()
+	// A pass publishes a reindex request of acme to the objects stream (one
+	// per interval); awaitPasses waits for n more and their handling.
+	requests := pipeline.ReindexSubject + ".acme"
+	passes := func() uint64 {
+		t.Helper()
+		st, err := h.js.Stream(ctx, pipeline.ObjectsStream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := st.Info(ctx, jetstream.WithSubjectFilter(requests))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.State.Subjects[requests]
+	}
+	awaitPasses := func(n uint64) {
+		t.Helper()
+		from := passes()
+		waitUntil(t, fmt.Sprintf("%d more reconcile passes (%s requests in %s)", n, requests, pipeline.ObjectsStream), 90*time.Second, func() (bool, string) {
+			got := passes() - from
+			return got >= n, fmt.Sprintf("%d passes", got)
+		})
+		h.settle()
+	}
+	// Reconcile passes ran while the pipeline settled: two more, the last
+	// on objects older than the minimum age, and whatever they sent is in
+	// the stream, and nothing was lost yet.
+	awaitPasses(2)
 	subject := pipeline.ChunksSubjectFor("acme")
 	sent := func() uint64 {
 		t.Helper()
@@ -116,8 +140,7 @@ func TestLostTagChangeIsReconciled(t *testing.T) {
 	}
 
 	// Several more passes: they find nothing else to send.
-	time.Sleep(6 * time.Second)
-	h.settle()
+	awaitPasses(3)
 	if n := sent() - sentBefore; n != 1 {
 		t.Errorf("the reconcile added %d messages to %s, want 1 (the tag change; the unchanged document is not sent)", n, subject)
 	}

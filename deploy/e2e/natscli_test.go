@@ -226,9 +226,12 @@ func TestREADMENATSCommands(t *testing.T) {
 	before, from := h.watermark("acme"), h.lastObjectsSeq()
 	sh.readme(`nats pub strata.reindex.acme '{}'`)
 	h.events++
-	h.settle()
-	time.Sleep(500 * time.Millisecond)
-	h.settle()
+	var request uint64
+	waitUntil(t, "the reindex request stored in OBJECTS", 60*time.Second, func() (bool, string) {
+		request = h.lastObjectsSeq()
+		return request > from, fmt.Sprintf("last sequence %d, %d before the request", request, from)
+	})
+	h.awaitIngested(request) // the request handled: anything it re-emitted is processed too
 	if got := h.reemitted(from); len(got) != 0 || h.watermark("acme") != before {
 		t.Fatalf("an unforced reindex of unchanged files re-emitted %v; watermark %v -> %v", got, before, h.watermark("acme"))
 	}
@@ -268,11 +271,10 @@ func TestREADMENATSCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.put("acme/lag.md", "# Lag\n\nwaits for the ingestor\n")
-	for deadline := time.Now().Add(30 * time.Second); h.lastObjectsSeq() < from+4; time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the upload's event never reached OBJECTS")
-		}
-	}
+	waitUntil(t, "the upload's event to reach OBJECTS", 60*time.Second, func() (bool, string) {
+		last := h.lastObjectsSeq()
+		return last >= from+4, fmt.Sprintf("last sequence %d, want %d", last, from+4)
+	})
 	if row := consumerRow(t, sh.readme(`nats consumer report OBJECTS`), pipeline.IngestorConsumer); row["Unprocessed"] != "1" {
 		t.Fatalf("lag of the stopped ingestor: %v", row)
 	}

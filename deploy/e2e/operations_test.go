@@ -56,18 +56,18 @@ func TestReindexAndRedrive(t *testing.T) {
 	h.settle()
 	before := h.watermark("acme")
 
-	publish := func(subject string, body any) {
+	publish := func(subject string, body any) uint64 {
 		b, _ := json.Marshal(body)
-		if _, err := h.js.Publish(ctx, subject, b); err != nil {
+		ack, err := h.js.Publish(ctx, subject, b)
+		if err != nil {
 			t.Fatal(err)
 		}
+		return ack.Sequence
 	}
 	// nats pub strata.reindex.acme '{}'
-	publish("strata.reindex.acme", pipeline.ReindexRequest{})
+	seq := publish("strata.reindex.acme", pipeline.ReindexRequest{})
 	h.events++
-	h.settle()
-	time.Sleep(500 * time.Millisecond)
-	h.settle()
+	h.awaitIngested(seq) // the request handled: anything it re-emitted is processed too
 	if got := h.watermark("acme"); got != before {
 		t.Fatalf("an unforced reindex of unchanged files committed something: watermark %v -> %v", before, got)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,6 +27,7 @@ func TestServersRestartedWhileIngesting(t *testing.T) {
 	ctx := context.Background()
 	const n = 60
 	var wg sync.WaitGroup
+	var done atomic.Int64
 	errs := make(chan error, n)
 	for w := range 4 {
 		wg.Add(1)
@@ -39,18 +41,23 @@ func TestServersRestartedWhileIngesting(t *testing.T) {
 					if _, err = h.s3.PutObject(ctx, localstack.Bucket, key, strings.NewReader(body), int64(len(body)), minio.PutObjectOptions{}); err == nil {
 						break
 					}
-					time.Sleep(500 * time.Millisecond)
+					time.Sleep(500 * time.Millisecond) // a client's back-off between attempts (60 s in all)
 				}
 				if err != nil {
 					errs <- fmt.Errorf("put %s: %w", key, err)
 				}
-				time.Sleep(50 * time.Millisecond)
+				done.Add(1)
+				time.Sleep(50 * time.Millisecond) // spread the uploads out, so the kills come in the middle of them
 			}
 		}()
 	}
-	for _, name := range []string{servers.NATSServer.Name, servers.MinIO.Name, servers.Weaviate.Name} {
-		time.Sleep(400 * time.Millisecond)
-		t.Logf("killing %s with SIGKILL and restarting it", name)
+	// Each server is killed a further sixth of the uploads on: 10, 20, 30 done.
+	for i, name := range []string{servers.NATSServer.Name, servers.MinIO.Name, servers.Weaviate.Name} {
+		want := int64(i+1) * n / 6
+		waitUntil(t, fmt.Sprintf("%d of the %d uploads done before killing %s", want, n, name), 90*time.Second, func() (bool, string) {
+			return done.Load() >= want, fmt.Sprintf("%d done", done.Load())
+		})
+		t.Logf("killing %s with SIGKILL and restarting it after %d uploads", name, done.Load())
 		if err := h.stack.Servers.Restart(ctx, name); err != nil {
 			t.Fatalf("restart %s: %v", name, err)
 		}

@@ -21,6 +21,8 @@ func TestStrataTools(t *testing.T) {
 	// Read-your-writes: the wait starts before the upload exists.
 	uploaded := make(chan struct{})
 	go func() {
+		// Deliberately late: nothing outside queryd shows that its wait has
+		// begun, so the upload comes 300 ms after the call was sent.
 		time.Sleep(300 * time.Millisecond)
 		h.put("acme/fresh/new.md", "# Fresh\n\nfreshlyuploadedword appears here\n")
 		close(uploaded)

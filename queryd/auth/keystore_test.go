@@ -299,7 +299,7 @@ func TestKeyStoreKeepsKeysWhileNATSIsDown(t *testing.T) {
 		t.Fatal("stored key refused before the outage")
 	}
 	srv.stop(t)
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // deliberately: the replica has had time to lose its connection
 	if r.status(key) != 200 {
 		t.Fatal("stored key refused while NATS is down: the store must keep the keys it knew")
 	}

@@ -226,9 +226,12 @@ func TestCatalogAdvancesOnlyAfterLoading(t *testing.T) {
 	log.mu.Lock()
 	log.gate = gate
 	log.mu.Unlock()
+	log.mu.Lock()
+	loads := log.loads
+	log.mu.Unlock()
 	log.commit("acme", "b.md", 2, pipeline.StatusIndexed, 4, false)
 	publishSeq(t, kv, "acme", 2)
-	time.Sleep(100 * time.Millisecond)
+	waitFor(t, "the load of sequence 2 held at the gate", func() bool { log.mu.Lock(); defer log.mu.Unlock(); return log.loads > loads })
 	if wm, _ := c.Watermark("acme"); wm != 1 {
 		t.Fatalf("watermark advanced to %d before its versions were loaded", wm)
 	}

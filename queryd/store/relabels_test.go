@@ -151,8 +151,11 @@ func TestRelabelsWatch(t *testing.T) {
 	put(pipeline.RelabelKey("acme", id), pipeline.Relabel{Project: "acme", FileID: id, FileVersionID: "v", Readers: []string{"finance"}, AnnouncedAt: time.Now()})
 	put(pipeline.RelabelKey("acme", other), pipeline.Relabel{Project: "acme", FileID: id, FileVersionID: "v", Readers: []string{"finance"}, AnnouncedAt: time.Now()}) // names another file
 	put(pipeline.RelabelKey("acme", ids.File("acme", "", "c.md")), "not a relabel")
-	waitFor(t, "the announcement", func() bool { allow, _ := c.relabelled("acme", finance); return len(allow) > 0 })
-	time.Sleep(100 * time.Millisecond) // the two bad values, sent after, are applied too
+	// A good value of another project, put last: the watch delivers in
+	// order, so once it is applied the two bad values were too.
+	beta := ids.File("beta", "", "d.md")
+	put(pipeline.RelabelKey("beta", beta), pipeline.Relabel{Project: "beta", FileID: beta, FileVersionID: "v", Readers: []string{"finance"}, AnnouncedAt: time.Now()})
+	waitFor(t, "the announcement of beta's d.md, put after the bad values", func() bool { allow, _ := c.relabelled("beta", finance); return len(allow) > 0 })
 	if allow, deny := c.relabelled("acme", finance); !slices.Equal(allow, []string{id}) || len(deny) != 0 {
 		t.Fatalf("allow %v deny %v, want only %s allowed", allow, deny, id)
 	}

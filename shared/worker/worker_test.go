@@ -86,7 +86,28 @@ func TestAckRetryAndDeadLetter(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("always-failing was not retried %d times: %v", maxDeliver, attempts)
 	}
-	time.Sleep(300 * time.Millisecond) // let the last dead-lettering finish
+	// The last dead-lettering finishes: both letters stored, nothing held.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		dl, err := js.Stream(context.Background(), pipeline.DeadLetterStream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := dl.Info(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ci, err := cons.Info(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.State.Msgs >= 2 && ci.NumAckPending == 0 && ci.NumPending == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up after 30 s waiting for the last dead letter: %d dead letters, consumer pending %d, ack pending %d",
+				info.State.Msgs, ci.NumPending, ci.NumAckPending)
+		}
+	}
 	cancel()
 	if err := <-runErr; err != nil {
 		t.Fatal(err)
