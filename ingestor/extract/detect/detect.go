@@ -17,6 +17,7 @@ import (
 	"github.com/strata-kb/strata/ingestor/extract/epub"
 	"github.com/strata-kb/strata/ingestor/extract/htmltext"
 	"github.com/strata-kb/strata/ingestor/extract/markdown"
+	"github.com/strata-kb/strata/ingestor/extract/odt"
 	"github.com/strata-kb/strata/ingestor/extract/pdf"
 	"github.com/strata-kb/strata/ingestor/extract/picture"
 	"github.com/strata-kb/strata/ingestor/extract/plaintext"
@@ -154,7 +155,7 @@ func NewRegistry(pdfExtractor extract.Extractor) Registry {
 	return Registry{
 		PDF: pdfExtractor, DOCX: docx.Extractor{}, HTML: htmltext.Extractor{}, Markdown: markdown.Extractor{},
 		Text: plaintext.Extractor{}, Code: code.Extractor{}, Image: picture.Extractor{},
-		PPTX: slides.PPTX{}, ODP: slides.ODP{}, EPUB: epub.Extractor{},
+		PPTX: slides.PPTX{}, ODP: slides.ODP{}, EPUB: epub.Extractor{}, ODT: odt.Extractor{},
 	}
 }
 

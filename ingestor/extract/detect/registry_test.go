@@ -18,6 +18,7 @@ func TestRegistryReadsEachFormat(t *testing.T) {
 		{"../slides/testdata/deck.odp", ODP},
 		{"../epub/testdata/harbour-epub3.epub", EPUB},
 		{"../docx/testdata/trailing.docx", DOCX},
+		{"../odt/testdata/report.odt", ODT},
 	} {
 		data, err := os.ReadFile(tt.file)
 		if err != nil {
