@@ -99,8 +99,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.UniDoc.CustomerName, "unidoc-customer", "", "customer name of the UniDoc offline license")
 	fs.BoolVar(&c.OCR, "ocr", true, "read scanned PDF pages and pictures (PNG, JPEG, TIFF) with Tesseract; without it, or without Tesseract, such files are recorded with the reason")
 	fs.StringVar(&c.OCRLanguages, "ocr-languages", "eng", "Tesseract languages joined by + (e.g. eng+deu; Debian: tesseract-ocr-<code> each)")
-	fs.IntVar(&c.OCRMaxPages, "ocr-max-pages", def.MaxOCRPages, "pages or pictures of one file read by OCR; the rest are recorded as not read")
-	fs.DurationVar(&c.OCRTimeout, "ocr-timeout", def.OCRTimeout, "time OCR may take on one file; pages after it are recorded as not read")
+	fs.IntVar(&c.OCRMaxPages, "ocr-max-pages", def.MaxOCRPages, "pages or pictures of one file read by OCR; the rest are named in a warning (0: no limit)")
+	fs.DurationVar(&c.OCRTimeout, "ocr-timeout", def.OCRTimeout, "time OCR may take on one file, beyond -extract-timeout; the pages left are named in a warning (0: -extract-timeout alone)")
 	fs.Int64Var(&c.MemoryLimit, "memory-limit", 0, "soft memory limit of the Go runtime in bytes (GOMEMLIMIT; 0: leave GOMEMLIMIT or the runtime's default)")
 }
 
@@ -140,11 +140,11 @@ func (c *Config) Validate() error {
 	if c.Reconcile != 0 && c.Reconcile < time.Second {
 		p.Addf("reconcile-interval", "must be 0 or at least 1s, got %v", c.Reconcile)
 	}
-	if c.OCRMaxPages < 1 {
-		p.Addf("ocr-max-pages", "must be at least 1, got %d", c.OCRMaxPages)
+	if c.OCRMaxPages < 0 {
+		p.Addf("ocr-max-pages", "must be 0 (no limit) or more, got %d", c.OCRMaxPages)
 	}
-	if c.OCRTimeout < time.Second {
-		p.Addf("ocr-timeout", "must be at least 1s, got %v", c.OCRTimeout)
+	if c.OCRTimeout != 0 && c.OCRTimeout < time.Second {
+		p.Addf("ocr-timeout", "must be 0 (-extract-timeout alone) or at least 1s, got %v", c.OCRTimeout)
 	}
 	if c.MemoryLimit < 0 || (c.MemoryLimit > 0 && c.MemoryLimit < 64<<20) {
 		p.Addf("memory-limit", "must be 0 or at least 64 MiB, got %d", c.MemoryLimit)
