@@ -246,7 +246,7 @@ type row struct {
 
 func report(w io.Writer, cfg Config, rows []row) {
 	fmt.Fprintf(w, "## One long line against the same bytes in lines\n\n")
-	fmt.Fprintf(w, "`go run ./deploy/measure/strata-ingestbench -out docs/bench/ingest.md` on %s, %d CPUs, Go %s, %s. Each format's file of one long line against the same bytes with a newline about every 100 bytes (a space or a comma's following space turned into a newline), extracted by detect's registry, chunked (512 tokens) and encoded as the ingestor's message, in process; best of %d runs each, the two shapes alternating. Time, bytes allocated, and the heap's peak above where it started (sampled every millisecond).\n\n",
+	fmt.Fprintf(w, "`go run ./deploy/measure/strata-ingestbench -out docs/bench/ingest-lines.md` on %s, %d CPUs, Go %s, %s. Each format's file of one long line against the same bytes with a newline about every 100 bytes (a space or a comma's following space turned into a newline), extracted by detect's registry, chunked (512 tokens) and encoded as the ingestor's message, in process; best of %d runs each, the two shapes alternating. Time, bytes allocated, and the heap's peak above where it started (sampled every millisecond).\n\n",
 		runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), runtime.Version(), time.Now().UTC().Format("2006-01-02"), cfg.Runs)
 	fmt.Fprintf(w, "| format | size | time: one line | lined | ratio | allocated: one line | lined | ratio | peak heap: one line | lined | ratio | message: one line | lined | one line read as |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	worstTime, worstMem := 0.0, 0.0
