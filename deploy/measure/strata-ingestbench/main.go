@@ -4,7 +4,7 @@
 // linear: each format's file of one long line against the same bytes with
 // a newline about every 100 bytes, at several sizes, side by side in one
 // run, best of -runs; time, bytes allocated and the heap's peak above
-// where it started. It writes a Markdown report (docs/bench/ingest.md).
+// where it started. It writes a Markdown report (docs/bench/ingest-lines.md).
 package main
 
 import (
