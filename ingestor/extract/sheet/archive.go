@@ -85,7 +85,7 @@ func (x *run) verify(a *archive) error {
 		if err != nil {
 			return err
 		}
-		_, err = io.Copy(io.Discard, cr)
+		_, err = io.Copy(io.Discard, &ctxReader{r: cr, x: x})
 		rc.Close()
 		if err != nil {
 			return classify(err, "zip entry %s", oneLine(f.Name, maxTitleBytes))

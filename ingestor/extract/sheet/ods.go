@@ -55,7 +55,7 @@ func (x *run) ods(data []byte) (*extract.Document, error) {
 			return nil, fmt.Errorf("%w: %d bytes of XML, more than MaxUncompressed (%d bytes)", extract.ErrTooLarge, len(data), x.lim.MaxUncompressed)
 		}
 		o := newODSReader(x)
-		if err := o.read(bytes.NewReader(data)); err != nil {
+		if err := o.read(bytes.NewReader(data), true); err != nil {
 			return nil, classify(err, "reading the document")
 		}
 		return o.finish()
@@ -74,14 +74,14 @@ func (x *run) ods(data []byte) (*extract.Document, error) {
 	}
 	o := newODSReader(x)
 	if f := a.files[metaPart]; f != nil {
-		if err := x.readPart(f, o.read); err != nil {
+		if err := x.readPart(f, func(r io.Reader) error { return o.read(r, false) }); err != nil {
 			if isLimit(err) {
 				return nil, err
 			}
 			x.warn("document properties ignored: %v", err)
 		}
 	}
-	if err := x.readPart(content, o.read); err != nil {
+	if err := x.readPart(content, func(r io.Reader) error { return o.read(r, true) }); err != nil {
 		return nil, err
 	}
 	return o.finish()

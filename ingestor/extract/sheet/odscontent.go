@@ -38,7 +38,9 @@ func newODSReader(x *run) *odsReader {
 	return &odsReader{x: x, hidden: map[string]bool{}}
 }
 
-func (o *odsReader) read(r io.Reader) error {
+// read reads a part: its office:meta, and when body is set (content.xml
+// or a flat file) its table styles and sheets too.
+func (o *odsReader) read(r io.Reader, body bool) error {
 	t := newTokens(o.x, r)
 	for {
 		tok, err := t.next()
@@ -49,7 +51,7 @@ func (o *odsReader) read(r io.Reader) error {
 			return err
 		}
 		se, ok := tok.(xml.StartElement)
-		if !ok {
+		if !ok || !body && se.Name != (xml.Name{Space: nsOffice, Local: "meta"}) {
 			continue
 		}
 		switch se.Name {

@@ -25,7 +25,7 @@ import (
 //
 //   - every part is scanned (scanPart) before a sheet is read: a row of
 //     more than maxColumns cells is refused (excelize gathers into one
-//     row every cell up to the next <row>, inside it or not), and so is a
+//     row every cell up to the next <row>, inside it or not), and so is
 //     an inline string whose escapes would take excelize more than
 //     maxCellCost steps;
 //   - shared strings longer than longString are replaced, in excelize's
