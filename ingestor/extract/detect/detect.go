@@ -21,6 +21,7 @@ import (
 	"github.com/strata-kb/strata/ingestor/extract/pdf"
 	"github.com/strata-kb/strata/ingestor/extract/picture"
 	"github.com/strata-kb/strata/ingestor/extract/plaintext"
+	"github.com/strata-kb/strata/ingestor/extract/sheet"
 	"github.com/strata-kb/strata/ingestor/extract/slides"
 )
 
@@ -68,6 +69,9 @@ func Format(name string, data []byte) (string, error) {
 	case bytes.HasPrefix(data, oleMagic):
 		return "", oleFormat(data, ext)
 	}
+	if ext == ".csv" || ext == ".tsv" {
+		return CSV, nil // Excel writes Windows-1252 or UTF-16: the CSV reader decodes them
+	}
 	if binary(data) {
 		if textExt[ext] || markdownExt[ext] || htmlExt[ext] || code.Language(name, nil) != "" {
 			return "", fmt.Errorf("%w: binary or invalid UTF-8 content in a file named as text (%s)", extract.ErrCorrupt, ext)
@@ -77,8 +81,6 @@ func Format(name string, data []byte) (string, error) {
 	switch {
 	case markdownExt[ext]:
 		return Markdown, nil
-	case ext == ".csv" || ext == ".tsv":
-		return CSV, nil
 	case htmlExt[ext] || (!textExt[ext] && htmltext.Sniff(data)):
 		return HTML, nil
 	case code.Language(name, data) != "":
@@ -156,6 +158,7 @@ func NewRegistry(pdfExtractor extract.Extractor) Registry {
 		PDF: pdfExtractor, DOCX: docx.Extractor{}, HTML: htmltext.Extractor{}, Markdown: markdown.Extractor{},
 		Text: plaintext.Extractor{}, Code: code.Extractor{}, Image: picture.Extractor{},
 		PPTX: slides.PPTX{}, ODP: slides.ODP{}, EPUB: epub.Extractor{}, ODT: odt.Extractor{},
+		XLSX: sheet.XLSX{}, ODS: sheet.ODS{}, CSV: sheet.CSV{},
 	}
 }
 

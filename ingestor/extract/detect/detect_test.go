@@ -35,6 +35,7 @@ func TestFormatByContent(t *testing.T) {
 		{"script", "#!/usr/bin/env python3\nprint(1)\n", Code, nil},
 		{"data.csv", "a,b\n1,2\n", CSV, nil},
 		{"data.tsv", "a\tb\n1\t2\n", CSV, nil},
+		{"excel.csv", "caf\xe9,1\n", CSV, nil}, // Windows-1252, which the CSV reader decodes
 		{"config.yaml", "a: 1\n", Text, nil},
 		{"notes", "just words", Text, nil},
 		{"empty.md", "", "", extract.ErrCorrupt},

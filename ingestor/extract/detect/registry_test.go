@@ -19,6 +19,8 @@ func TestRegistryReadsEachFormat(t *testing.T) {
 		{"../epub/testdata/harbour-epub3.epub", EPUB},
 		{"../docx/testdata/trailing.docx", DOCX},
 		{"../odt/testdata/report.odt", ODT},
+		{"../sheet/testdata/workbook.xlsx", XLSX},
+		{"../sheet/testdata/workbook.ods", ODS},
 	} {
 		data, err := os.ReadFile(tt.file)
 		if err != nil {
