@@ -263,6 +263,12 @@ func pack(text string, blocks []extract.Block, c Counter, o Options) []packed {
 			}
 			return c.Count(text[prev[len(prev)-1].end:u.start])
 		}
+		// Text read by OCR and text the file held are never in one chunk:
+		// a chunk's confidence then speaks for all of its words.
+		if len(cur) > 0 && (u.confidence > 0) != (cur[len(cur)-1].confidence > 0) {
+			flush()
+			cur, curTokens = nil, 0
+		}
 		if len(cur) > 0 && curTokens+gap(cur)+u.tokens > o.TargetTokens {
 			flush()
 			// Carry trailing units of the previous chunk as overlap.

@@ -205,8 +205,8 @@ func abs(x int) int {
 }
 
 // TestOCRConfidence: a chunk's confidence is its OCR'd blocks' mean,
-// weighted by length; text the file held does not lower it, and a chunk of
-// none has none.
+// weighted by length; text read by OCR and text the file held are chunked
+// apart, so the confidence speaks for every word of its chunk.
 func TestOCRConfidence(t *testing.T) {
 	b := extract.NewBuilder("pdf")
 	b.Add(extract.Paragraph, 0, 1, "Typed text of page one.")
@@ -216,18 +216,19 @@ func TestOCRConfidence(t *testing.T) {
 	doc.Pages = 2
 	doc.Blocks[i].Confidence, doc.Blocks[j].Confidence = 90, 50
 	secs := Split(doc, counter(t), Options{TargetTokens: 512})
-	if len(secs) != 1 || len(secs[0].Chunks) != 1 {
-		t.Fatalf("want one chunk, got %+v", secs)
+	if len(secs) != 1 || len(secs[0].Chunks) != 2 {
+		t.Fatalf("want the typed page and the OCR'd one apart, got %+v", secs)
 	}
-	if got := secs[0].Chunks[0].Confidence; got != 80 {
-		t.Fatalf("confidence %v, want 80 (30 bytes at 90, 10 at 50)", got)
+	typed, read := secs[0].Chunks[0], secs[0].Chunks[1]
+	if typed.Confidence != 0 || typed.PageStart != 1 || read.Confidence != 80 || read.PageStart != 2 {
+		t.Fatalf("typed %+v, OCR'd %+v: want 0 on page 1, and 80 (30 bytes at 90, 10 at 50) on page 2", typed, read)
 	}
 	_, chunks := Parts("6f1c3f52-8d9c-5b41-9a7e-0c7d2f4e9b10", secs)
-	if chunks[0].OCRConfidence != 80 {
-		t.Fatalf("message confidence %v", chunks[0].OCRConfidence)
+	if chunks[1].OCRConfidence != 80 {
+		t.Fatalf("message confidence %v", chunks[1].OCRConfidence)
 	}
 	doc.Blocks[i].Confidence, doc.Blocks[j].Confidence = 0, 0
-	if got := Split(doc, counter(t), Options{TargetTokens: 512})[0].Chunks[0].Confidence; got != 0 {
-		t.Fatalf("confidence %v of text the file held", got)
+	if got := Split(doc, counter(t), Options{TargetTokens: 512})[0].Chunks; len(got) != 1 || got[0].Confidence != 0 {
+		t.Fatalf("text the file held: %+v", got)
 	}
 }
