@@ -33,6 +33,9 @@ func tesseract(t *testing.T) *Tesseract {
 }
 
 func TestRecognize(t *testing.T) {
+	if os.Getenv("STRATA_OCR_TESTS") != "all" {
+		t.Skip("go tool task test OCRs two pages, in the end-to-end TestOfficeFilesAndScans; go tool task test-ocr (STRATA_OCR_TESTS=all) reads this one too")
+	}
 	tess := tesseract(t)
 	img, err := os.ReadFile("testdata/page.png")
 	if err != nil {

@@ -255,6 +255,9 @@ func TestRenderDPI(t *testing.T) {
 
 // TestTesseractReadsScan: the scan in mixed.pdf read by Tesseract.
 func TestTesseractReadsScan(t *testing.T) {
+	if os.Getenv("STRATA_OCR_TESTS") != "all" {
+		t.Skip("go tool task test OCRs two pages, in the end-to-end TestOfficeFilesAndScans; go tool task test-ocr (STRATA_OCR_TESTS=all) reads this one too")
+	}
 	tess, err := ocr.New(ocr.Config{})
 	if err != nil {
 		if os.Getenv("STRATA_NO_OCR") == "1" {

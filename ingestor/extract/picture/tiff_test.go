@@ -218,6 +218,9 @@ func tesseract(t *testing.T) extract.OCR {
 // TestTesseractReadsFax: the fax's two pages read by Tesseract (CCITT G4
 // pages handed to it one by one), each text on its page.
 func TestTesseractReadsFax(t *testing.T) {
+	if os.Getenv("STRATA_OCR_TESTS") != "all" {
+		t.Skip("go tool task test OCRs two pages, in the end-to-end TestOfficeFilesAndScans; go tool task test-ocr (STRATA_OCR_TESTS=all) reads this one too")
+	}
 	lim := withOCR(tesseract(t))
 	data := read(t, "fax.tiff")
 	doc, err := Extractor{}.Extract(t.Context(), data, "fax.tiff", lim)
