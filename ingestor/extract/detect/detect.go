@@ -81,6 +81,10 @@ func Format(name string, data []byte) (string, error) {
 	switch {
 	case markdownExt[ext]:
 		return Markdown, nil
+	case ext == ".fodt": // flat (one-file XML) OpenDocument, as LibreOffice saves it
+		return ODT, nil
+	case ext == ".fods":
+		return ODS, nil
 	case htmlExt[ext] || (!textExt[ext] && htmltext.Sniff(data)):
 		return HTML, nil
 	case code.Language(name, data) != "":

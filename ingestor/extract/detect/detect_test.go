@@ -36,6 +36,8 @@ func TestFormatByContent(t *testing.T) {
 		{"data.csv", "a,b\n1,2\n", CSV, nil},
 		{"data.tsv", "a\tb\n1\t2\n", CSV, nil},
 		{"excel.csv", "caf\xe9,1\n", CSV, nil}, // Windows-1252, which the CSV reader decodes
+		{"memo.fodt", "<?xml version=\"1.0\"?><office:document/>", ODT, nil},
+		{"sheet.fods", "<?xml version=\"1.0\"?><office:document/>", ODS, nil},
 		{"config.yaml", "a: 1\n", Text, nil},
 		{"notes", "just words", Text, nil},
 		{"empty.md", "", "", extract.ErrCorrupt},
