@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strings"
 	"time"
 
@@ -18,28 +19,105 @@ import (
 const (
 	SourceTag      = "tag"
 	SourceMetadata = "metadata"
+	// SourceTaggingMetadata is user metadata named x-amz-tagging: the tags a
+	// client meant to set with the upload, stored as metadata instead (as
+	// minio-js's putObject does with an x-amz-tagging header).
+	SourceTaggingMetadata = "x-amz-tagging metadata"
 )
 
+// taggingHeader is the S3 header that sets tags with a PUT.
+const taggingHeader = "x-amz-tagging"
+
 // accessFrom is who may read a document, from its object's tags and user
-// metadata read at readAt: the strata-groups tag, else the strata-groups
-// metadata, else no groups (every key of the project). A value that does not
+// metadata read at readAt: the strata-groups tag, else strata-groups in
+// user metadata named x-amz-tagging (tags a client meant to set with the
+// upload), else the strata-groups metadata, else no groups (every key of
+// the project) unless a near miss of the name says groups were meant. A value that does not
 // parse is kept as the error, which makes the document readable by admins
 // only: it is still indexed, so the mistake shows on it rather than hiding it.
 func accessFrom(tags, metadata map[string]string, readAt time.Time) pipeline.Access {
 	acc := pipeline.Access{ReadAt: readAt}
+	tagging, taggingErr := taggingMetadata(metadata)
 	var err error
 	switch {
 	case present(tags):
 		acc.Source = SourceTag
 		acc.Groups, err = groups(tags, access.ParseTag)
+	case taggingErr != nil:
+		acc.Source, err = SourceTaggingMetadata, taggingErr
+	case present(tagging):
+		acc.Source = SourceTaggingMetadata
+		acc.Groups, err = groups(tagging, access.ParseTag)
 	case present(metadata):
 		acc.Source = SourceMetadata
 		acc.Groups, err = groups(metadata, access.ParseMetadata)
+	default:
+		// A near miss of the name is a slip, never a document open to
+		// every key: it fails closed until it is spelt right.
+		for _, c := range []struct {
+			source string
+			m      map[string]string
+		}{{SourceTag, tags}, {SourceTaggingMetadata, tagging}, {SourceMetadata, metadata}} {
+			if k, ok := nearMiss(c.m); ok {
+				acc.Source, err = c.source, fmt.Errorf("%q is not %s: a misspelt name names no group, so only admins may read the document until it is spelt %s", k, access.Name, access.Name)
+				break
+			}
+		}
 	}
 	if err != nil {
 		acc.Groups, acc.Error = nil, acc.Source+" "+err.Error()
 	}
 	return acc
+}
+
+// taggingMetadata reads user metadata named x-amz-tagging as the tag query
+// string it was meant to be ("strata-groups=hr&team=x"); nil without it.
+func taggingMetadata(metadata map[string]string) (map[string]string, error) {
+	var value string
+	found := false
+	for k, v := range metadata {
+		if strings.EqualFold(k, taggingHeader) {
+			value, found = v, true
+		}
+	}
+	if !found {
+		return nil, nil
+	}
+	q, err := url.ParseQuery(value)
+	if err != nil {
+		return nil, fmt.Errorf("%s %q is not a tag query string (key=value&key=value): %v", taggingHeader, value, err)
+	}
+	out := make(map[string]string, len(q))
+	for k, vs := range q {
+		if len(vs) > 1 {
+			return nil, fmt.Errorf("%s names %s %d times", taggingHeader, k, len(vs))
+		}
+		out[k] = vs[0]
+	}
+	return out, nil
+}
+
+// nearMiss finds a key that is strata-groups misspelt: the same letters
+// whatever the case, separators (-, _, ., space) and a final s.
+func nearMiss(m map[string]string) (string, bool) {
+	want := squash(access.Name)
+	for k := range m {
+		if !strings.EqualFold(k, access.Name) && squash(k) == want {
+			return k, true
+		}
+	}
+	return "", false
+}
+
+func squash(k string) string {
+	k = strings.Map(func(r rune) rune {
+		switch r {
+		case '-', '_', '.', ' ':
+			return -1
+		}
+		return r
+	}, strings.ToLower(strings.TrimSpace(k)))
+	return strings.TrimSuffix(k, "s")
 }
 
 // present reports whether m names strata-groups, even with an empty value:

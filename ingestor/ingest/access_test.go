@@ -46,6 +46,21 @@ func TestAccessFrom(t *testing.T) {
 		{name: "two spellings disagree", tags: map[string]string{"strata-groups": "hr", "STRATA-GROUPS": "ops"}, source: "tag", errContains: "twice"},
 		{name: "two spellings agree", tags: map[string]string{"strata-groups": "hr", "Strata-Groups": "hr"}, groups: []string{"hr"}, source: "tag"},
 		{name: "too many groups", tags: map[string]string{"strata-groups": manyGroups(65)}, source: "tag", errContains: "more than 64"},
+		// minio-js's putObject turns an x-amz-tagging header into user
+		// metadata: read as the tags it was meant to be (issue 50 item 6).
+		{name: "x-amz-tagging metadata", metadata: map[string]string{"X-Amz-Tagging": "strata-groups=hr&team=x"}, groups: []string{"hr"}, source: "x-amz-tagging metadata"},
+		{name: "x-amz-tagging with two groups", metadata: map[string]string{"x-amz-tagging": "strata-groups=hr%20finance"}, groups: []string{"finance", "hr"}, source: "x-amz-tagging metadata"},
+		{name: "a real tag wins over x-amz-tagging metadata", tags: map[string]string{"strata-groups": "legal"}, metadata: map[string]string{"X-Amz-Tagging": "strata-groups=hr"}, groups: []string{"legal"}, source: "tag"},
+		{name: "x-amz-tagging wins over strata-groups metadata", metadata: map[string]string{"X-Amz-Tagging": "strata-groups=hr", "Strata-Groups": "ops"}, groups: []string{"hr"}, source: "x-amz-tagging metadata"},
+		{name: "x-amz-tagging without groups", metadata: map[string]string{"X-Amz-Tagging": "team=x", "Strata-Groups": "ops"}, groups: []string{"ops"}, source: "metadata"},
+		{name: "x-amz-tagging that does not parse", metadata: map[string]string{"X-Amz-Tagging": "strata-groups=hr;%zz"}, source: "x-amz-tagging metadata", errContains: "not a tag query string"},
+		{name: "x-amz-tagging naming the groups twice", metadata: map[string]string{"X-Amz-Tagging": "strata-groups=hr&strata-groups=ops"}, source: "x-amz-tagging metadata", errContains: "2 times"},
+		// A near miss fails closed: admins only, with the reason.
+		{name: "tag strata-group", tags: map[string]string{"strata-group": "hr"}, source: "tag", errContains: `"strata-group" is not strata-groups`},
+		{name: "tag strata_groups", tags: map[string]string{"strata_groups": "hr"}, source: "tag", errContains: "misspelt"},
+		{name: "metadata Strata-Group", metadata: map[string]string{"Strata-Group": "hr"}, source: "metadata", errContains: "misspelt"},
+		{name: "x-amz-tagging stratagroups", metadata: map[string]string{"X-Amz-Tagging": "stratagroups=hr"}, source: "x-amz-tagging metadata", errContains: "misspelt"},
+		{name: "a near miss beside the right name is not read", tags: map[string]string{"strata-groups": "hr", "strata_group": "ops"}, groups: []string{"hr"}, source: "tag"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

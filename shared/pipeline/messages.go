@@ -91,7 +91,7 @@ type Access struct {
 	// Error says why the groups could not be read; the file is then
 	// readable by admins only (fail closed).
 	Error  string `json:"error,omitempty"`
-	Source string `json:"source,omitempty"` // "tag", "metadata" or "" (neither)
+	Source string `json:"source,omitempty"` // "tag", "x-amz-tagging metadata", "metadata" or "" (none)
 	// ReadAt is when the ingestor read the object's tags: of two Access
 	// records of one file, the later read wins.
 	ReadAt time.Time `json:"read_at,omitzero"`
