@@ -76,16 +76,57 @@ func TestDecodeFileVersionWrittenOut(t *testing.T) {
 
 func TestDecodeFileVersionRefusesBrokenCounts(t *testing.T) {
 	id := ids.FileVersion(ids.File("acme", "", "a.md"), "v", "s")
+	sec := func(keep, chunks string) string {
+		return `"sections":{"keep":[` + keep + `],"add":[[]],"chunks":[` + chunks + `]}`
+	}
+	oneChunk := `"chunks":{"content":["a"],"gap":[0],"tokens":[1],"kind":"t"}`
+	noChunk := `"chunks":{"content":[],"gap":[],"tokens":[],"kind":""}`
 	for _, body := range []string{
-		`{"wire":2,"file_version_id":"x","sections":[{"ordinal":0,"chunk_count":0}],"chunks":[]}`,
-		`{"wire":2,"file_version_id":"` + id + `","sections":[{"ordinal":0,"chunk_count":2}],"chunks":[{"index":0}]}`,
-		`{"wire":2,"file_version_id":"` + id + `","sections":[{"ordinal":0,"chunk_count":0}],"chunks":[{"index":0}]}`,
-		`{"wire":2,"file_version_id":"` + id + `","sections":[{"ordinal":0,"keep":1}],"chunks":[]}`,
+		`{"wire":3,"file_version_id":"x",` + sec("0", "0") + `,` + noChunk + `}`,
+		`{"wire":3,"file_version_id":"` + id + `",` + sec("0", "2") + `,` + oneChunk + `}`,
+		`{"wire":3,"file_version_id":"` + id + `",` + sec("0", "0") + `,` + oneChunk + `}`,
+		`{"wire":3,"file_version_id":"` + id + `",` + sec("1", "0") + `,` + noChunk + `}`,
+		`{"wire":3,"file_version_id":"` + id + `","sections":{"keep":[0,0],"add":[[]],"chunks":[1]},` + oneChunk + `}`,
+		`{"wire":3,"file_version_id":"` + id + `",` + sec("0", "1") + `,"chunks":{"content":["a"],"gap":[],"tokens":[1],"kind":"t"}}`,
+		`{"wire":3,"file_version_id":"` + id + `",` + sec("0", "1") + `,"chunks":{"content":["a"],"gap":[0],"tokens":[1],"kind":""}}`,
 	} {
 		var fv FileVersion
 		if err := json.Unmarshal([]byte(body), &fv); err == nil {
 			t.Errorf("%s: decoded", body)
 		}
+	}
+	var fv FileVersion // the same message, whole, decodes
+	if err := json.Unmarshal([]byte(`{"wire":3,"file_version_id":"`+id+`",`+sec("0", "1")+`,`+oneChunk+`}`), &fv); err != nil || len(fv.Chunks) != 1 || fv.Chunks[0].EndOffset != 1 {
+		t.Fatalf("%+v, %v", fv, err)
+	}
+}
+
+// A document of many tiny sections (a heading and a word each) still makes
+// a message within three times its text (issue 50 item 1).
+func TestEncodeFileVersionTinySections(t *testing.T) {
+	fvID := ids.FileVersion(ids.File("acme", "", "tiny.md"), "v1", "sum")
+	fv := FileVersion{FileVersionID: fvID, Status: StatusIndexed}
+	text := 0
+	for i := range 20000 {
+		start := text
+		text += 8 // "# a\n\nb\n\n"
+		title := "a"
+		fv.Sections = append(fv.Sections, Section{ID: ids.Section(fvID, i), Ordinal: i, Title: title, HeadingPath: []string{title}, Level: 1,
+			StartOffset: start, EndOffset: start + 6, TokenCount: 3, ChunkCount: 1})
+		sum := sha256.Sum256([]byte("# a\n\nb"))
+		fv.Chunks = append(fv.Chunks, Chunk{ID: ids.Chunk(fvID, i), Index: i, SectionID: ids.Section(fvID, i), Content: "# a\n\nb",
+			StartOffset: start, EndOffset: start + 6, TokenCount: 3, SourceChecksum: hex.EncodeToString(sum[:]), HeadingPath: []string{title}, Kind: "text"})
+	}
+	body, err := EncodeFileVersion(fv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if limit := 3*text + 64<<10; len(body) > limit {
+		t.Fatalf("%d bytes for %d bytes of text, more than %d", len(body), text, limit)
+	}
+	var got FileVersion
+	if err := json.Unmarshal(body, &got); err != nil || !reflect.DeepEqual(got, fv) {
+		t.Fatalf("round trip: %v", err)
 	}
 }
 
@@ -95,7 +136,7 @@ func TestEncodeFileVersionLinear(t *testing.T) {
 	heading := strings.Repeat("h", 256)
 	small, _ := EncodeFileVersion(wireVersion(10, heading))
 	big, _ := EncodeFileVersion(wireVersion(1010, heading))
-	if perChunk := (len(big) - len(small)) / 1000; perChunk > 200 { // fields and numbers, not the 256-byte heading
+	if perChunk := (len(big) - len(small)) / 1000; perChunk > 60 { // its content and a few numbers, not the 256-byte heading
 		t.Fatalf("%d bytes a chunk of about 15 bytes of text", perChunk)
 	}
 }
