@@ -7,9 +7,11 @@ package embedding
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/strata-kb/strata/embedder/embed"
@@ -118,6 +120,12 @@ func (e *Embedder) EmbedFileVersion(ctx context.Context, fv pipeline.FileVersion
 		return fmt.Errorf("encode vectors of %s: %w", fv.FileVersionID, err)
 	}
 	if err := e.pub.Publish(ctx, pipeline.EmbeddingsSubjectFor(fv.Object.Project), fv.FileVersionID+"-"+model, nil, body); err != nil {
+		if errors.Is(err, nats.ErrMaxPayload) {
+			// No retry makes it smaller: dead-letter it with the reason, so
+			// it holds nothing else up. The file stays keyword-searchable.
+			return worker.Permanent(fmt.Errorf("vectors of %s (%d chunks, %d bytes) are over the NATS message limit: the file is not found by vector search: %w",
+				fv.Object.Path, len(out.Chunks), len(body), err))
+		}
 		return err
 	}
 	e.log.Info("vectors published", "project", fv.Object.Project, "path", fv.Object.Path, "file_version_id", fv.FileVersionID,

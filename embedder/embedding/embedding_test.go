@@ -6,12 +6,16 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
 	"testing"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/worker"
 )
 
 type fakeProvider struct {
@@ -97,5 +101,23 @@ func TestProviderErrorIsReturnedForRetry(t *testing.T) {
 	err := New(p, pub, nil, 2, quiet).EmbedFileVersion(context.Background(), fileVersion(3))
 	if err == nil || !strings.Contains(err.Error(), "429") || pub.n != 0 {
 		t.Fatalf("err %v publishes %d", err, pub.n)
+	}
+}
+
+// refusing publishes as NATS refuses a message over max_payload.
+type refusing struct{ recorder }
+
+func (r *refusing) Publish(context.Context, string, string, map[string]string, []byte) error {
+	r.n++
+	return fmt.Errorf("publish strata.embeddings.acme: %w", nats.ErrMaxPayload)
+}
+
+// TestVectorsOverTheMessageLimitAreDeadLettered: vectors no retry can make
+// fit go to the dead letters with the reason, holding nothing else up.
+func TestVectorsOverTheMessageLimitAreDeadLettered(t *testing.T) {
+	pub := &refusing{}
+	err := New(&fakeProvider{dims: 4}, pub, nil, 2, quiet).EmbedFileVersion(context.Background(), fileVersion(3))
+	if !worker.IsPermanent(err) || !strings.Contains(err.Error(), "over the NATS message limit") || !strings.Contains(err.Error(), "a.md") {
+		t.Fatalf("err %v (permanent: %v)", err, worker.IsPermanent(err))
 	}
 }
