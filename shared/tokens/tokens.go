@@ -62,6 +62,13 @@ const (
 	maxCachedPieceBytes = 64
 )
 
+// maxPieceBytes bounds the text one byte-pair merge runs over. A piece is
+// a word, a number or a run of punctuation: a few bytes in any text, but a
+// 4 MB data URI is one piece, and merging it held 350 MB (its merge heap).
+// Longer pieces are counted in parts of at most this many bytes; no token
+// of cl100k is nearly that long, so a part boundary adds at most a token.
+const maxPieceBytes = 4096
+
 // Count returns the number of tokens in s: the sum over cl100k's pieces
 // (pieces.go) of each piece's byte-pair count.
 func (c *Counter) Count(s string) int {
@@ -80,6 +87,20 @@ func (c *Counter) Count(s string) int {
 }
 
 func (c *Counter) piece(p string) int {
+	if len(p) > maxPieceBytes {
+		total := 0
+		for len(p) > maxPieceBytes {
+			cut := maxPieceBytes
+			for cut > 0 && !utf8.RuneStart(p[cut]) {
+				cut--
+			}
+			n, _ := c.codec.Count(p[:cut])
+			total += n
+			p = p[cut:]
+		}
+		n, _ := c.codec.Count(p)
+		return total + n
+	}
 	if len(p) > maxCachedPieceBytes {
 		n, _ := c.codec.Count(p)
 		return n

@@ -1,6 +1,9 @@
 package tokens
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestCount(t *testing.T) {
 	c, err := New()
@@ -46,5 +49,25 @@ func TestPrefix(t *testing.T) {
 	}
 	if c.Prefix("", 3) != 0 || c.Prefix("abc", 0) != 0 {
 		t.Fatal("empty cases")
+	}
+}
+
+// TestLongPieceCountedInParts: a piece far longer than any token (a data
+// URI) is counted in parts, in bounded memory: about the count of its parts,
+// never more than a token a part over them.
+func TestLongPieceCountedInParts(t *testing.T) {
+	c, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := strings.Repeat("A", maxPieceBytes)
+	one := c.Count(part)
+	if got := c.Count(strings.Repeat(part, 64)); got != 64*one {
+		t.Fatalf("64 parts counted %d, want %d (64 x %d)", got, 64*one, one)
+	}
+	// Multi-byte runes are never cut apart.
+	s := strings.Repeat("é", maxPieceBytes)
+	if got, whole := c.Count(s), c.Count(s[:maxPieceBytes]); got < 2*whole-2 || got > 2*whole+2 {
+		t.Fatalf("%d tokens for twice a text of %d", got, whole)
 	}
 }

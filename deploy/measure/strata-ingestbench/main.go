@@ -38,6 +38,7 @@ type Config struct {
 	FormatsText string
 	Runs        int
 	CPUProfile  string
+	Corpus      string
 	// Sizes and Formats are read from SizesText and FormatsText by Validate.
 	Sizes   []int
 	Formats []string
@@ -50,6 +51,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.FormatsText, "formats", strings.Join(formatNames(), ","), "formats to measure, comma-separated")
 	fs.IntVar(&c.Runs, "runs", 3, "runs of each case; the best is reported")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of the whole run here")
+	fs.StringVar(&c.Corpus, "corpus", "", "instead: measure each file of this folder once (e.g. deploy/e2e/testdata/hostile), the heaviest first")
 }
 
 // Validate reads the lists and says what is wrong with c.
@@ -100,6 +102,9 @@ func run(ctx context.Context, args []string) error {
 		defer pprof.StopCPUProfile()
 	}
 	p := pipelineOf(counter)
+	if cfg.Corpus != "" {
+		return corpusReport(ctx, p, cfg.Corpus, os.Stdout)
+	}
 	var rows []row
 	for _, f := range cfg.Formats {
 		for _, size := range cfg.Sizes {
