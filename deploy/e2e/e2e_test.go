@@ -222,8 +222,15 @@ func (h *harness) call(tool string, args map[string]any) (map[string]any, string
 // settle waits until every stage has processed everything published so far.
 func (h *harness) settle() {
 	h.t.Helper()
+	h.settleWithin(90 * time.Second)
+}
+
+// settleWithin is settle with a deadline of its own, for a test whose
+// files take long to read or embed (a hostile corpus).
+func (h *harness) settleWithin(d time.Duration) {
+	h.t.Helper()
 	ctx := context.Background()
-	deadline := time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(d)
 	for {
 		idle := true
 		if st, err := h.js.Stream(ctx, pipeline.ObjectsStream); err != nil || st.CachedInfo().State.Msgs < h.events {
@@ -253,7 +260,7 @@ func (h *harness) settle() {
 			return
 		}
 		if time.Now().After(deadline) {
-			h.t.Fatal("pipeline did not settle within 90 s")
+			h.t.Fatalf("pipeline did not settle within %s", d)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
