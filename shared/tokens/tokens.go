@@ -120,8 +120,60 @@ func (c *Counter) piece(p string) int {
 // Prefix returns how many bytes of s its first n tokens take: all of s when
 // it has n tokens or fewer. Cutting an oversized text at a token boundary
 // this way costs one pass instead of a search that counts many prefixes.
+// It walks the pieces as Count does (cached counts, the hand-matched split)
+// and runs the tokenizer only on the piece where the n-th token ends: the
+// tokenizer's own split expression cost a cut of a long line of short
+// tokens (a CSV row of 20,000 cells) fifteen times the same bytes in lines.
 func (c *Counter) Prefix(s string, n int) int {
 	if n <= 0 || s == "" {
+		return 0
+	}
+	if !utf8.ValidString(s) {
+		return c.codecPrefix(s, n)
+	}
+	total, end := 0, 0 // tokens so far, and the bytes they take
+	for i := 0; i < len(s); {
+		if s[i] == 0x7f { // in no piece, as in Count
+			i++
+			continue
+		}
+		l := pieceLen(s[i:])
+		p := s[i : i+l]
+		k := c.piece(p)
+		if total+k > n {
+			if m := n - total; m > 0 {
+				return i + c.piecePrefix(p, m)
+			}
+			return end
+		}
+		total += k
+		i += l
+		end = i
+	}
+	return len(s)
+}
+
+// piecePrefix is how many bytes of piece p its first m tokens take (m is
+// less than its count), counted in parts as piece counts a long one.
+func (c *Counter) piecePrefix(p string, m int) int {
+	off := 0
+	for len(p) > maxPieceBytes {
+		cut := maxPieceBytes
+		for cut > 0 && !utf8.RuneStart(p[cut]) {
+			cut--
+		}
+		k, _ := c.codec.Count(p[:cut])
+		if k > m {
+			return off + c.codecPrefix(p[:cut], m)
+		}
+		m, off, p = m-k, off+cut, p[cut:]
+	}
+	return off + c.codecPrefix(p, m)
+}
+
+// codecPrefix is the tokenizer's own answer: the bytes of s's first n tokens.
+func (c *Counter) codecPrefix(s string, n int) int {
+	if n <= 0 {
 		return 0
 	}
 	_, toks, _ := c.codec.Encode(s)

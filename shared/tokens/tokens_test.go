@@ -71,3 +71,33 @@ func TestLongPieceCountedInParts(t *testing.T) {
 		t.Fatalf("%d tokens for twice a text of %d", got, whole)
 	}
 }
+
+// TestPrefixMatchesCodec: Prefix walking the pieces cuts where the
+// tokenizer's own encoding does, for every n.
+func TestPrefixMatchesCodec(t *testing.T) {
+	c, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{
+		"A: 0, B: strata, C: turns, D: 1, E: files, F: 2.5%, G: 2024-03-15",
+		"func (c *Counter) Prefix(s string, n int) int {\n\tif n <= 0 {\n\t\treturn 0\n\t}\n}",
+		"Ünïcödé — 日本語のテキスト 🎉 and 'contractions' we're they'll\r\n\r\n   spaces\t\ttabs",
+		strings.Repeat("0x9e3779b97f4a7c15, ", 40),
+	} {
+		total := c.Count(s)
+		for n := 0; n <= total+1; n++ {
+			if got, want := c.Prefix(s, n), c.codecPrefix(s, n); got != want {
+				t.Fatalf("Prefix(%.30q, %d) = %d, the tokenizer cuts at %d", s, n, got, want)
+			}
+		}
+	}
+	// DEL is in no token: the tokenizer's byte sizes leave it out, so its
+	// cut would fall short; Prefix counts its bytes.
+	s := "del\x7fin the middle\x7f\x7f and the end\x7f"
+	for n := range c.Count(s) + 1 {
+		if p := c.Prefix(s, n); c.Count(s[:p]) != n {
+			t.Fatalf("Prefix(%q, %d) = %d: %q has %d tokens", s, n, p, s[:p], c.Count(s[:p]))
+		}
+	}
+}

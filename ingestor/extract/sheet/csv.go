@@ -51,7 +51,7 @@ func (x *run) csv(data []byte, name string) (*extract.Document, error) {
 	r := csv.NewReader(strings.NewReader(text))
 	r.Comma, r.LazyQuotes, r.FieldsPerRecord, r.ReuseRecord = comma, true, -1, true
 	t := newTable(x, 0)
-	wide := 0 // records cut at maxColumns
+	wide := 0 // records wrapped at maxColumns
 	for {
 		rec, err := r.Read()
 		if err == io.EOF {
@@ -61,22 +61,29 @@ func (x *run) csv(data []byte, name string) (*extract.Document, error) {
 			return nil, fmt.Errorf("%w: %v", extract.ErrCorrupt, err)
 		}
 		if len(rec) > maxColumns {
-			rec, wide = rec[:maxColumns], wide+1
+			wide++
 		}
-		for col, v := range rec {
-			if err := t.cell(col, v, looksNumeric(v)); err != nil {
+		// A record wider than any sheet (a file that lost its line ends,
+		// old Mac CSV's lone \r) goes on in rows of maxColumns fields, so
+		// nothing of it is lost.
+		for len(rec) > 0 {
+			row := rec[:min(len(rec), maxColumns)]
+			for col, v := range row {
+				if err := t.cell(col, v, looksNumeric(v)); err != nil {
+					return nil, err
+				}
+			}
+			if err := t.endRow(1); err != nil {
 				return nil, err
 			}
-		}
-		if err := t.endRow(1); err != nil {
-			return nil, err
+			rec = rec[len(row):]
 		}
 	}
 	if err := t.end(); err != nil {
 		return nil, err
 	}
 	if wide > 0 {
-		x.warn("%d records cut at %d fields", wide, maxColumns)
+		x.warn("%d records of more than %d fields went on in rows of %d", wide, maxColumns, maxColumns)
 	}
 	return x.doc(), nil
 }

@@ -3,7 +3,9 @@ package sheet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"unicode/utf16"
 
@@ -89,5 +91,23 @@ func TestCSVEncodings(t *testing.T) {
 	}
 	if _, err := (CSV{}).Extract(context.Background(), []byte("a,b\n\x00"), "nul.csv", extract.DefaultLimits()); !errors.Is(err, extract.ErrCorrupt) {
 		t.Errorf("NUL: %v", err)
+	}
+}
+
+// TestCSVRecordWiderThanASheet: a record of more fields than a sheet has
+// columns (a file that lost its line ends) goes on in further rows; its
+// last field is read, and a warning says so.
+func TestCSVRecordWiderThanASheet(t *testing.T) {
+	var b strings.Builder
+	for i := range maxColumns + 500 {
+		fmt.Fprintf(&b, "v%d,", i)
+	}
+	b.WriteString("lastfieldmarker")
+	doc, err := CSV{}.Extract(context.Background(), []byte(b.String()), "one-line.csv", extract.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(doc.Text, "lastfieldmarker") || !strings.Contains(doc.Text, "v16383") || len(doc.Warnings) != 1 || !strings.Contains(doc.Warnings[0], "went on in rows") {
+		t.Fatalf("last field read: %v; warnings %q", strings.Contains(doc.Text, "lastfieldmarker"), doc.Warnings)
 	}
 }
