@@ -299,9 +299,20 @@ func pack(text string, blocks []extract.Block, c Counter, o Options) []packed {
 // does): one pass instead of counting a dozen prefixes.
 type prefixer interface{ Prefix(s string, n int) int }
 
+// exactPrefixer is a prefixer that also says when its cut needs no check:
+// the prefix's count is exactly the tokens it took (shared/tokens does).
+type exactPrefixer interface {
+	PrefixExact(s string, n int) (int, bool)
+}
+
 // longestWithin is the length of the longest prefix of s within target tokens
 // (at least 1 byte).
 func longestWithin(s string, c Counter, target int) int {
+	if p, ok := c.(exactPrefixer); ok {
+		if n, exact := p.PrefixExact(s, target); exact && n > 0 {
+			return n
+		}
+	}
 	lo, hi := 1, len(s)
 	if p, ok := c.(prefixer); ok {
 		// Look at a window a few times the usual bytes per token, widened

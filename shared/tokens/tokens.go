@@ -125,11 +125,19 @@ func (c *Counter) piece(p string) int {
 // tokenizer's own split expression cost a cut of a long line of short
 // tokens (a CSV row of 20,000 cells) fifteen times the same bytes in lines.
 func (c *Counter) Prefix(s string, n int) int {
+	b, _ := c.PrefixExact(s, n)
+	return b
+}
+
+// PrefixExact is Prefix, and whether Count of that prefix is exactly its
+// tokens (the cut falls between pieces, or takes all of s): then a caller
+// needs no count of its own to check it.
+func (c *Counter) PrefixExact(s string, n int) (int, bool) {
 	if n <= 0 || s == "" {
-		return 0
+		return 0, true
 	}
 	if !utf8.ValidString(s) {
-		return c.codecPrefix(s, n)
+		return c.codecPrefix(s, n), false
 	}
 	total, end := 0, 0 // tokens so far, and the bytes they take
 	for i := 0; i < len(s); {
@@ -142,15 +150,15 @@ func (c *Counter) Prefix(s string, n int) int {
 		k := c.piece(p)
 		if total+k > n {
 			if m := n - total; m > 0 {
-				return i + c.piecePrefix(p, m)
+				return i + c.piecePrefix(p, m), false
 			}
-			return end
+			return end, true
 		}
 		total += k
 		i += l
 		end = i
 	}
-	return len(s)
+	return len(s), true
 }
 
 // piecePrefix is how many bytes of piece p its first m tokens take (m is
