@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -229,17 +230,34 @@ func (h *harness) settle() {
 // files take long to read or embed (a hostile corpus).
 func (h *harness) settleWithin(d time.Duration) {
 	h.t.Helper()
+	h.settleOn(d, true)
+}
+
+// consumersIdle waits until the ingestor's, the indexer's and the
+// embedder's consumers hold nothing, without counting the bucket's events
+// into OBJECTS (MinIO's durable copies can lag a burst by minutes; the
+// live copies were read already).
+func (h *harness) consumersIdle(d time.Duration) {
+	h.t.Helper()
+	h.settleOn(d, false)
+}
+
+func (h *harness) settleOn(d time.Duration, countEvents bool) {
+	h.t.Helper()
 	ctx := context.Background()
 	deadline := time.Now().Add(d)
 	for {
 		idle := true
-		if st, err := h.js.Stream(ctx, pipeline.ObjectsStream); err != nil || st.CachedInfo().State.Msgs < h.events {
-			if err == nil {
-				info, _ := st.Info(ctx)
-				idle = info != nil && info.State.Msgs >= h.events
-			} else {
-				idle = false
+		var state []string
+		if countEvents {
+			msgs := uint64(0)
+			if st, err := h.js.Stream(ctx, pipeline.ObjectsStream); err == nil {
+				if info, err := st.Info(ctx); err == nil {
+					msgs = info.State.Msgs
+				}
 			}
+			idle = msgs >= h.events
+			state = append(state, fmt.Sprintf("%s holds %d of the %d events uploaded", pipeline.ObjectsStream, msgs, h.events))
 		}
 		for _, c := range []struct{ stream, consumer string }{
 			{pipeline.ObjectsStream, pipeline.IngestorConsumer},
@@ -249,18 +267,22 @@ func (h *harness) settleWithin(d time.Duration) {
 			info, err := h.js.Consumer(ctx, c.stream, c.consumer)
 			if err != nil {
 				idle = false
+				state = append(state, fmt.Sprintf("%s: %v", c.consumer, err))
 				continue
 			}
 			ci, err := info.Info(ctx)
 			if err != nil || ci.NumPending > 0 || ci.NumAckPending > 0 {
 				idle = false
 			}
+			if ci != nil {
+				state = append(state, fmt.Sprintf("%s: %d pending, %d unacknowledged", c.consumer, ci.NumPending, ci.NumAckPending))
+			}
 		}
 		if idle {
 			return
 		}
 		if time.Now().After(deadline) {
-			h.t.Fatalf("pipeline did not settle within %s", d)
+			h.t.Fatalf("pipeline did not settle within %s; last seen: %s", d, strings.Join(state, "; "))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -73,8 +73,19 @@ func TestHostileCorpus(t *testing.T) {
 	if len(keys) < 60 {
 		t.Fatalf("the corpus has %d files, want at least 60", len(keys))
 	}
-	// Thousands of chunks to embed on 2 cores: minutes, not seconds.
-	h.settleWithin(10 * time.Minute)
+	// Every file recorded, then nothing left to embed or index: minutes on
+	// 2 cores, not seconds. (MinIO's durable copies of a burst's events
+	// can lag; the live ones were read.)
+	waitEvery(t, "every hostile file recorded", 2*time.Second, 10*time.Minute, func() (bool, string) {
+		for _, key := range keys {
+			out, errText := h.call("list_file_chunks", map[string]any{"project_reference": "acme", "file_path": strings.TrimPrefix(key, "acme/"), "limit": 1})
+			if len(chunksOf(out)) == 0 && !strings.Contains(errText, "was not indexed") {
+				return false, key + ": " + errText
+			}
+		}
+		return true, ""
+	})
+	h.consumersIdle(10 * time.Minute)
 	for _, w := range workers {
 		pid := h.stack.Process(w).Pid()
 		peak := statusMiB(pid, "VmHWM")

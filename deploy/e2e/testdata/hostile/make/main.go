@@ -48,21 +48,21 @@ func corpus() map[string][]byte {
 	c := map[string][]byte{}
 	put := func(name, s string) { c[name] = []byte(s) }
 	// One long line of each text format (issue 50 item 1).
-	put("long-line.go", "package nistec\n\nvar p256Table = [...]uint64{"+line(mb/2, ", ", func(i int) string { return fmt.Sprintf("0x%016x", uint64(i)*0x9e3779b97f4a7c15) })+"}\n")
-	put("long-line.txt", line(mb/2, " ", word))
-	put("long-line.md", "# Notes\n\n"+line(mb/2, " ", func(i int) string {
+	put("long-line.go", "package nistec\n\nvar p256Table = [...]uint64{"+line(mb/4, ", ", func(i int) string { return fmt.Sprintf("0x%016x", uint64(i)*0x9e3779b97f4a7c15) })+"}\n")
+	put("long-line.txt", line(mb/4, " ", word))
+	put("long-line.md", "# Notes\n\n"+line(mb/4, " ", func(i int) string {
 		if i%9 == 0 {
 			return "**" + word(i) + "**"
 		}
 		return "[" + word(i) + "](https://example.com/" + word(i) + ")"
 	}))
-	put("long-line.csv", "id,name,team,"+line(mb/2, ",", func(i int) string { return fmt.Sprintf("%d,%s,%s", i, word(i), word(i+3)) }))
-	put("long-line.json", "["+line(mb/2, ", ", func(i int) string { return fmt.Sprintf(`{"id": %d, "name": %q}`, i, word(i)) })+`{"id": -1}]`)
-	put("long-line.html", "<html><body><h1>Notes</h1>"+line(mb/2, "", func(i int) string { return "<p>" + word(i) + " " + word(i+1) + "</p>" })+"</body></html>")
+	put("long-line.csv", "id,name,team,"+line(mb/4, ",", func(i int) string { return fmt.Sprintf("%d,%s,%s", i, word(i), word(i+3)) }))
+	put("long-line.json", "["+line(mb/4, ", ", func(i int) string { return fmt.Sprintf(`{"id": %d, "name": %q}`, i, word(i)) })+`{"id": -1}]`)
+	put("long-line.html", "<html><body><h1>Notes</h1>"+line(mb/4, "", func(i int) string { return "<p>" + word(i) + " " + word(i+1) + "</p>" })+"</body></html>")
 	// Wide and deep data.
-	put("wide.json", "{"+line(mb/2, ", ", func(i int) string { return fmt.Sprintf(`"key%d": %d`, i, i) })+`"end": 0}`)
+	put("wide.json", "{"+line(mb/4, ", ", func(i int) string { return fmt.Sprintf(`"key%d": %d`, i, i) })+`"end": 0}`)
 	put("deep.json", strings.Repeat("[", 100000)+"1"+strings.Repeat("]", 100000))
-	put("wide.yaml", line(mb/2, "\n", func(i int) string { return fmt.Sprintf("key%d: %s", i, word(i)) }))
+	put("wide.yaml", line(mb/4, "\n", func(i int) string { return fmt.Sprintf("key%d: %s", i, word(i)) }))
 	var deep strings.Builder
 	for i := range 1000 { // 1,000 levels: 500 KB of indentation
 		deep.WriteString(strings.Repeat(" ", i) + fmt.Sprintf("k%d:\n", i))
@@ -73,11 +73,11 @@ func corpus() map[string][]byte {
 	cols := 100000
 	put("table-100k-columns.md", "# Table\n\n|"+strings.Repeat(" c |", cols)+"\n|"+strings.Repeat("---|", cols)+"\n|"+strings.Repeat(" x |", cols)+"\n")
 	put("table-100k-rows.md", "# Table\n\n| a | b |\n|---|---|\n"+strings.Repeat("| x | y |\n", 20000))
-	put("data-uri.md", "# Picture\n\n![chart](data:image/png;base64,"+strings.Repeat("A", 4*mb)+")\n\nText after the picture.\n")
-	put("data-uri.html", `<html><body><p>Before.</p><img alt="chart" src="data:image/png;base64,`+strings.Repeat("A", 4*mb)+`"><p>After.</p></body></html>`)
-	put("many-headings.md", line(mb/4, "\n\n", func(i int) string { return strings.Repeat("#", 1+i%6) + " " + word(i) }))
-	put("long-heading.md", "# "+line(mb/2, " ", word)+"\n\n"+line(64<<10, "\n\n", word))
-	put("control-chars.txt", line(mb/4, "\x01\x02\x1b[31m", word))
+	put("data-uri.md", "# Picture\n\n![chart](data:image/png;base64,"+strings.Repeat("A", mb)+")\n\nText after the picture.\n")
+	put("data-uri.html", `<html><body><p>Before.</p><img alt="chart" src="data:image/png;base64,`+strings.Repeat("A", mb)+`"><p>After.</p></body></html>`)
+	put("many-headings.md", line(mb/8, "\n\n", func(i int) string { return strings.Repeat("#", 1+i%6) + " " + word(i) }))
+	put("long-heading.md", "# "+line(mb/4, " ", word)+"\n\n"+line(64<<10, "\n\n", word))
+	put("control-chars.txt", line(mb/8, "\x01\x02\x1b[31m", word))
 	// Zip formats: bombs, entities, claims and truncation (issue 49 item 7).
 	bomb := strings.Repeat(" ", 300*mb)
 	c["bomb.docx"] = zipOf(map[string]string{"[Content_Types].xml": "<Types/>", "word/document.xml": `<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>x</w:t></w:r></w:p>` + bomb + `</w:body></w:document>`})
