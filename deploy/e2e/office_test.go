@@ -40,9 +40,15 @@ func TestOfficeFilesAndScans(t *testing.T) {
 		{"docxfootnotemarker", "office/trailing.docx", 2, `section "Footnotes"`, false},
 		{"epubchaptermarker", "office/harbour-epub3.epub", 3, `office/harbour-epub3.epub, chapter 3, section "The Letter"`, false},
 		{"marmalade", "office/mixed.pdf", 2, "office/mixed.pdf, page 2", true},
+		// The picture holds the text of mixed.pdf's first page: the search
+		// is kept to the picture, as an agent would keep it to a folder.
 		{"ledger", "office/scan.png", 0, "office/scan.png", true},
 	} {
-		out, errText := h.call("hybrid_search", map[string]any{"query": tt.query, "project_reference": "acme", "alpha": 0})
+		args := map[string]any{"query": tt.query, "project_reference": "acme", "alpha": 0}
+		if tt.path == "office/scan.png" {
+			args["path_prefix"] = tt.path
+		}
+		out, errText := h.call("hybrid_search", args)
 		hits := results(out)
 		if errText != "" || len(hits) == 0 {
 			t.Errorf("%s: no hit: %v %s", tt.query, out, errText)
