@@ -48,7 +48,7 @@ func corpus() map[string][]byte {
 	c := map[string][]byte{}
 	put := func(name, s string) { c[name] = []byte(s) }
 	// One long line of each text format (issue 50 item 1).
-	put("long-line.go", "package nistec\n\nvar p256Table = [...]uint64{"+line(mb/4, ", ", func(i int) string { return fmt.Sprintf("0x%016x", uint64(i)*0x9e3779b97f4a7c15) })+"}\n")
+	put("long-line.go", "package nistec\n\nvar p256Table = [...]uint64{"+line(mb/4, ", ", func(i int) string { return fmt.Sprintf("0x%016x", uint64(i)*0x9e3779b97f4a7c15) })+"0}\n")
 	put("long-line.txt", line(mb/4, " ", word))
 	put("long-line.md", "# Notes\n\n"+line(mb/4, " ", func(i int) string {
 		if i%9 == 0 {
