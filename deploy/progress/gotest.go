@@ -337,10 +337,19 @@ func (r *testRun) failureReport() string {
 const failureLines = 4
 
 // lastLines is out's last n lines that say something: not the go test
-// result lines ("--- FAIL", "=== RUN") nor blank ones.
+// result lines ("--- FAIL", "=== RUN") nor blank ones. A test that keeps its
+// services' logs says where ("logs kept in ...") after its assertion and
+// then prints their tails: the summary ends at that line, so the assertion
+// stays in view.
 func lastLines(out string, n int) []string {
-	var keep []string
 	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		if strings.Contains(l, keptLogsMarker) {
+			lines = lines[:i+1]
+			break
+		}
+	}
+	var keep []string
 	for i := len(lines) - 1; i >= 0 && len(keep) < n; i-- {
 		l := strings.TrimSpace(lines[i])
 		if l == "" || strings.HasPrefix(l, "--- ") || strings.HasPrefix(l, "=== ") {
@@ -351,6 +360,10 @@ func lastLines(out string, n int) []string {
 	slices.Reverse(keep)
 	return keep
 }
+
+// keptLogsMarker is what the end-to-end tests print before the logs they
+// dump on failure (deploy/e2e's dumpLogsOnFailure and the chaos test).
+const keptLogsMarker = "logs kept in "
 
 func (r *testRun) summary() string {
 	r.mu.Lock()

@@ -139,6 +139,12 @@ func TestFailureReportEndsWithAssertions(t *testing.T) {
 		{Action: "output", Package: "p", Test: "TestA", Output: "    e2e_test.go:34: building\n"},
 		{Action: "output", Package: "p", Test: "TestA", Output: "    e2e_test.go:393: search still finds the old version\n"},
 		{Action: "output", Package: "p", Test: "TestA", Output: "    e2e_test.go:122: whole service logs kept in /tmp/x\n"},
+		// The logs the test dumps after its assertion do not crowd it out.
+		{Action: "output", Package: "p", Test: "TestA", Output: "    e2e_test.go:135: --- indexer log (last 3000 bytes):\n"},
+		{Action: "output", Package: "p", Test: "TestA", Output: "        {\"level\":\"INFO\",\"msg\":\"committed\"}\n"},
+		{Action: "output", Package: "p", Test: "TestA", Output: "        {\"level\":\"INFO\",\"msg\":\"committed\"}\n"},
+		{Action: "output", Package: "p", Test: "TestA", Output: "        {\"level\":\"INFO\",\"msg\":\"committed\"}\n"},
+		{Action: "output", Package: "p", Test: "TestA", Output: "        {\"level\":\"INFO\",\"msg\":\"stopped\"}\n"},
 		{Action: "output", Package: "p", Test: "TestA", Output: "--- FAIL: TestA (16.00s)\n"},
 		{Action: "fail", Package: "p", Test: "TestA"},
 		{Action: "fail", Package: "p"},
@@ -148,7 +154,7 @@ func TestFailureReportEndsWithAssertions(t *testing.T) {
 	rep := r.failureReport()
 	tail := rep[strings.LastIndex(rep, "Failed tests"):]
 	if !strings.Contains(tail, "--- p TestA\n") || !strings.Contains(tail, "e2e_test.go:393: search still finds the old version") ||
-		!strings.Contains(tail, "logs kept in /tmp/x") || strings.Contains(tail, "--- FAIL") {
+		!strings.Contains(tail, "logs kept in /tmp/x") || strings.Contains(tail, "--- FAIL") || strings.Contains(tail, "stopped") {
 		t.Fatalf("report's summary:\n%s", tail)
 	}
 }

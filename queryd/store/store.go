@@ -97,6 +97,11 @@ type Store struct {
 
 	mu           sync.Mutex
 	lastProjects []string // the last tenant list read (Projects)
+	// ahead holds projects whose watermark Weaviate answered while the
+	// catalog did not know them yet (a first commit its watch has not
+	// delivered): the project list includes them, so a search sees a
+	// project another tool on this replica has already shown.
+	ahead map[string]bool
 
 	// catalog, once ready, answers the project list, watermarks, version
 	// visibility and counts from memory (SetCatalog); nil: Weaviate answers.
@@ -112,6 +117,30 @@ type Store struct {
 func (s *Store) SetCatalog(c *Catalog) *Store {
 	s.catalog = c
 	return s
+}
+
+// withAhead adds to the catalog's projects those read ahead of it.
+func (s *Store) withAhead(projects []string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for p := range s.ahead {
+		if !slices.Contains(projects, p) {
+			projects = append(projects, p)
+		}
+	}
+	slices.Sort(projects)
+	return projects
+}
+
+// readAhead records that Weaviate showed project committed before the
+// catalog knew it.
+func (s *Store) readAhead(project string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ahead == nil {
+		s.ahead = map[string]bool{}
+	}
+	s.ahead[project] = true
 }
 
 // New returns a Store.
@@ -145,7 +174,7 @@ var documentFields = []graphql.Field{
 // can stall, so it is bounded and the last list answers meanwhile.
 func (s *Store) Projects(ctx context.Context) ([]string, error) {
 	if s.catalog.Ready() {
-		return s.catalog.Projects(), nil
+		return s.withAhead(s.catalog.Projects()), nil
 	}
 	listCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()

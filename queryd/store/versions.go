@@ -96,7 +96,11 @@ func (s *Store) Watermark(ctx context.Context, project string) (int64, error) {
 		return 0, nil
 	}
 	props, _ := objs[0].Properties.(map[string]any)
-	return int64(wvquery.Float(props, "sequence")), nil
+	seq := int64(wvquery.Float(props, "sequence"))
+	if seq > 0 && s.catalog != nil {
+		s.readAhead(project)
+	}
+	return seq, nil
 }
 
 // VersionAt returns the visible version of path on branch ("" = main) as of
