@@ -142,3 +142,48 @@ func (h *harness) expectExactly(n int, wait time.Duration, file func(i int) (pat
 		h.t.Fatalf("%d of %d files wrong: %v", len(wrong), n, wrong)
 	}
 }
+
+// TestAFileCutShortIsReadAloneAndRecorded: the ingestor is killed while it
+// reads a large file. The file is read again alone, in a process of its own
+// with a memory budget (here -file-memory-bytes 64 MiB, which it passes), and
+// is recorded as failed with that reason, once, with no crash loop; a file
+// uploaded beside it is indexed.
+func TestAFileCutShortIsReadAloneAndRecorded(t *testing.T) {
+	h := startShaped(t, map[string][]string{"ingestor": {"STRATA_FILE_MEMORY_BYTES=67108864"}}, nil)
+	// 15 MB of text, under the 16 MiB text limit: the worker's own read
+	// takes a while, and a second read holds more than 64 MiB.
+	var b strings.Builder
+	for i := 0; b.Len() < 15<<20; i++ {
+		fmt.Fprintf(&b, "Line %d of a long log with ordinary words in it.\n", i)
+	}
+	h.put("acme/big.txt", b.String())
+	waitEvery(t, "the ingestor to begin reading big.txt", 5*time.Millisecond, 2*time.Minute, func() (bool, string) {
+		out, errText := h.call("object_status", map[string]any{"key": "acme/big.txt"})
+		return out != nil && out["state"] == pipeline.StatePending, fmt.Sprint(out, errText)
+	})
+	h.stack.Process("ingestor").Kill()
+	t.Log("killed the ingestor while it read big.txt")
+	if err := h.stack.StartService(context.Background(), "ingestor"); err != nil {
+		t.Fatal(err)
+	}
+	h.put("acme/small.md", "# Small\n\nsmallword uploaded beside it\n")
+	big := map[string]any{"project_reference": "acme", "file_path": "big.txt"}
+	// Its events are delivered again after the ack deadline (1 min) of what the killed worker held.
+	var errText string
+	waitEvery(t, "big.txt recorded as failed", time.Second, 4*time.Minute, func() (bool, string) {
+		var out map[string]any
+		out, errText = h.call("list_file_chunks", big)
+		return strings.Contains(errText, "was not indexed (failed)"), fmt.Sprint(len(chunksOf(out)), " chunks; ", errText)
+	})
+	if !strings.Contains(errText, "memory budget of one file") || !strings.Contains(errText, "read alone after an earlier attempt") {
+		t.Fatalf("big.txt's recorded reason: %s", errText)
+	}
+	if out, errText := h.call("list_file_chunks", map[string]any{"project_reference": "acme", "file_path": "small.md"}); len(chunksOf(out)) != 1 {
+		t.Fatalf("the file beside it: %v %s", out, errText)
+	}
+	select {
+	case <-h.stack.Process("ingestor").Exited():
+		t.Fatal("the ingestor died again: a crash loop")
+	default:
+	}
+}

@@ -138,6 +138,14 @@ var (
 	ErrCorrupt     = errors.New("corrupt or unreadable file")
 	ErrTooLarge    = errors.New("content over the size limit")
 	ErrTimeout     = errors.New("extraction took too long")
+	// ErrInterrupted means extraction stopped for a reason outside the
+	// file (shutdown, a reader process that could not start): the file is
+	// read again later, never recorded as failed for it.
+	ErrInterrupted = errors.New("extraction interrupted")
+	// ErrReaderDied means the process reading the file died or was killed
+	// over its memory budget while reading it: the file is recorded as
+	// failed with the cause.
+	ErrReaderDied = errors.New("the reader process died reading this file")
 )
 
 // Extractor extracts one format.

@@ -85,6 +85,9 @@ type Config struct {
 	TargetTokens    int
 	OverlapTokens   int
 	Limits          extract.Limits
+	// Isolated reads a file again in a process of its own after an
+	// attempt at it was cut short (isolate.Isolated); nil: in process.
+	Isolated Extractor
 }
 
 // Ingestor handles bucket events.
@@ -105,23 +108,32 @@ func New(cfg Config, store ObjectStore, assets AssetStore, extractor Extractor, 
 	return &Ingestor{cfg: cfg, store: store, assets: assets, extractor: extractor, pub: pub, states: states, counter: counter, log: log, now: time.Now}
 }
 
-// HandleEvent processes one notification message. Malformed events and
-// hostile keys are permanent errors; fetch and publish failures are retried.
+// HandleEvent processes one notification message the first time it is
+// delivered. Malformed events and hostile keys are permanent errors; fetch
+// and publish failures are retried.
 func (in *Ingestor) HandleEvent(ctx context.Context, data []byte) error {
+	return in.HandleDelivery(ctx, data, 1)
+}
+
+// HandleDelivery processes one notification message on its delivered-th
+// delivery. A message delivered again may be one whose attempt was cut short
+// by a crash, perhaps its file's doing: its files are read in a process of
+// their own (Config.Isolated), one at a time.
+func (in *Ingestor) HandleDelivery(ctx context.Context, data []byte, delivered uint64) error {
 	records, err := event.Parse(data)
 	if err != nil {
 		return worker.Permanent(err)
 	}
 	var errs []error
 	for _, r := range records {
-		if err := in.handleRecord(ctx, r); err != nil {
+		if err := in.handleRecord(ctx, r, delivered > 1); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func (in *Ingestor) handleRecord(ctx context.Context, r event.Record) error {
+func (in *Ingestor) handleRecord(ctx context.Context, r event.Record, redelivered bool) error {
 	key, err := objkey.Parse(r.Key)
 	if err != nil {
 		return worker.Permanent(fmt.Errorf("%s %s: %w", r.Op, r.Key, err))
@@ -153,6 +165,10 @@ func (in *Ingestor) handleRecord(ctx context.Context, r event.Record) error {
 		log.Debug("skipping a second copy of a committed event", "state", recorded.State, "sequence", recorded.Sequence)
 		return nil
 	}
+	// An attempt at this very upload began and has not committed: it is in
+	// flight still, or was cut short (the live copy of the event was read
+	// by a worker that died, or this message's last delivery was).
+	isolated := in.cfg.Isolated != nil && (redelivered || begunBefore(recorded, r))
 	if r.Op == event.Put {
 		if err := in.states.Put(ctx, pipeline.ObjectState{Key: r.Key, Project: key.Project, ETag: r.ETag, VersionID: r.VersionID,
 			Sequencer: r.Sequencer, State: pipeline.StatePending,
@@ -189,7 +205,7 @@ func (in *Ingestor) handleRecord(ctx context.Context, r event.Record) error {
 		sum := sha256.Sum256(data)
 		fv.Checksum = hex.EncodeToString(sum[:])
 		fv.FileVersionID = ids.FileVersion(fileID, versionOf(obj), fv.Checksum)
-		if err := in.extract(ctx, &fv, key, data); err != nil {
+		if err := in.extract(ctx, &fv, key, data, isolated); err != nil {
 			return err
 		}
 	}
@@ -306,6 +322,12 @@ func committedAlready(st *pipeline.ObjectState, r event.Record, now time.Time) b
 	return st.State != pipeline.StateDeleted && st.ETag == r.ETag
 }
 
+// begunBefore says whether st records an attempt at r's upload (its
+// sequencer and ETag) that began and has not committed.
+func begunBefore(st *pipeline.ObjectState, r event.Record) bool {
+	return st != nil && st.State == pipeline.StatePending && st.Sequencer == r.Sequencer && st.ETag == r.ETag
+}
+
 // versionOf is the object-store identity of a version: its version id when
 // the bucket is versioned; otherwise the ETag and the event's sequencer,
 // because re-uploading the same bytes is a new version of the file (a later
@@ -319,9 +341,19 @@ func versionOf(o pipeline.Object) string {
 
 // extract fills fv's format, text statistics, sections and chunks, or its
 // failure. Only a failure to store images is returned, to be retried.
-func (in *Ingestor) extract(ctx context.Context, fv *pipeline.FileVersion, key objkey.Key, data []byte) error {
-	doc, err := in.extractor.Extract(ctx, data, key.Path, in.cfg.Limits)
+func (in *Ingestor) extract(ctx context.Context, fv *pipeline.FileVersion, key objkey.Key, data []byte, isolated bool) error {
+	reader := in.extractor
+	if isolated {
+		reader = in.cfg.Isolated
+		in.log.Info("reading alone in a process of its own: an earlier attempt was cut short", "path", key.Raw, "file_version_id", fv.FileVersionID)
+	}
+	doc, err := reader.Extract(ctx, data, key.Path, in.cfg.Limits)
 	switch {
+	case errors.Is(err, extract.ErrInterrupted):
+		return fmt.Errorf("read %s: %w", key.Raw, err)
+	case errors.Is(err, extract.ErrReaderDied):
+		fv.Status, fv.Error = pipeline.StatusFailed, err.Error()+"; it was read alone after an earlier attempt at it was cut short, so it is read again only when it changes or is reindexed"
+		return nil
 	case errors.Is(err, extract.ErrUnsupported):
 		fv.Format, fv.Status, fv.Error = "binary", pipeline.StatusUnsupported, err.Error()
 		return nil

@@ -22,6 +22,7 @@ import (
 	"github.com/strata-kb/strata/ingestor/extract/ocr"
 	"github.com/strata-kb/strata/ingestor/extract/pdf"
 	"github.com/strata-kb/strata/ingestor/ingest"
+	"github.com/strata-kb/strata/ingestor/isolate"
 	"github.com/strata-kb/strata/ingestor/live"
 	"github.com/strata-kb/strata/ingestor/objectstore"
 	"github.com/strata-kb/strata/shared/bucket"
@@ -63,6 +64,7 @@ type Config struct {
 	OCRMaxPages     int
 	OCRTimeout      time.Duration
 	MemoryLimit     int64
+	FileMemory      int64
 	Reconcile       time.Duration
 	ReconcileMinAge time.Duration
 }
@@ -102,6 +104,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.OCRMaxPages, "ocr-max-pages", def.MaxOCRPages, "pages or pictures of one file read by OCR; the rest are named in a warning (0: no limit)")
 	fs.DurationVar(&c.OCRTimeout, "ocr-timeout", def.OCRTimeout, "time OCR may take on one file, beyond -extract-timeout; the pages left are named in a warning (0: -extract-timeout alone)")
 	fs.Int64Var(&c.MemoryLimit, "memory-limit", 0, "soft memory limit of the Go runtime in bytes (GOMEMLIMIT; 0: leave GOMEMLIMIT or the runtime's default)")
+	fs.Int64Var(&c.FileMemory, "file-memory-bytes", 512<<20, "memory budget of one file read again alone, in a process of its own, after an attempt at it was cut short (a crash): over it the file is recorded as failed")
 }
 
 // Limits returns the extraction limits.
@@ -148,6 +151,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MemoryLimit < 0 || (c.MemoryLimit > 0 && c.MemoryLimit < 64<<20) {
 		p.Addf("memory-limit", "must be 0 or at least 64 MiB, got %d", c.MemoryLimit)
+	}
+	if c.FileMemory < 64<<20 {
+		p.Addf("file-memory-bytes", "must be at least 64 MiB, got %d", c.FileMemory)
 	}
 	if c.AssetsBucket == "" {
 		p.Addf("assets-bucket", "required")
@@ -208,6 +214,13 @@ func run(ctx context.Context, args []string) error {
 // serve ingests bucket events until ctx ends, then drains NATS.
 func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 	log, reg := deps.Log, deps.Metrics
+	lim := cfg.Limits()
+	lim.OCR = ocrReader(cfg, log)
+	readers := detect.NewRegistry(pdf.New(cfg.UniDoc, pdf.Poppler{BinDir: cfg.PopplerDir, ScratchDir: cfg.PDFScratchDir, PictureReader: cfg.PictureReader}))
+	if os.Getenv(isolate.ChildEnv) == "1" {
+		// A child started by isolate: read one file and exit.
+		return isolate.Serve(ctx, readers, lim, os.Stdin, os.Stdout)
+	}
 	counter, err := tokens.New()
 	if err != nil {
 		return err
@@ -233,12 +246,10 @@ func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 	if cfg.MemoryLimit > 0 {
 		debug.SetMemoryLimit(cfg.MemoryLimit)
 	}
-	lim := cfg.Limits()
-	lim.OCR = ocrReader(cfg, log)
 	ing := ingest.New(ingest.Config{MaxObjectBytes: cfg.MaxObjectBytes, MaxMessageBytes: cfg.MaxMessageBytes, TargetTokens: cfg.TargetTokens,
-		OverlapTokens: cfg.OverlapTokens, Limits: lim},
+		OverlapTokens: cfg.OverlapTokens, Limits: lim, Isolated: isolate.New(isolate.Config{Command: isolate.Self, MemoryBytes: cfg.FileMemory})},
 		objectstore.Store{Client: s3}, objectstore.Assets{Client: s3, Bucket: cfg.AssetsBucket},
-		detect.NewRegistry(pdf.New(cfg.UniDoc, pdf.Poppler{BinDir: cfg.PopplerDir, ScratchDir: cfg.PDFScratchDir, PictureReader: cfg.PictureReader})), pipeline.Publisher{JS: js}, states, counter, log)
+		readers, pipeline.Publisher{JS: js}, states, counter, log)
 	if exists, err := s3.BucketExists(ctx, cfg.AssetsBucket); err != nil || !exists {
 		return fmt.Errorf("assets bucket %q (-assets-bucket, STRATA_ASSETS_BUCKET) is not reachable or does not exist: %v", cfg.AssetsBucket, err)
 	}
@@ -250,7 +261,11 @@ func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 			log.Info("reindex", "subject", msg.Subject(), "listed", res.Listed, "emitted", res.Emitted, "skipped", res.Skipped, "retagged", res.Retagged, "deleted", res.Deleted, "err", err)
 			return err
 		}
-		return ing.HandleEvent(ctx, msg.Data())
+		delivered := uint64(1)
+		if meta, err := msg.Metadata(); err == nil {
+			delivered = meta.NumDelivered
+		}
+		return ing.HandleDelivery(ctx, msg.Data(), delivered)
 	}
 	if cfg.Reconcile > 0 {
 		rec := &ingest.Reconciler{Bucket: cfg.Bucket, Heads: objectstore.Store{Client: s3}, Pub: pipeline.Publisher{JS: js}, Interval: cfg.Reconcile, Log: log}
