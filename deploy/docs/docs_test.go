@@ -359,16 +359,16 @@ func unlinkedFigures(readme string) (problems []string, found int, unused []stri
 
 func isLetter(c byte) bool { return c < 128 && unicode.IsLetter(rune(c)) }
 
-// TestDocsLinksResolve: every relative link of README.md and docs/*.md
-// points to a file that exists, and a link to a heading (#anchor, in the
-// same page or another Markdown page) to a heading that exists.
+// TestDocsLinksResolve: every relative link of README.md and
+// docs/**/*.md points to a file that exists, and a link to a heading
+// (#anchor, in the same page or another Markdown page) to a heading that
+// exists.
 func TestDocsLinksResolve(t *testing.T) {
 	dir := root(t)
-	pages, err := filepath.Glob(filepath.Join(dir, "docs", "*.md"))
-	if err != nil {
-		t.Fatal(err)
+	var paths []string
+	for _, p := range pages(t, dir) {
+		paths = append(paths, filepath.Join(dir, filepath.FromSlash(p)))
 	}
-	pages = append([]string{filepath.Join(dir, "README.md")}, pages...)
 	anchors := map[string]map[string]bool{}
 	anchorsOf := func(path string) (map[string]bool, error) {
 		if a, ok := anchors[path]; ok {
@@ -383,7 +383,7 @@ func TestDocsLinksResolve(t *testing.T) {
 		return a, nil
 	}
 	checked := 0
-	for _, page := range pages {
+	for _, page := range paths {
 		rel, _ := filepath.Rel(dir, page)
 		for _, b := range prose(read(t, page)) {
 			for _, l := range links(b) {
