@@ -19,6 +19,10 @@ type Common struct {
 	// KVReplicas is the replica count of the NATS KV buckets the service
 	// creates (3 on a clustered NATS; must not exceed the cluster's size).
 	KVReplicas int
+	// MemoryLimit is the Go runtime's soft memory limit in bytes
+	// (debug.SetMemoryLimit, as GOMEMLIMIT; 0: GOMEMLIMIT or no limit),
+	// set by service.Start.
+	MemoryLimit int64
 }
 
 // Retries parses RetryDelays (validated by Validate).
@@ -32,6 +36,9 @@ func (c *Common) Retries() []time.Duration {
 	return out
 }
 
+// MemoryLimitFlag is the flag of Common.MemoryLimit, which service.Start applies.
+const MemoryLimitFlag = "memory-limit"
+
 // RegisterFlags registers the common flags with defaults for a service whose
 // health endpoint listens on httpAddr.
 func (c *Common) RegisterFlags(fs *flag.FlagSet, httpAddr string) {
@@ -41,6 +48,7 @@ func (c *Common) RegisterFlags(fs *flag.FlagSet, httpAddr string) {
 	fs.StringVar(&c.LogFormat, "log-format", "json", "json or text")
 	fs.StringVar(&c.TraceExporter, "trace-exporter", "none", "none, stdout or otlp (OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT)")
 	fs.IntVar(&c.KVReplicas, "kv-replicas", 1, "replicas of the NATS KV buckets this service creates (1 on a single server, 3 on a cluster)")
+	fs.Int64Var(&c.MemoryLimit, MemoryLimitFlag, 0, "soft memory limit of the Go runtime in bytes (as GOMEMLIMIT: the collector works harder near it; 0: leave GOMEMLIMIT or the runtime's default)")
 	fs.StringVar(&c.RetryDelays, "retry-delays", "1s,5s,30s,2m", "delays between the attempts at a message after transient failures; after the last it is dead-lettered")
 }
 
@@ -51,6 +59,9 @@ func (c *Common) Validate(p *Problems) {
 	}
 	if c.HTTPAddr == "" {
 		p.Addf("http-addr", "must be host:port")
+	}
+	if c.MemoryLimit < 0 || (c.MemoryLimit > 0 && c.MemoryLimit < 64<<20) {
+		p.Addf(MemoryLimitFlag, "must be 0 or at least 64 MiB, got %d", c.MemoryLimit)
 	}
 	if c.KVReplicas < 1 || c.KVReplicas > 5 {
 		p.Addf("kv-replicas", "must be 1..5, got %d", c.KVReplicas)

@@ -25,6 +25,8 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
+	"strconv"
 	"syscall"
 
 	"github.com/strata-kb/strata/shared/config"
@@ -100,6 +102,11 @@ func Start[C Config](ctx context.Context, name string, args []string, cfg C, ser
 	}
 	if err := cfg.Validate(); err != nil {
 		return err
+	}
+	if limit := fs.Lookup(config.MemoryLimitFlag); limit != nil {
+		if bytes, err := strconv.ParseInt(limit.Value.String(), 10, 64); err == nil && bytes > 0 {
+			debug.SetMemoryLimit(bytes)
+		}
 	}
 	log, err := logging.New(name, level.Value.String(), format.Value.String())
 	if err != nil {

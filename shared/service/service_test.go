@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -312,4 +313,33 @@ func TestMainExitCodes(t *testing.T) {
 		_ = cmd.Process.Kill()
 		t.Fatal("child did not stop within 10 s of SIGTERM")
 	}
+}
+
+// TestStartSetsTheMemoryLimit: -memory-limit is the runtime's soft limit
+// while the service serves, as GOMEMLIMIT would be.
+func TestStartSetsTheMemoryLimit(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(before)
+	var during int64
+	err := Start(context.Background(), "svc", []string{"-memory-limit", "134217728"}, &commonConfig{}, func(context.Context, *commonConfig, Deps) error {
+		during = debug.SetMemoryLimit(-1)
+		return nil
+	})
+	if err != nil || during != 128<<20 {
+		t.Fatalf("limit while serving %d (%v), want %d", during, err, 128<<20)
+	}
+	if err := Start(context.Background(), "svc", []string{"-memory-limit", "1000"}, &commonConfig{}, func(context.Context, *commonConfig, Deps) error { return nil }); err == nil || !strings.Contains(err.Error(), "memory-limit") {
+		t.Fatalf("a limit under 64 MiB: %v", err)
+	}
+}
+
+// commonConfig is a service's configuration of the common flags alone.
+type commonConfig struct{ config.Common }
+
+func (c *commonConfig) RegisterFlags(fs *flag.FlagSet) { c.Common.RegisterFlags(fs, "127.0.0.1:0") }
+
+func (c *commonConfig) Validate() error {
+	var p config.Problems
+	c.Common.Validate(&p)
+	return p.Err()
 }

@@ -63,7 +63,6 @@ type Config struct {
 	OCRLanguages    string
 	OCRMaxPages     int
 	OCRTimeout      time.Duration
-	MemoryLimit     int64
 	FileMemory      int64
 	Reconcile       time.Duration
 	ReconcileMinAge time.Duration
@@ -103,7 +102,6 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.OCRLanguages, "ocr-languages", "eng", "Tesseract languages joined by + (e.g. eng+deu; Debian: tesseract-ocr-<code> each)")
 	fs.IntVar(&c.OCRMaxPages, "ocr-max-pages", def.MaxOCRPages, "pages or pictures of one file read by OCR; the rest are named in a warning (0: no limit)")
 	fs.DurationVar(&c.OCRTimeout, "ocr-timeout", def.OCRTimeout, "time OCR may take on one file, beyond -extract-timeout; the pages left are named in a warning (0: -extract-timeout alone)")
-	fs.Int64Var(&c.MemoryLimit, "memory-limit", 0, "soft memory limit of the Go runtime in bytes (GOMEMLIMIT; 0: leave GOMEMLIMIT or the runtime's default)")
 	fs.Int64Var(&c.FileMemory, "file-memory-bytes", 512<<20, "memory budget of one file read again alone, in a process of its own, after an attempt at it was cut short (a crash): over it the file is recorded as failed")
 }
 
@@ -148,9 +146,6 @@ func (c *Config) Validate() error {
 	}
 	if c.OCRTimeout != 0 && c.OCRTimeout < time.Second {
 		p.Addf("ocr-timeout", "must be 0 (-extract-timeout alone) or at least 1s, got %v", c.OCRTimeout)
-	}
-	if c.MemoryLimit < 0 || (c.MemoryLimit > 0 && c.MemoryLimit < 64<<20) {
-		p.Addf("memory-limit", "must be 0 or at least 64 MiB, got %d", c.MemoryLimit)
 	}
 	if c.FileMemory < 64<<20 {
 		p.Addf("file-memory-bytes", "must be at least 64 MiB, got %d", c.FileMemory)
@@ -218,7 +213,9 @@ func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 	lim.OCR = ocrReader(cfg, log)
 	readers := detect.NewRegistry(pdf.New(cfg.UniDoc, pdf.Poppler{BinDir: cfg.PopplerDir, ScratchDir: cfg.PDFScratchDir, PictureReader: cfg.PictureReader}))
 	if os.Getenv(isolate.ChildEnv) == "1" {
-		// A child started by isolate: read one file and exit.
+		// A child started by isolate: read one file within its budget
+		// (not the worker's -memory-limit, which service.Start set) and exit.
+		debug.SetMemoryLimit(cfg.FileMemory * 3 / 4)
 		return isolate.Serve(ctx, readers, lim, os.Stdin, os.Stdout)
 	}
 	counter, err := tokens.New()
@@ -242,9 +239,6 @@ func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 	states, err := freshness.Open(ctx, js, cfg.KVReplicas)
 	if err != nil {
 		return err
-	}
-	if cfg.MemoryLimit > 0 {
-		debug.SetMemoryLimit(cfg.MemoryLimit)
 	}
 	ing := ingest.New(ingest.Config{MaxObjectBytes: cfg.MaxObjectBytes, MaxMessageBytes: cfg.MaxMessageBytes, TargetTokens: cfg.TargetTokens,
 		OverlapTokens: cfg.OverlapTokens, Limits: lim, Isolated: isolate.New(isolate.Config{Command: isolate.Self, MemoryBytes: cfg.FileMemory})},
