@@ -19,47 +19,24 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/strata-kb/strata/shared/access"
+	"github.com/strata-kb/strata/shared/apikeys"
 	"github.com/strata-kb/strata/shared/objkey"
 )
 
-// KeysBucket is the NATS KV bucket of the keys made with `strata keys
-// create`: one KeyRecord per key name. It holds each key's SHA-256, never
-// the key, so reading the bucket (nats kv get) yields no usable key.
-const KeysBucket = "strata_keys"
-
-// KeyRecord is a key's record in KeysBucket, stored as JSON under the key's
-// name. `strata keys` (deploy/cmd/strata) writes it; the deploy module
-// builds without this one, so the JSON names are a contract that tests on
-// both sides pin.
-type KeyRecord struct {
-	Name      string    `json:"name"`
-	Hash      string    `json:"hash"`     // hex SHA-256 of the key
-	Projects  []string  `json:"projects"` // project names, or AllProjects alone
-	Groups    []string  `json:"groups"`   // group names, AllGroups alone, or none
-	CreatedAt time.Time `json:"created_at"`
-}
-
-// HashKey is how a key is stored: the hex SHA-256 of its text.
-func HashKey(key string) string {
-	sum := sha256.Sum256([]byte(key))
-	return hex.EncodeToString(sum[:])
-}
-
-// OpenKeysBucket creates KeysBucket, or updates it to replicas: whoever
-// needs it first (queryd or strata keys create) creates it. History 1: a
-// revoked key's record is gone, not kept as history.
+// OpenKeysBucket creates the key bucket (apikeys.Bucket), or updates it to
+// replicas: whoever needs it first (queryd or strata keys create) creates it.
 func OpenKeysBucket(ctx context.Context, js jetstream.JetStream, replicas int) (jetstream.KeyValue, error) {
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: KeysBucket,
-		Description: "Strata: API keys by name (SHA-256 only)", History: 1, Storage: jetstream.FileStorage, Replicas: replicas})
+	kv, err := js.CreateOrUpdateKeyValue(ctx, apikeys.BucketConfig(replicas))
 	if err != nil {
-		return nil, fmt.Errorf("open kv %s: %w", KeysBucket, err)
+		return nil, fmt.Errorf("open kv %s: %w", apikeys.Bucket, err)
 	}
 	return kv, nil
 }
 
-// KeyStore knows the keys of KeysBucket, in memory by hash, and follows the
-// bucket with a KV watcher: a key created or revoked anywhere is known to
-// every replica as soon as NATS pushes the change (milliseconds; no polling).
+// KeyStore knows the keys of the bucket apikeys.Bucket, in memory by hash,
+// and follows it with a KV watcher: a key created or revoked anywhere is
+// known to every replica as soon as NATS pushes the change (milliseconds;
+// no polling).
 type KeyStore struct {
 	log      *slog.Logger
 	mu       sync.RWMutex
@@ -94,7 +71,7 @@ const watchRetry = time.Second
 // errReconnected ends a watch when the connection comes back.
 var errReconnected = errors.New("nats reconnected")
 
-// Watch follows KeysBucket (creating it with replicas) until ctx ends.
+// Watch follows apikeys.Bucket (creating it with replicas) until ctx ends.
 // After a NATS reconnect the watch is set up again at once and the bucket
 // read whole: the watcher's own consumer would resume too, but only once it
 // missed enough heartbeats (about 20 s after a server restart, measured),
@@ -117,10 +94,10 @@ func (s *KeyStore) Watch(ctx context.Context, js jetstream.JetStream, replicas i
 			return ctx.Err()
 		}
 		if errors.Is(err, errReconnected) {
-			s.log.Info("nats reconnected: reading the api keys again", "bucket", KeysBucket)
+			s.log.Info("nats reconnected: reading the api keys again", "bucket", apikeys.Bucket)
 			continue
 		}
-		s.log.Warn("api key watch dropped; serving the keys last known until it is back", "bucket", KeysBucket, "err", err)
+		s.log.Warn("api key watch dropped; serving the keys last known until it is back", "bucket", apikeys.Bucket, "err", err)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -136,7 +113,7 @@ func (s *KeyStore) watchOnce(ctx context.Context, js jetstream.JetStream, replic
 	}
 	w, err := kv.WatchAll(ctx)
 	if err != nil {
-		return fmt.Errorf("watch %s: %w", KeysBucket, err)
+		return fmt.Errorf("watch %s: %w", apikeys.Bucket, err)
 	}
 	defer func() { _ = w.Stop() }()
 	// The initial values are gathered apart and swapped in whole at their
@@ -152,7 +129,7 @@ func (s *KeyStore) watchOnce(ctx context.Context, js jetstream.JetStream, replic
 			return errReconnected
 		case u, ok := <-w.Updates():
 			if !ok {
-				return fmt.Errorf("watch %s: closed", KeysBucket)
+				return fmt.Errorf("watch %s: closed", apikeys.Bucket)
 			}
 			e = u
 		}
@@ -176,7 +153,7 @@ func (s *KeyStore) replace(idx keyIndex) {
 	s.keys = idx
 	s.mu.Unlock()
 	s.loadOnce.Do(func() { close(s.loaded) })
-	s.log.Info("api keys loaded", "bucket", KeysBucket, "keys", len(idx.byName))
+	s.log.Info("api keys loaded", "bucket", apikeys.Bucket, "keys", len(idx.byName))
 }
 
 // apply records one change of the bucket in idx: a put (re)places the
@@ -197,7 +174,7 @@ func (s *KeyStore) apply(idx keyIndex, e jetstream.KeyValueEntry) {
 
 // parseRecord checks the record stored under name and returns its hash and principal.
 func parseRecord(name string, value []byte) ([32]byte, Principal, error) {
-	var r KeyRecord
+	var r apikeys.Record
 	var h [32]byte
 	if err := json.Unmarshal(value, &r); err != nil {
 		return h, Principal{}, fmt.Errorf("decode: %w", err)

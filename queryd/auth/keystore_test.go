@@ -15,6 +15,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/strata-kb/strata/shared/apikeys"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/servers"
 	"github.com/strata-kb/strata/shared/servers/serverstest"
@@ -24,35 +25,31 @@ import (
 // refused by every replica within this long.
 const revokeBound = time.Second
 
-// recordJSON is a record exactly as `strata keys create` writes it
-// (deploy/cmd/strata TestKeyRecordContract pins the same text).
+// recordJSON is a record as `strata keys create` writes it (apikeys.Record).
 const recordJSON = `{"name":"ci-bot","hash":"%s","projects":["acme","beta"],"groups":["finance","hr"],"created_at":"2026-01-02T03:04:05Z"}`
 
-func TestParseRecordContract(t *testing.T) {
+func TestParseRecord(t *testing.T) {
 	key := "sk-strata-contract-0123456789"
-	h, p, err := parseRecord("ci-bot", []byte(strings.Replace(recordJSON, "%s", HashKey(key), 1)))
+	h, p, err := parseRecord("ci-bot", []byte(strings.Replace(recordJSON, "%s", apikeys.Hash(key), 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if HashKey(key) != strings.ToLower(HashKey(key)) || len(HashKey(key)) != 64 {
-		t.Fatalf("hash %q: want lower-case hex SHA-256", HashKey(key))
-	}
-	if h != [32]byte(mustHex(t, HashKey(key))) || p.KeyName != "ci-bot" || !p.CanRead("beta") || p.CanRead("gamma") ||
+	if h != [32]byte(mustHex(t, apikeys.Hash(key))) || p.KeyName != "ci-bot" || !p.CanRead("beta") || p.CanRead("gamma") ||
 		!slices.Equal(p.Groups(), []string{"finance", "hr"}) || p.Admin() {
 		t.Fatalf("record: %x %+v", h, p)
 	}
-	good := func() KeyRecord {
-		return KeyRecord{Name: "k", Hash: HashKey(key), Projects: []string{"acme"}, Groups: []string{"hr"}}
+	good := func() apikeys.Record {
+		return apikeys.Record{Name: "k", Hash: apikeys.Hash(key), Projects: []string{"acme"}, Groups: []string{"hr"}}
 	}
-	for name, r := range map[string]func(*KeyRecord){
-		"other name":     func(r *KeyRecord) { r.Name = "other" },
-		"short hash":     func(r *KeyRecord) { r.Hash = r.Hash[:10] },
-		"key as hash":    func(r *KeyRecord) { r.Hash = key },
-		"no project":     func(r *KeyRecord) { r.Projects = nil },
-		"bad project":    func(r *KeyRecord) { r.Projects = []string{"../x"} },
-		"two in one":     func(r *KeyRecord) { r.Projects = []string{"acme,beta"} },
-		"bad group":      func(r *KeyRecord) { r.Groups = []string{"HR"} },
-		"star and group": func(r *KeyRecord) { r.Groups = []string{"*", "hr"} },
+	for name, r := range map[string]func(*apikeys.Record){
+		"other name":     func(r *apikeys.Record) { r.Name = "other" },
+		"short hash":     func(r *apikeys.Record) { r.Hash = r.Hash[:10] },
+		"key as hash":    func(r *apikeys.Record) { r.Hash = key },
+		"no project":     func(r *apikeys.Record) { r.Projects = nil },
+		"bad project":    func(r *apikeys.Record) { r.Projects = []string{"../x"} },
+		"two in one":     func(r *apikeys.Record) { r.Projects = []string{"acme,beta"} },
+		"bad group":      func(r *apikeys.Record) { r.Groups = []string{"HR"} },
+		"star and group": func(r *apikeys.Record) { r.Groups = []string{"*", "hr"} },
 	} {
 		rec := good()
 		r(&rec)
@@ -181,7 +178,7 @@ func await(t *testing.T, what string, start time.Time, replicas []replica, key s
 
 func putRecord(t *testing.T, kv jetstream.KeyValue, name, key string, projects, groups []string) {
 	t.Helper()
-	body, err := json.Marshal(KeyRecord{Name: name, Hash: HashKey(key), Projects: projects, Groups: groups, CreatedAt: time.Now().UTC()})
+	body, err := json.Marshal(apikeys.Record{Name: name, Hash: apikeys.Hash(key), Projects: projects, Groups: groups, CreatedAt: time.Now().UTC()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +258,7 @@ func TestKeyStoreReplicas(t *testing.T) {
 	putRecord(t, kv, "second", key2, []string{"beta"}, nil)
 	await(t, "created again", start, replicas, key2, 200)
 	start = time.Now()
-	if _, err := kv.Put(ctx, "second", []byte(`{"name":"second","hash":"`+HashKey(key2)+`","projects":["../etc"]}`)); err != nil {
+	if _, err := kv.Put(ctx, "second", []byte(`{"name":"second","hash":"`+apikeys.Hash(key2)+`","projects":["../etc"]}`)); err != nil {
 		t.Fatal(err)
 	}
 	await(t, "invalid record", start, replicas, key2, 401)

@@ -3,14 +3,12 @@ package main
 // strata keys: API keys for queryd made and withdrawn while it runs. They
 // live in a NATS KV bucket that every queryd started with -nats-url watches
 // (queryd/auth, KeyStore), one record per key name, holding the key's
-// SHA-256 and never the key.
+// SHA-256 and never the key (shared/apikeys: the bucket and the record).
 
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,22 +23,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/strata-kb/strata/shared/access"
+	"github.com/strata-kb/strata/shared/apikeys"
 	"github.com/strata-kb/strata/shared/objkey"
 )
-
-// keysBucket is queryd/auth.KeysBucket. The deploy module builds without
-// queryd's (GOWORK=off), so the bucket name and keyRecord are a contract:
-// TestKeyRecordContract here and queryd's key-store tests pin the same JSON.
-const keysBucket = "strata_keys"
-
-// keyRecord is a key's record (queryd/auth.KeyRecord), stored under its name.
-type keyRecord struct {
-	Name      string    `json:"name"`
-	Hash      string    `json:"hash"` // hex SHA-256 of the key
-	Projects  []string  `json:"projects"`
-	Groups    []string  `json:"groups"`
-	CreatedAt time.Time `json:"created_at"`
-}
 
 // keyInfo is what list shows of a record: everything but the hash, which
 // would let anyone who reads the list test guesses offline.
@@ -61,7 +46,7 @@ var keyNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 func runKeysCreate(ctx context.Context, a *app, name string, args []string) error {
 	f := newFlags(name, "--name NAME --project P[,P...]|* [--groups G[,G...]|*]",
 		"Makes a new API key for queryd and prints it once, as the last line: only its SHA-256 is kept\n"+
-			"(NATS KV bucket "+keysBucket+"), so it cannot be shown again. Every queryd started with -nats-url\n"+
+			"(NATS KV bucket "+apikeys.Bucket+"), so it cannot be shown again. Every queryd started with -nats-url\n"+
 			"accepts it within a second. NAME labels the key in queryd's logs and in strata keys list; a\n"+
 			"name in use is refused (strata keys revoke NAME first).")
 	keyName := f.String("name", "", "the key's name: 1-64 letters, digits, _ and -")
@@ -87,7 +72,7 @@ func runKeysCreate(ctx context.Context, a *app, name string, args []string) erro
 	if err != nil {
 		return err
 	}
-	rec.Hash = hashKey(key)
+	rec.Hash = apikeys.Hash(key)
 	if err := storeKey(ctx, c, rec, *replicas); err != nil {
 		return err
 	}
@@ -96,22 +81,22 @@ func runKeysCreate(ctx context.Context, a *app, name string, args []string) erro
 }
 
 // newKeyRecord checks the arguments of create (usage errors) and returns the record without its hash.
-func newKeyRecord(name, projects, groups string, now time.Time) (keyRecord, error) {
+func newKeyRecord(name, projects, groups string, now time.Time) (apikeys.Record, error) {
 	switch {
 	case name == "":
-		return keyRecord{}, usagef("missing --name")
+		return apikeys.Record{}, usagef("missing --name")
 	case !keyNameRE.MatchString(name):
-		return keyRecord{}, usagef("invalid --name %q: 1-64 letters, digits, _ and -, starting with a letter or digit", name)
+		return apikeys.Record{}, usagef("invalid --name %q: 1-64 letters, digits, _ and -, starting with a letter or digit", name)
 	}
 	ps, err := parseKeyProjects(projects)
 	if err != nil {
-		return keyRecord{}, err
+		return apikeys.Record{}, err
 	}
 	gs, err := parseKeyGroups(groups)
 	if err != nil {
-		return keyRecord{}, err
+		return apikeys.Record{}, err
 	}
-	return keyRecord{Name: name, Projects: ps, Groups: gs, CreatedAt: now.UTC().Truncate(time.Second)}, nil
+	return apikeys.Record{Name: name, Projects: ps, Groups: gs, CreatedAt: now.UTC().Truncate(time.Second)}, nil
 }
 
 // parseKeyProjects parses --project as queryd's -api-keys does (auth.ParseProjects).
@@ -175,14 +160,8 @@ func newKey() (string, error) {
 	return keyPrefix + base64.RawURLEncoding.EncodeToString(b), nil
 }
 
-// hashKey is how the key is stored, and how queryd finds it: hex SHA-256.
-func hashKey(key string) string {
-	sum := sha256.Sum256([]byte(key))
-	return hex.EncodeToString(sum[:])
-}
-
 // storeKey writes rec under its name unless the name is in use.
-func storeKey(ctx context.Context, c conn, rec keyRecord, replicas int) error {
+func storeKey(ctx context.Context, c conn, rec apikeys.Record, replicas int) error {
 	nc, js, err := connectNATS(c)
 	if err != nil {
 		return err
@@ -201,7 +180,7 @@ func storeKey(ctx context.Context, c conn, rec keyRecord, replicas int) error {
 	if _, err := kv.Create(ctx, rec.Name, body); errors.Is(err, jetstream.ErrKeyExists) {
 		return fmt.Errorf("a key named %q exists: revoke it first (strata keys revoke %s) or choose another name", rec.Name, rec.Name)
 	} else if err != nil {
-		return fmt.Errorf("store key %q in kv %s: %w", rec.Name, keysBucket, err)
+		return fmt.Errorf("store key %q in kv %s: %w", rec.Name, apikeys.Bucket, err)
 	}
 	return nil
 }
@@ -210,21 +189,20 @@ func storeKey(ctx context.Context, c conn, rec keyRecord, replicas int) error {
 // has yet. It never updates an existing bucket: its replicas are queryd's
 // -kv-replicas, which this command does not know.
 func openOrCreateKeys(ctx context.Context, js jetstream.JetStream, replicas int) (jetstream.KeyValue, error) {
-	kv, err := js.KeyValue(ctx, keysBucket)
+	kv, err := js.KeyValue(ctx, apikeys.Bucket)
 	if !errors.Is(err, jetstream.ErrBucketNotFound) {
 		return kv, wrapKV(err)
 	}
-	kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: keysBucket,
-		Description: "Strata: API keys by name (SHA-256 only)", History: 1, Storage: jetstream.FileStorage, Replicas: replicas})
+	kv, err = js.CreateKeyValue(ctx, apikeys.BucketConfig(replicas))
 	if errors.Is(err, jetstream.ErrBucketExists) { // a queryd created it meanwhile
-		kv, err = js.KeyValue(ctx, keysBucket)
+		kv, err = js.KeyValue(ctx, apikeys.Bucket)
 	}
 	return kv, wrapKV(err)
 }
 
 // openKeys opens the bucket; (nil, nil) when it does not exist (no key was ever made).
 func openKeys(ctx context.Context, js jetstream.JetStream) (jetstream.KeyValue, error) {
-	kv, err := js.KeyValue(ctx, keysBucket)
+	kv, err := js.KeyValue(ctx, apikeys.Bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		return nil, nil
 	}
@@ -233,12 +211,12 @@ func openKeys(ctx context.Context, js jetstream.JetStream) (jetstream.KeyValue, 
 
 func wrapKV(err error) error {
 	if err != nil {
-		return fmt.Errorf("open kv %s: %w", keysBucket, err)
+		return fmt.Errorf("open kv %s: %w", apikeys.Bucket, err)
 	}
 	return nil
 }
 
-func printKeyCreated(w io.Writer, rec keyRecord, key string) {
+func printKeyCreated(w io.Writer, rec apikeys.Record, key string) {
 	fmt.Fprintf(w, "created key %q: %s\n", rec.Name, grantText(rec.Projects, rec.Groups))
 	fmt.Fprintln(w, "Every queryd with -nats-url accepts it within a second. Store it now: it is shown only this once")
 	fmt.Fprintln(w, "(Strata keeps its SHA-256). Send it as Authorization: Bearer <key>. The key:")
@@ -298,7 +276,7 @@ func listKeys(ctx context.Context, c conn) ([]keyInfo, error) {
 	}
 	w, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes())
 	if err != nil {
-		return nil, fmt.Errorf("read kv %s: %w", keysBucket, err)
+		return nil, fmt.Errorf("read kv %s: %w", apikeys.Bucket, err)
 	}
 	defer func() { _ = w.Stop() }()
 	out := []keyInfo{}
@@ -315,7 +293,7 @@ func listKeys(ctx context.Context, c conn) ([]keyInfo, error) {
 // infoOf is what list shows of a record; one that does not decode is
 // listed by name with no grant (queryd refuses its key too).
 func infoOf(name string, value []byte) keyInfo {
-	var r keyRecord
+	var r apikeys.Record
 	if err := json.Unmarshal(value, &r); err != nil {
 		return keyInfo{Name: name, Projects: []string{}, Groups: []string{}}
 	}
@@ -353,7 +331,7 @@ func printKeys(w io.Writer, keys []keyInfo) {
 
 func runKeysRevoke(ctx context.Context, a *app, name string, args []string) error {
 	f := newFlags(name, "NAME",
-		"Withdraws the API key named NAME: its record is purged from the NATS KV bucket "+keysBucket+" and\n"+
+		"Withdraws the API key named NAME: its record is purged from the NATS KV bucket "+apikeys.Bucket+" and\n"+
 			"every queryd with -nats-url refuses the key within a second. The name can then be used again.")
 	cf := addConnFlags(f, needNATS)
 	pos, err := f.parse(a, args, 1, 1)

@@ -11,13 +11,14 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/strata-kb/strata/shared/apikeys"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/servers/serverstest"
 )
 
-// TestKeyRecordContract pins the record queryd reads (queryd/auth.KeyRecord;
-// its TestParseRecordContract decodes this very text).
-func TestKeyRecordContract(t *testing.T) {
+// TestNewKeyRecord: the record of create's arguments, as stored: names
+// trimmed, groups sorted, the time in seconds, UTC.
+func TestNewKeyRecord(t *testing.T) {
 	rec, err := newKeyRecord("ci-bot", "acme, beta", "hr,finance", time.Date(2026, 1, 2, 3, 4, 5, 999, time.UTC))
 	if err != nil {
 		t.Fatal(err)
@@ -31,16 +32,10 @@ func TestKeyRecordContract(t *testing.T) {
 	if string(body) != want {
 		t.Fatalf("record:\n got %s\nwant %s", body, want)
 	}
-	if keysBucket != "strata_keys" {
-		t.Fatalf("bucket %q: queryd watches strata_keys", keysBucket)
-	}
 	// No groups is [], not null; * stays alone.
 	rec, _ = newKeyRecord("all", "*", "", time.Now())
 	if body, _ := json.Marshal(rec); !strings.Contains(string(body), `"projects":["*"],"groups":[]`) {
 		t.Fatalf("record of an all-projects key without groups: %s", body)
-	}
-	if got := hashKey("sk-strata-x"); len(got) != 64 || got != strings.ToLower(got) {
-		t.Fatalf("hash %q: want lower-case hex SHA-256", got)
 	}
 }
 
@@ -113,7 +108,7 @@ func TestKeys(t *testing.T) {
 		t.Fatalf("create an existing name: exit %d, %q, %q", code, out, errOut)
 	}
 
-	secrets := []string{key, admin, plain, hashKey(key), hashKey(admin), hashKey(plain)}
+	secrets := []string{key, admin, plain, apikeys.Hash(key), apikeys.Hash(admin), apikeys.Hash(plain)}
 	code, out, _ = strata("keys", "list")
 	if code != 0 {
 		t.Fatalf("list: exit %d", code)
@@ -139,7 +134,7 @@ func TestKeys(t *testing.T) {
 		}
 	}
 	noSecret(t, "list --json", out, secrets)
-	noKeyInBucket(t, env["STRATA_NATS_URL"], []string{key, admin, plain}, hashKey(key))
+	noKeyInBucket(t, env["STRATA_NATS_URL"], []string{key, admin, plain}, apikeys.Hash(key))
 
 	// Revoke: gone from the list, the name free again; unknown names exit 1.
 	if code, out, errOut := strata("keys", "revoke", "ci-bot"); code != 0 || !strings.Contains(out, `revoked key "ci-bot"`) {
@@ -186,7 +181,7 @@ func noKeyInBucket(t *testing.T, url string, keys []string, wantHash string) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	st, err := js.Stream(ctx, "KV_"+keysBucket)
+	st, err := js.Stream(ctx, "KV_"+apikeys.Bucket)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,6 +212,6 @@ func noKeyInBucket(t *testing.T, url string, keys []string, wantHash string) {
 		t.Errorf("the scan found no record with hash %s... in:\n%s", wantHash[:12], raw.String())
 	}
 	if !t.Failed() {
-		t.Logf("scanned %d messages of KV_%s: no key text", info.State.Msgs, keysBucket)
+		t.Logf("scanned %d messages of KV_%s: no key text", info.State.Msgs, apikeys.Bucket)
 	}
 }

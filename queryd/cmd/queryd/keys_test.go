@@ -21,6 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/strata-kb/strata/queryd/auth"
+	"github.com/strata-kb/strata/shared/apikeys"
 	"github.com/strata-kb/strata/shared/freshness"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/servers/serverstest"
@@ -170,7 +171,7 @@ func TestStoredKeysAcrossReplicas(t *testing.T) {
 	}
 	awaitStatus(t, "created", created, addrs, key, http.StatusOK)
 
-	if code, out, _ := strataCLI(t, bin, url, "keys", "list", "--json"); code != 0 || strings.Contains(out, key) || strings.Contains(out, auth.HashKey(key)) ||
+	if code, out, _ := strataCLI(t, bin, url, "keys", "list", "--json"); code != 0 || strings.Contains(out, key) || strings.Contains(out, apikeys.Hash(key)) ||
 		!strings.Contains(out, `"replica-test"`) {
 		t.Fatalf("strata keys list --json: exit %d:\n%s", code, out)
 	}
@@ -230,7 +231,7 @@ func TestStdioKeyLookedUpPerCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := "sk-strata-stdio-0123456789abcdef"
-	rec, _ := json.Marshal(auth.KeyRecord{Name: "desktop", Hash: auth.HashKey(key), Projects: []string{"acme"}, Groups: []string{"hr"}, CreatedAt: time.Now()})
+	rec, _ := json.Marshal(apikeys.Record{Name: "desktop", Hash: apikeys.Hash(key), Projects: []string{"acme"}, Groups: []string{"hr"}, CreatedAt: time.Now()})
 	if _, err := kv.Put(ctx, "desktop", rec); err != nil {
 		t.Fatal(err)
 	}

@@ -34,6 +34,7 @@ import (
 	"github.com/strata-kb/strata/queryd/store"
 	"github.com/strata-kb/strata/queryd/toolnotify"
 	"github.com/strata-kb/strata/queryd/tools"
+	"github.com/strata-kb/strata/shared/apikeys"
 	"github.com/strata-kb/strata/shared/config"
 	"github.com/strata-kb/strata/shared/freshness"
 	"github.com/strata-kb/strata/shared/metrics"
@@ -217,7 +218,7 @@ func watchKeys(ctx context.Context, js jetstream.JetStream, replicas int, log *s
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-time.After(keysLoadTimeout):
-		return nil, fmt.Errorf("api keys of kv %s not loaded within %s", auth.KeysBucket, keysLoadTimeout)
+		return nil, fmt.Errorf("api keys of kv %s not loaded within %s", apikeys.Bucket, keysLoadTimeout)
 	}
 }
 
