@@ -5,7 +5,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,116 +13,16 @@ import (
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
 
 	"github.com/strata-kb/strata/shared/metadata"
+	"github.com/strata-kb/strata/shared/metafilter"
 	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/wvquery"
 )
 
-// ErrNoRanges is returned for a range on a key the index keeps no range
-// property of (metadata.MaxRangeKeys).
-var ErrNoRanges = errors.New("no ranges on this key")
-
 // MetadataWhere is f as a filter on chunks and chunk vectors (both carry
-// the metadata). Every condition is ANDed.
+// the metadata; shared/metafilter). A range on a key the index keeps no
+// range property of is an error wrapping metafilter.ErrNoRanges.
 func (s *Store) MetadataWhere(ctx context.Context, f metadata.Filter) (*Where, error) {
-	var parts []*Where
-	for _, c := range f {
-		w, err := s.conditionWhere(ctx, c)
-		if err != nil {
-			return nil, err
-		}
-		parts = append(parts, w)
-	}
-	switch len(parts) {
-	case 0:
-		return nil, nil
-	case 1:
-		return parts[0], nil
-	}
-	return wvquery.And(parts...), nil
-}
-
-func tokens(values ...string) *Where {
-	return filters.Where().WithPath([]string{metadata.TokensProperty}).WithOperator(filters.ContainsAny).WithValueText(values...)
-}
-
-func (s *Store) conditionWhere(ctx context.Context, c metadata.Condition) (*Where, error) {
-	var parts []*Where
-	if c.Exists != nil {
-		if *c.Exists {
-			parts = append(parts, tokens(metadata.ExistsToken(c.Key)))
-		} else {
-			// NotEqual on a text[] is "holds no such value" (no token at all included).
-			parts = append(parts, filters.Where().WithPath([]string{metadata.TokensProperty}).
-				WithOperator(filters.NotEqual).WithValueText(metadata.ExistsToken(c.Key)))
-		}
-	}
-	values := c.Any
-	if c.Equal != nil {
-		values = []metadata.Value{*c.Equal}
-	}
-	if len(values) > 0 {
-		var texts []string
-		var any []*Where
-		for _, v := range values {
-			switch v.Kind {
-			case metadata.Number, metadata.Date:
-				w, err := s.rangeWhere(ctx, c.Key, v.Kind, filters.Equal, v)
-				if err != nil {
-					return nil, err
-				}
-				any = append(any, w)
-			default:
-				texts = append(texts, metadata.TextToken(c.Key, v.Text))
-			}
-		}
-		if len(texts) > 0 {
-			any = append(any, tokens(texts...))
-		}
-		if len(any) == 1 {
-			parts = append(parts, any[0])
-		} else {
-			parts = append(parts, Or(any...))
-		}
-	}
-	for _, b := range []*metadata.Bound{c.Lower, c.Upper} {
-		if b == nil {
-			continue
-		}
-		op := map[[2]bool]filters.WhereOperator{
-			{true, true}: filters.GreaterThanEqual, {true, false}: filters.GreaterThan,
-			{false, true}: filters.LessThanEqual, {false, false}: filters.LessThan,
-		}[[2]bool{b == c.Lower, b.Inclusive}]
-		w, err := s.rangeWhere(ctx, c.Key, b.Value.Kind, op, b.Value)
-		if err != nil {
-			return nil, err
-		}
-		parts = append(parts, w)
-	}
-	if len(parts) == 1 {
-		return parts[0], nil
-	}
-	return wvquery.And(parts...), nil
-}
-
-// rangeWhere compares key's range property with v. The kind token goes
-// with it: a property keeps a value a tag change removed (a merge cannot
-// unset it), the token does not.
-func (s *Store) rangeWhere(ctx context.Context, key string, k metadata.Kind, op filters.WhereOperator, v metadata.Value) (*Where, error) {
-	prop := metadata.RangeProperty(key, k)
-	ok, err := s.hasRangeProperty(ctx, prop)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, fmt.Errorf("metadata key %q: %w: the index has no room for more %s keys", key, ErrNoRanges, k)
-	}
-	w := filters.Where().WithPath([]string{prop}).WithOperator(op)
-	if k == metadata.Date {
-		w = w.WithValueDate(v.Date)
-	} else {
-		w = w.WithValueNumber(v.Number)
-	}
-	return wvquery.And(tokens(metadata.KindToken(key, k)), w), nil
+	return metafilter.Where(f, func(prop string) (bool, error) { return s.hasRangeProperty(ctx, prop) })
 }
 
 // hasRangeProperty reports whether Chunk (and ChunkVector, once it exists)

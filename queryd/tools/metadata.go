@@ -17,6 +17,7 @@ import (
 	"github.com/strata-kb/strata/queryd/resources"
 	"github.com/strata-kb/strata/queryd/store"
 	"github.com/strata-kb/strata/shared/metadata"
+	"github.com/strata-kb/strata/shared/metafilter"
 )
 
 // MetadataIndex reads document metadata (the store); nil: the tools take
@@ -62,7 +63,7 @@ func (t *Tools) metadataWhere(ctx context.Context, f metadata.Filter) (*store.Wh
 		return nil, nil
 	}
 	w, err := t.meta.MetadataWhere(ctx, f)
-	if errors.Is(err, store.ErrNoRanges) {
+	if errors.Is(err, metafilter.ErrNoRanges) {
 		return nil, userErrorf("metadata filter: %v", err)
 	}
 	return w, err

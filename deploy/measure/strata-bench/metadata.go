@@ -40,6 +40,7 @@ import (
 	"github.com/strata-kb/strata/deploy/measure/program"
 	"github.com/strata-kb/strata/shared/grpcsearch"
 	"github.com/strata-kb/strata/shared/metadata"
+	"github.com/strata-kb/strata/shared/metafilter"
 	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/servers"
 	"github.com/strata-kb/strata/shared/terms"
@@ -94,7 +95,7 @@ type metaFilterCase struct {
 	name   string
 	raw    json.RawMessage // as hybrid_search takes it
 	filter metadata.Filter
-	where  *filters.WhereBuilder // as queryd sends it to Weaviate
+	where  *filters.WhereBuilder // as queryd sends it to Weaviate (shared/metafilter)
 }
 
 // metaFilterCases are the filters under test, each matching 10% of the
@@ -125,7 +126,11 @@ func parseFilterCases(cases []struct{ name, raw string }) []metaFilterCase {
 		if err != nil {
 			panic(fmt.Sprintf("metadata filter %s: %v", c.raw, err))
 		}
-		out = append(out, metaFilterCase{name: c.name, raw: json.RawMessage(c.raw), filter: f, where: metaWhere(f)})
+		where, err := metafilter.Where(f, nil) // the loaded index has every range property
+		if err != nil {
+			panic(fmt.Sprintf("metadata filter %s: %v", c.raw, err))
+		}
+		out = append(out, metaFilterCase{name: c.name, raw: json.RawMessage(c.raw), filter: f, where: where})
 	}
 	return out
 }
@@ -139,91 +144,6 @@ func (c *corpus) matching(f metadata.Filter) []*corpusFile {
 		}
 	}
 	return out
-}
-
-// metaWhere is f as a Weaviate filter on chunks and chunk vectors, as
-// queryd builds it (queryd/store/metadata.go MetadataWhere): text values
-// are "key=value" tokens of the meta property, numbers and dates compare
-// the key's range property, together with its "key#kind" token.
-func metaWhere(f metadata.Filter) *filters.WhereBuilder {
-	var parts []*filters.WhereBuilder
-	for _, c := range f {
-		parts = append(parts, metaCondition(c))
-	}
-	switch len(parts) {
-	case 0:
-		return nil
-	case 1:
-		return parts[0]
-	}
-	return wvquery.And(parts...)
-}
-
-func metaTokens(values ...string) *filters.WhereBuilder {
-	return filters.Where().WithPath([]string{metadata.TokensProperty}).WithOperator(filters.ContainsAny).WithValueText(values...)
-}
-
-func metaCondition(c metadata.Condition) *filters.WhereBuilder {
-	var parts []*filters.WhereBuilder
-	if c.Exists != nil {
-		if *c.Exists {
-			parts = append(parts, metaTokens(metadata.ExistsToken(c.Key)))
-		} else {
-			parts = append(parts, filters.Where().WithPath([]string{metadata.TokensProperty}).WithOperator(filters.NotEqual).WithValueText(metadata.ExistsToken(c.Key)))
-		}
-	}
-	values := c.Any
-	if c.Equal != nil {
-		values = []metadata.Value{*c.Equal}
-	}
-	if len(values) > 0 {
-		var texts []string
-		var anyOf []*filters.WhereBuilder
-		for _, v := range values {
-			switch v.Kind {
-			case metadata.Number, metadata.Date:
-				anyOf = append(anyOf, metaRange(c.Key, v.Kind, filters.Equal, v))
-			default:
-				texts = append(texts, metadata.TextToken(c.Key, v.Text))
-			}
-		}
-		if len(texts) > 0 {
-			anyOf = append(anyOf, metaTokens(texts...))
-		}
-		if len(anyOf) == 1 {
-			parts = append(parts, anyOf[0])
-		} else {
-			parts = append(parts, filters.Where().WithOperator(filters.Or).WithOperands(anyOf))
-		}
-	}
-	if b := c.Lower; b != nil {
-		op := filters.GreaterThan
-		if b.Inclusive {
-			op = filters.GreaterThanEqual
-		}
-		parts = append(parts, metaRange(c.Key, b.Value.Kind, op, b.Value))
-	}
-	if b := c.Upper; b != nil {
-		op := filters.LessThan
-		if b.Inclusive {
-			op = filters.LessThanEqual
-		}
-		parts = append(parts, metaRange(c.Key, b.Value.Kind, op, b.Value))
-	}
-	if len(parts) == 1 {
-		return parts[0]
-	}
-	return wvquery.And(parts...)
-}
-
-func metaRange(key string, k metadata.Kind, op filters.WhereOperator, v metadata.Value) *filters.WhereBuilder {
-	w := filters.Where().WithPath([]string{metadata.RangeProperty(key, k)}).WithOperator(op)
-	if k == metadata.Date {
-		w = w.WithValueDate(v.Date)
-	} else {
-		w = w.WithValueNumber(v.Number)
-	}
-	return wvquery.And(metaTokens(metadata.KindToken(key, k)), w)
 }
 
 // The direct side's queries with a metadata filter (nil: none).

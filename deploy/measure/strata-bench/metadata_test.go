@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -100,29 +99,6 @@ func intersect(a, b []*corpusFile) []*corpusFile {
 		}
 	}
 	return out
-}
-
-// TestMetaWhere: the Weaviate filters are queryd's spelling: text equality
-// and any-of as meta tokens, ranges on the key's property with its kind
-// token.
-func TestMetaWhere(t *testing.T) {
-	want := map[string][]string{
-		"equality":     {`"ContainsAny"`, `"meta"`, `"dept=legal"`},
-		"number range": {`"year#number"`, `"meta_n_year"`, `"GreaterThanEqual"`, `2024`},
-		"date range":   {`"reviewed#date"`, `"meta_d_reviewed"`, `"GreaterThanEqual"`, `"2024-11-20T00:00:00Z"`},
-		"combination":  {`"dept=legal"`, `"dept=finance"`, `"year#number"`, `"meta_n_year"`, `2020`, `"And"`},
-	}
-	for _, fc := range metaFilterCases() {
-		b, err := json.Marshal(fc.where.Build())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, w := range want[fc.name] {
-			if !strings.Contains(string(b), w) {
-				t.Errorf("%s: filter %s lacks %s", fc.name, b, w)
-			}
-		}
-	}
 }
 
 // TestSampleSlot: by default the first n chunks get the model's vectors;
