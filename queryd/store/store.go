@@ -447,15 +447,7 @@ func (s *Store) get(ctx context.Context, class, project string, fields []graphql
 		}
 		return nil, nil // no index for this project yet
 	}
-	get, _ := resp.Data["Get"].(map[string]any)
-	list, _ := get[class].([]any)
-	out := make([]map[string]any, 0, len(list))
-	for _, item := range list {
-		if m, ok := item.(map[string]any); ok {
-			out = append(out, m)
-		}
-	}
-	return out, nil
+	return wvquery.Rows(resp, class), nil
 }
 
 func chunks(project string, rows []map[string]any) []Chunk {
@@ -503,11 +495,7 @@ func graphQLError(errs []*models.GraphQLError, format string, args ...any) (miss
 	if len(errs) == 0 {
 		return false, nil
 	}
-	msgs := make([]string, 0, len(errs))
-	for _, e := range errs {
-		msgs = append(msgs, e.Message)
-	}
-	joined := strings.Join(msgs, "; ")
+	joined := wvquery.Errors(errs)
 	if wvquery.NoTenant(joined) {
 		return true, nil
 	}

@@ -1,7 +1,8 @@
 // Package wvquery holds the small helpers that every Weaviate reader and
-// writer of Strata uses around the Go client: combining where filters, and
-// reading property values out of the maps the client returns (GraphQL rows,
-// REST objects, and gRPC results as shared/grpcsearch shapes them).
+// writer of Strata uses around the Go client: combining where filters,
+// taking a GraphQL Get answer apart (its rows, its errors), and reading
+// property values out of the maps the client returns (GraphQL rows, REST
+// objects, and gRPC results as shared/grpcsearch shapes them).
 //
 // Reads are lenient: a property that is missing or has another type reads
 // as its zero value (an empty, non-nil slice for Strs), since an object
@@ -13,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
+	"github.com/weaviate/weaviate/entities/models"
 )
 
 // NoTenant reports whether a Weaviate error message says that the project
@@ -28,6 +30,36 @@ func And(ws ...*filters.WhereBuilder) *filters.WhereBuilder {
 		return ws[0]
 	}
 	return filters.Where().WithOperator(filters.And).WithOperands(ws)
+}
+
+// Rows are the rows of class in a GraphQL Get answer, each a property map
+// as the client decodes it (numbers float64, "_additional" a map); none
+// when the answer holds none (no data, or errors only).
+func Rows(resp *models.GraphQLResponse, class string) []map[string]any {
+	if resp == nil {
+		return []map[string]any{}
+	}
+	get, _ := resp.Data["Get"].(map[string]any)
+	list, _ := get[class].([]any)
+	out := make([]map[string]any, 0, len(list))
+	for _, item := range list {
+		if m, ok := item.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Errors are the messages of a GraphQL answer's errors, joined with "; ";
+// "" when there are none.
+func Errors(errs []*models.GraphQLError) string {
+	msgs := make([]string, 0, len(errs))
+	for _, e := range errs {
+		if e != nil {
+			msgs = append(msgs, e.Message)
+		}
+	}
+	return strings.Join(msgs, "; ")
 }
 
 // Str reads a text property.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
+	"github.com/weaviate/weaviate/entities/models"
 )
 
 func eq(path, v string) *filters.WhereBuilder {
@@ -73,5 +74,36 @@ func TestNoTenant(t *testing.T) {
 		if got := NoTenant(msg); got != want {
 			t.Errorf("NoTenant(%q) = %v, want %v", msg, got, want)
 		}
+	}
+}
+
+// TestRows: a Get answer's rows of the class asked, as maps; anything else
+// (another class, no data, a row that is not an object) is no row.
+func TestRows(t *testing.T) {
+	var resp models.GraphQLResponse
+	if err := json.Unmarshal([]byte(`{"data": {"Get": {"Chunk": [{"index": 1, "_additional": {"id": "a"}}, 7, {"index": 2}], "Section": [{}]}}}`), &resp); err != nil {
+		t.Fatal(err)
+	}
+	rows := Rows(&resp, "Chunk")
+	if len(rows) != 2 || Int(rows[0], "index") != 1 || Int(rows[1], "index") != 2 {
+		t.Fatalf("rows %v", rows)
+	}
+	if add, _ := rows[0]["_additional"].(map[string]any); Str(add, "id") != "a" {
+		t.Errorf("_additional %v", rows[0]["_additional"])
+	}
+	for name, r := range map[string]*models.GraphQLResponse{"other class": &resp, "no data": {}, "nil": nil,
+		"errors only": {Errors: []*models.GraphQLError{{Message: "x"}}}} {
+		if got := Rows(r, "Document"); got == nil || len(got) != 0 {
+			t.Errorf("%s: %v, want no rows", name, got)
+		}
+	}
+}
+
+func TestErrors(t *testing.T) {
+	if got := Errors(nil); got != "" {
+		t.Errorf("no errors: %q", got)
+	}
+	if got := Errors([]*models.GraphQLError{{Message: "tenant not found"}, nil, {Message: "timeout"}}); got != "tenant not found; timeout" {
+		t.Errorf("errors: %q", got)
 	}
 }

@@ -105,21 +105,9 @@ func (d *direct) get(ctx context.Context, class, project string, fields []graphq
 		return nil, fmt.Errorf("query %s: %w", class, err)
 	}
 	if len(resp.Errors) > 0 {
-		msgs := make([]string, len(resp.Errors))
-		for i, e := range resp.Errors {
-			msgs[i] = e.Message
-		}
-		return nil, fmt.Errorf("query %s: %s", class, strings.Join(msgs, "; "))
+		return nil, fmt.Errorf("query %s: %s", class, wvquery.Errors(resp.Errors))
 	}
-	get, _ := resp.Data["Get"].(map[string]any)
-	list, _ := get[class].([]any)
-	out := make([]map[string]any, 0, len(list))
-	for _, item := range list {
-		if m, ok := item.(map[string]any); ok {
-			out = append(out, m)
-		}
-	}
-	return out, nil
+	return wvquery.Rows(resp, class), nil
 }
 
 // keyword is search_keyword's BM25 query over main as of the watermark

@@ -21,6 +21,7 @@ import (
 	"github.com/strata-kb/strata/deploy/localstack"
 	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/wvquery"
 )
 
 // The compression experiment (-recall-vectors N): the same N vectors in one
@@ -203,10 +204,9 @@ func searchProbe(ctx context.Context, wv *weaviate.Client, class string, q []flo
 		return nil, 0, fmt.Errorf("search %s: %s", class, resp.Errors[0].Message)
 	}
 	var out []int
-	rows, _ := resp.Data["Get"].(map[string]any)[class].([]any)
+	rows := wvquery.Rows(resp, class)
 	for _, row := range rows[:min(10, len(rows))] {
-		f, _ := row.(map[string]any)["n"].(float64)
-		out = append(out, int(f))
+		out = append(out, wvquery.Int(row, "n"))
 	}
 	return out, took, nil
 }
