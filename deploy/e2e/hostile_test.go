@@ -109,6 +109,10 @@ func TestHostileCorpus(t *testing.T) {
 		}
 	}
 	t.Logf("%d hostile files: %v", len(keys), recorded)
+	// The file over its format's budget says so.
+	if _, errText := h.call("list_file_chunks", map[string]any{"project_reference": "acme", "file_path": "hostile/tiny-paragraphs.txt"}); !strings.Contains(errText, "-max-file-bytes") {
+		t.Errorf("tiny-paragraphs.txt, over a text file's budget: %q", errText)
+	}
 	// Nothing else was touched: a file after them is read as ever.
 	h.put("acme/after/notes.md", "# After\n\nThe afterhostilemarker is found.\n")
 	h.waitFor("the file uploaded after the corpus", "search_keyword", map[string]any{"query": "afterhostilemarker"}, func(out map[string]any, _ string) bool {

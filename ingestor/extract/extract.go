@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/strata-kb/strata/shared/metadata"
 )
@@ -98,6 +99,11 @@ type Limits struct {
 	// OCRTimeout bounds the time OCR may take on one file.
 	MaxOCRPages int
 	OCRTimeout  time.Duration
+	// MaxFileBytes bounds what one file's extraction holds: its text, its
+	// blocks at their size in memory, its images (Held). Readers count it as
+	// they add, so a file over it stops growing there (ErrTooLarge); the
+	// registry lowers it per format (detect.FormatCaps). 0: no bound.
+	MaxFileBytes int64
 }
 
 // OCR reads text from a page picture (PNG, JPEG or TIFF bytes). Each block
@@ -128,7 +134,36 @@ func DefaultLimits() Limits {
 		MaxPages:        2000,
 		MaxOCRPages:     200,
 		OCRTimeout:      10 * time.Minute,
+		MaxFileBytes:    256 << 20,
 	}
+}
+
+// BlockBytes is what one Block holds in memory.
+const BlockBytes = int64(unsafe.Sizeof(Block{}))
+
+// Held is what doc holds, as MaxFileBytes counts it.
+func Held(doc *Document) int64 {
+	n := int64(len(doc.Text)) + int64(len(doc.Blocks))*BlockBytes
+	for _, img := range doc.Images {
+		n += int64(len(img.Data))
+	}
+	return n
+}
+
+// Hold counts n more bytes held against lim.MaxFileBytes: ErrTooLarge once
+// held passes it. Readers that build a Document without a Builder call it
+// as they grow.
+func Hold(held *int64, n int64, lim Limits) error {
+	*held += n
+	if lim.MaxFileBytes > 0 && *held > lim.MaxFileBytes {
+		return overBudget(lim)
+	}
+	return nil
+}
+
+func overBudget(lim Limits) error {
+	return fmt.Errorf("%w: reading it would hold more than %d MiB of text, structure and images (the budget of one file, -max-file-bytes, for its format)",
+		ErrTooLarge, lim.MaxFileBytes>>20)
 }
 
 // Errors callers can tell apart. Each is wrapped with the reason.
@@ -153,10 +188,37 @@ type Extractor interface {
 	Extract(ctx context.Context, data []byte, name string, lim Limits) (*Document, error)
 }
 
-// Builder assembles Text and Blocks together so offsets always agree.
+// Builder assembles Text and Blocks together so offsets always agree. Within
+// a budget (Within), it counts what it holds as it grows and stops at the
+// budget: Err says so.
 type Builder struct {
-	doc Document
-	buf []byte
+	doc  Document
+	buf  []byte
+	lim  Limits
+	held int64
+	err  error
+}
+
+// Within bounds what the builder holds by lim.MaxFileBytes.
+func (b *Builder) Within(lim Limits) *Builder {
+	b.lim = lim
+	return b
+}
+
+// Err is ErrTooLarge once the builder's budget is spent: nothing more is
+// added, and the document must not be used.
+func (b *Builder) Err() error { return b.err }
+
+// hold counts n bytes more, or records the budget spent.
+func (b *Builder) hold(n int64) bool {
+	if b.err != nil {
+		return false
+	}
+	if err := Hold(&b.held, n, b.lim); err != nil {
+		b.err = err
+		return false
+	}
+	return true
 }
 
 // NewBuilder starts a document of format.
@@ -166,6 +228,13 @@ func NewBuilder(format string) *Builder { return &Builder{doc: Document{Format: 
 // blank line. Empty (all-space) text adds nothing. It returns the block index or -1.
 func (b *Builder) Add(kind Kind, level, page int, s string) int {
 	if isBlank(s) {
+		return -1
+	}
+	cost := int64(len(s)) + BlockBytes
+	if len(b.buf) > 0 {
+		cost += 2
+	}
+	if !b.hold(cost) {
 		return -1
 	}
 	if len(b.buf) > 0 {
@@ -179,6 +248,9 @@ func (b *Builder) Add(kind Kind, level, page int, s string) int {
 
 // AddImage appends an image and a block describing it.
 func (b *Builder) AddImage(img Image, description string) {
+	if !b.hold(int64(len(img.Data))) {
+		return
+	}
 	b.doc.Images = append(b.doc.Images, img)
 	if i := b.Add(Figure, 0, img.Page, description); i >= 0 {
 		b.doc.Blocks[i].Image = len(b.doc.Images) - 1
@@ -187,6 +259,15 @@ func (b *Builder) AddImage(img Image, description string) {
 
 // Len is the text length so far in bytes.
 func (b *Builder) Len() int { return len(b.buf) }
+
+// Finish returns the document, or Err when the budget was spent; the
+// builder must not be used afterwards.
+func (b *Builder) Finish() (*Document, error) {
+	if b.err != nil {
+		return nil, b.err
+	}
+	return b.Doc(), nil
+}
 
 // Doc returns the document; the builder must not be used afterwards.
 func (b *Builder) Doc() *Document {

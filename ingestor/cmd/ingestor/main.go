@@ -64,6 +64,7 @@ type Config struct {
 	OCRMaxPages     int
 	OCRTimeout      time.Duration
 	FileMemory      int64
+	MaxFileBytes    int64
 	Reconcile       time.Duration
 	ReconcileMinAge time.Duration
 }
@@ -102,6 +103,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.OCRLanguages, "ocr-languages", "eng", "Tesseract languages joined by + (e.g. eng+deu; Debian: tesseract-ocr-<code> each)")
 	fs.IntVar(&c.OCRMaxPages, "ocr-max-pages", def.MaxOCRPages, "pages or pictures of one file read by OCR; the rest are named in a warning (0: no limit)")
 	fs.DurationVar(&c.OCRTimeout, "ocr-timeout", def.OCRTimeout, "time OCR may take on one file, beyond -extract-timeout; the pages left are named in a warning (0: -extract-timeout alone)")
+	fs.Int64Var(&c.MaxFileBytes, "max-file-bytes", def.MaxFileBytes, "text, structure and images one file's reading may hold, counted as it reads (text-only formats: at most 64 MiB); over it the file is recorded as failed")
 	fs.Int64Var(&c.FileMemory, "file-memory-bytes", 512<<20, "memory budget of one file read again alone, in a process of its own, after an attempt at it was cut short (a crash): over it the file is recorded as failed")
 }
 
@@ -109,7 +111,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 func (c *Config) Limits() extract.Limits {
 	lim := extract.DefaultLimits()
 	lim.Timeout, lim.MaxTextBytes, lim.MaxPages, lim.MaxImages, lim.MaxMemoryBytes = c.ExtractTimeout, c.MaxTextBytes, c.MaxPages, c.MaxImages, c.MaxChildMemory
-	lim.MaxOCRPages, lim.OCRTimeout = c.OCRMaxPages, c.OCRTimeout
+	lim.MaxOCRPages, lim.OCRTimeout, lim.MaxFileBytes = c.OCRMaxPages, c.OCRTimeout, c.MaxFileBytes
 	return lim
 }
 
@@ -146,6 +148,9 @@ func (c *Config) Validate() error {
 	}
 	if c.OCRTimeout != 0 && c.OCRTimeout < time.Second {
 		p.Addf("ocr-timeout", "must be 0 (-extract-timeout alone) or at least 1s, got %v", c.OCRTimeout)
+	}
+	if c.MaxFileBytes < 1<<20 {
+		p.Addf("max-file-bytes", "must be at least 1 MiB, got %d", c.MaxFileBytes)
 	}
 	if c.FileMemory < 64<<20 {
 		p.Addf("file-memory-bytes", "must be at least 64 MiB, got %d", c.FileMemory)

@@ -6,17 +6,18 @@ import (
 	"testing"
 
 	"github.com/strata-kb/strata/ingestor/extract/pdf/pdftest"
+	"github.com/strata-kb/strata/ingestor/extract/pdf/pdfwrite"
 	"github.com/strata-kb/strata/ingestor/extract/pdf/pictures"
 )
 
 // TestRun: pictures on stdout, status 3 for a picture left to pdfimages,
 // 1 with the reason on stderr for a file it cannot parse, 2 for bad flags.
 func TestRun(t *testing.T) {
-	kinds := map[string]pdftest.Picture{}
+	kinds := map[string]pdfwrite.Picture{}
 	for _, k := range pdftest.PictureKinds() {
 		kinds[k.Name] = k.Picture
 	}
-	withPictures := pdftest.Make([]pdftest.Page{{Lines: []string{"a"}, Image: true}, {Lines: []string{"b"}, Image: true}}, nil)
+	withPictures := pdfwrite.Make([]pdfwrite.Page{{Lines: []string{"a"}, Image: true}, {Lines: []string{"b"}, Image: true}}, nil)
 	for _, tc := range []struct {
 		name   string
 		args   []string
@@ -28,7 +29,7 @@ func TestRun(t *testing.T) {
 		{"pictures", nil, withPictures, 0, 2, ""},
 		{"max pictures", []string{"-max-pictures", "1"}, withPictures, 0, 1, ""},
 		{"max pages", []string{"-max-pages", "1"}, withPictures, 0, 1, ""},
-		{"cmyk colour", nil, pdftest.Make([]pdftest.Page{{Lines: []string{"a"}, Pictures: []pdftest.Picture{kinds["cmyk"]}}}, nil), pictures.ExitUnsupported, 0, "DeviceCMYK"},
+		{"cmyk colour", nil, pdfwrite.Make([]pdfwrite.Page{{Lines: []string{"a"}, Pictures: []pdfwrite.Picture{kinds["cmyk"]}}}, nil), pictures.ExitUnsupported, 0, "DeviceCMYK"},
 		{"not a pdf", nil, []byte("hello"), 1, 0, "parse"},
 		{"bad flag", []string{"-max-pictures", "many"}, withPictures, 2, 0, "invalid value"},
 	} {

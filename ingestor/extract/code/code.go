@@ -53,13 +53,19 @@ func (Extractor) Extract(ctx context.Context, data []byte, name string, lim extr
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	f := &file{text: text, lines: lines, spec: sp}
+	f := &file{text: text, lines: lines, spec: sp, lim: lim, held: int64(len(text))}
+	if err := extract.Hold(&f.held, 0, lim); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	decls, err := f.findDecls(ctx, 0, len(lines), 0, sp.top)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if err := f.emit(ctx, 0, len(lines), decls, 1); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if f.err != nil {
+		return nil, fmt.Errorf("%s: %w", name, f.err)
 	}
 	doc := &extract.Document{
 		Format:   "code",

@@ -27,6 +27,11 @@ type file struct {
 	lines  []line
 	spec   *spec
 	blocks []extract.Block
+	// lim and held bound the text and blocks held (MaxFileBytes); err is
+	// set, and nothing more added, once they pass it.
+	lim  extract.Limits
+	held int64
+	err  error
 }
 
 // maxSignature bounds the bytes of a line that declaration patterns look
@@ -275,6 +280,12 @@ func (f *file) code(lo, hi int) {
 // add appends a block from the start of line a to the end of the
 // non-blank line b.
 func (f *file) add(kind extract.Kind, level, a, b int) {
+	if f.err != nil {
+		return
+	}
+	if f.err = extract.Hold(&f.held, extract.BlockBytes, f.lim); f.err != nil {
+		return
+	}
 	f.blocks = append(f.blocks, extract.Block{
 		Kind:  kind,
 		Level: level,

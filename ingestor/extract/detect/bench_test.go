@@ -14,7 +14,7 @@ import (
 	"github.com/strata-kb/strata/ingestor/chunk"
 	"github.com/strata-kb/strata/ingestor/extract"
 	"github.com/strata-kb/strata/ingestor/extract/pdf"
-	"github.com/strata-kb/strata/ingestor/extract/pdf/pdftest"
+	"github.com/strata-kb/strata/ingestor/extract/pdf/pdfwrite"
 	"github.com/strata-kb/strata/shared/tokens"
 )
 
@@ -50,15 +50,15 @@ func inputs(size int) map[string][]byte {
 		w.Write([]byte(body))
 	}
 	zw.Close()
-	var pages []pdftest.Page
+	var pages []pdfwrite.Page
 	for i := range 40 {
-		pages = append(pages, pdftest.Page{Lines: []string{fmt.Sprintf("Section %d", i), "", sentence, sentence, sentence}})
+		pages = append(pages, pdfwrite.Page{Lines: []string{fmt.Sprintf("Section %d", i), "", sentence, sentence, sentence}})
 	}
 	var img bytes.Buffer
 	png.Encode(&img, image.NewRGBA(image.Rect(0, 0, 800, 600)))
 	return map[string][]byte{
 		"markdown.md": []byte(md.String()), "text.txt": []byte(txt.String()), "html.html": []byte(html.String()),
-		"code.go": []byte(gosrc.String()), "docx.docx": dx.Bytes(), "pdf-40p.pdf": pdftest.Make(pages, nil), "image.png": img.Bytes(),
+		"code.go": []byte(gosrc.String()), "docx.docx": dx.Bytes(), "pdf-40p.pdf": pdfwrite.Make(pages, nil), "image.png": img.Bytes(),
 	}
 }
 

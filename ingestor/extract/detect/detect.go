@@ -152,6 +152,17 @@ func kindOf(ext, fallback string) string {
 	return ext
 }
 
+// FormatCaps lower a file's budget (Limits.MaxFileBytes) for formats that
+// keep no images: their text is at most MaxTextBytes (16 MiB by default) and
+// their blocks a small multiple of it, so more than 64 MiB held is a file
+// built to blow up (a million one-character paragraphs), not a document.
+// Formats with pictures (PDF, DOCX, slides, EPUB, ODT, images) keep the
+// whole budget, of which their images take their share.
+var FormatCaps = map[string]int64{
+	Text: 64 << 20, Markdown: 64 << 20, Code: 64 << 20, HTML: 64 << 20,
+	CSV: 64 << 20, XLSX: 64 << 20, ODS: 64 << 20,
+}
+
 // Registry holds one extractor per format.
 type Registry map[string]extract.Extractor
 
@@ -175,6 +186,9 @@ func (r Registry) Extract(ctx context.Context, data []byte, name string, lim ext
 	ex, ok := r[format]
 	if !ok {
 		return nil, fmt.Errorf("%w: no extractor for %s", extract.ErrUnsupported, format)
+	}
+	if c, ok := FormatCaps[format]; ok && lim.MaxFileBytes > c {
+		lim.MaxFileBytes = c
 	}
 	if lim.Timeout > 0 {
 		// OCR has a time limit of its own, beside the reading's.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/strata-kb/strata/ingestor/extract"
 	"github.com/strata-kb/strata/ingestor/extract/pdf"
-	"github.com/strata-kb/strata/ingestor/extract/pdf/pdftest"
+	"github.com/strata-kb/strata/ingestor/extract/pdf/pdfwrite"
 )
 
 func TestFormatByContent(t *testing.T) {
@@ -69,7 +69,7 @@ func TestFormatByContent(t *testing.T) {
 // PDF whatever the name; under a name that promises text, a header after
 // text is quoted and the file is text (docs/formats.md, "Is it a PDF?").
 func TestPDFHeaderOrQuote(t *testing.T) {
-	real := string(pdftest.Make([]pdftest.Page{{Lines: []string{"Hello"}}}, nil))
+	real := string(pdfwrite.Make([]pdfwrite.Page{{Lines: []string{"Hello"}}}, nil))
 	binaryPDF := "%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog >>\nendobj\n"
 	tests := []struct {
 		name, data string
@@ -116,7 +116,7 @@ func TestPDFHeaderOrQuote(t *testing.T) {
 		{"objects.go", "package x\n\nconst obj = \"1 0 obj << /Type /Page >> endobj\"\n", Code},
 	}
 	if !strings.HasPrefix(real, "%PDF-1.4\n") {
-		t.Fatalf("pdftest writes %q first", real[:10])
+		t.Fatalf("pdfwrite writes %q first", real[:10])
 	}
 	for _, tt := range tests {
 		got, err := Format(tt.name, []byte(tt.data))

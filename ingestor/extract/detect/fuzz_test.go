@@ -10,7 +10,7 @@ import (
 
 	"github.com/strata-kb/strata/ingestor/extract"
 	"github.com/strata-kb/strata/ingestor/extract/pdf"
-	"github.com/strata-kb/strata/ingestor/extract/pdf/pdftest"
+	"github.com/strata-kb/strata/ingestor/extract/pdf/pdfwrite"
 )
 
 // fuzzNames are the names a fuzzed file is detected under: no extension,
@@ -29,7 +29,7 @@ func FuzzFormat(f *testing.F) {
 	f.Add([]byte("# Title\n\nA `%PDF-1.7` header.\n"))
 	f.Add([]byte("1 0 obj\n<< /Type /Catalog >>\nendobj\n"))
 	f.Add([]byte("#!/bin/sh\necho %PDF-1.4\n"))
-	f.Add(pdftest.Make([]pdftest.Page{{Lines: []string{"Hello"}}}, nil))
+	f.Add(pdfwrite.Make([]pdfwrite.Page{{Lines: []string{"Hello"}}}, nil))
 	if quoted, err := filepath.Glob(filepath.Join("testdata", "quoted", "*")); err == nil {
 		for _, p := range quoted {
 			if b, err := os.ReadFile(p); err == nil {

@@ -2,8 +2,10 @@ package detect
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/strata-kb/strata/ingestor/extract"
@@ -34,5 +36,23 @@ func TestRegistryReadsEachFormat(t *testing.T) {
 		if doc.Format != tt.format || len(doc.Blocks) == 0 {
 			t.Errorf("%s: format %q with %d blocks, want %q with some", tt.file, doc.Format, len(doc.Blocks), tt.format)
 		}
+	}
+}
+
+// TestFormatCapsBoundTextFormats: 12 MiB of one-character paragraphs, under
+// the text limit, would hold 3 million blocks (about 170 MB): the text
+// format's cap stops it while it is read, with the budget in the reason,
+// while the same budget reads the same bytes as paragraphs of 100 bytes.
+func TestFormatCapsBoundTextFormats(t *testing.T) {
+	r := NewRegistry(nil)
+	lim := extract.DefaultLimits()
+	tiny := strings.Repeat("a\n\n", 4<<20)
+	_, err := r.Extract(context.Background(), []byte(tiny), "notes.txt", lim)
+	if !errors.Is(err, extract.ErrTooLarge) || !strings.Contains(err.Error(), "64 MiB") || !strings.Contains(err.Error(), "-max-file-bytes") {
+		t.Fatalf("3M paragraphs: %v, want ErrTooLarge naming the 64 MiB cap", err)
+	}
+	normal := strings.Repeat(strings.Repeat("b", 98)+"\n\n", 120_000)
+	if _, err := r.Extract(context.Background(), []byte(normal), "notes.txt", lim); err != nil {
+		t.Fatalf("12 MB in paragraphs of 100 bytes: %v", err)
 	}
 }

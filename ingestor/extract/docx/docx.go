@@ -47,7 +47,7 @@ func (Extractor) Extract(ctx context.Context, data []byte, name string, lim extr
 		deadline: time.Now().Add(lim.Timeout),
 		name:     oneLine(name, maxLabelBytes),
 		lim:      lim,
-		b:        extract.NewBuilder("docx"),
+		b:        extract.NewBuilder("docx").Within(lim),
 		seen:     map[string]bool{},
 		rels:     map[string]string{},
 		style:    styleSheet{},

@@ -90,7 +90,10 @@ func (x *extraction) finish() (*extract.Document, error) {
 	if x.suppressed > 0 {
 		x.b.Warn(fmt.Sprintf("%d more warnings not shown", x.suppressed))
 	}
-	doc := x.b.Doc()
+	doc, err := x.b.Finish()
+	if err != nil {
+		return nil, err
+	}
 	x.pages.apply(doc) // Pages and Block.Page stay 0 without page breaks
 	return doc, nil
 }

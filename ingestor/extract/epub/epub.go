@@ -39,7 +39,7 @@ func (Extractor) Extract(ctx context.Context, data []byte, name string, lim extr
 		ctx:  ctx,
 		name: oneLine(name, 4*maxHeadingBytes),
 		lim:  lim,
-		b:    extract.NewBuilder("epub"),
+		b:    extract.NewBuilder("epub").Within(lim),
 	}
 	doc, err := x.run(data)
 	if err != nil {
@@ -103,7 +103,7 @@ func (x *extraction) run(data []byte) (*extract.Document, error) {
 	if err := x.readChapters(p, toc); err != nil {
 		return nil, err
 	}
-	return x.finish(p), nil
+	return x.finish(p)
 }
 
 // findOPF reads META-INF/container.xml for the package document's name.
@@ -217,7 +217,7 @@ func (x *extraction) readPart(it item, parse func([]byte) error) error {
 }
 
 // finish sets the title, metadata and summary warnings.
-func (x *extraction) finish(p *pkg) *extract.Document {
+func (x *extraction) finish(p *pkg) (*extract.Document, error) {
 	title := oneLine(p.title, maxHeadingBytes)
 	if title == "" {
 		title = oneLine(p.ncxTitle, maxHeadingBytes)
@@ -231,7 +231,7 @@ func (x *extraction) finish(p *pkg) *extract.Document {
 	if x.suppressed > 0 {
 		x.b.Warn(fmt.Sprintf("%d more warnings not shown", x.suppressed))
 	}
-	return x.b.Doc()
+	return x.b.Finish()
 }
 
 // metaLanguage is the metadata key of the book's language (dc:language);

@@ -114,6 +114,7 @@ func RunConformance(t *testing.T, h Harness) {
 	r.run(t, "concurrent", r.concurrent)
 	r.run(t, "odd names", r.oddNames)
 	r.run(t, "MaxTextBytes", r.maxTextBytes)
+	r.run(t, "MaxFileBytes", r.maxFileBytes)
 	r.run(t, "MaxImages", r.maxImages)
 	r.run(t, "MaxImageBytes", r.maxImageBytes)
 	r.run(t, "MaxPages", r.maxPages)
@@ -316,6 +317,31 @@ func (r *runner) big(t *testing.T) (Sample, *extract.Document) {
 		}
 	}
 	return r.h.Samples[best], docs[best]
+}
+
+// MaxFileBytes: a document that would hold more than the budget (text,
+// blocks, images: extract.Held) is ErrTooLarge, one that holds it exactly is
+// the same document. Readers count as they add, so the budget stops a file
+// while it is read.
+func (r *runner) maxFileBytes(t *testing.T) {
+	s, doc := r.big(t)
+	held := extract.Held(doc)
+	for _, budget := range []int64{held - 1, held / 2, 1} {
+		lim := r.h.Limits
+		lim.MaxFileBytes = budget
+		got, err := r.extract(t, context.Background(), s, lim)
+		if !errors.Is(err, extract.ErrTooLarge) || got != nil {
+			t.Errorf("%s: holds %d bytes, MaxFileBytes %d: got %v, %s; want ErrTooLarge and no document", s.Name, held, budget, err, describe(got))
+		}
+	}
+	lim := r.h.Limits
+	lim.MaxFileBytes = held
+	got, err := r.extract(t, context.Background(), s, lim)
+	if err != nil {
+		t.Errorf("%s: holds %d bytes, MaxFileBytes %d (at the budget): %v", s.Name, held, held, err)
+	} else if d := diff(doc, got); d != "" {
+		t.Errorf("%s at the budget gives another document: %s", s.Name, d)
+	}
 }
 
 // MaxTextBytes: text over the limit is ErrTooLarge, text at it is not.

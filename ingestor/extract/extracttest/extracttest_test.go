@@ -46,6 +46,7 @@ func (l lines) Extract(ctx context.Context, data []byte, name string, lim extrac
 		return nil, fmt.Errorf("%w: %d bytes", extract.ErrTooLarge, len(data))
 	}
 	doc := &extract.Document{Format: "lines", Text: string(data)}
+	held := int64(len(data))
 	off := 0
 	for line := range strings.Lines(doc.Text) {
 		text := strings.TrimRight(line, " \t\r\n")
@@ -63,6 +64,9 @@ func (l lines) Extract(ctx context.Context, data []byte, name string, lim extrac
 				b.Level += 6
 			}
 			doc.Blocks = append(doc.Blocks, b)
+			if err := extract.Hold(&held, extract.BlockBytes, lim); err != nil && l.broken != "ignores MaxFileBytes" {
+				return nil, err
+			}
 		}
 		off += len(line)
 	}
@@ -134,6 +138,7 @@ func TestSuiteFailsBrokenExtractors(t *testing.T) {
 		"changes its input":         "samples",
 		"not deterministic":         "deterministic",
 		"ignores MaxTextBytes":      "MaxTextBytes",
+		"ignores MaxFileBytes":      "MaxFileBytes",
 		"ignores the context":       "cancelled",
 		"panics on truncated input": "hostile",
 		"unclassified errors":       "hostile",

@@ -54,7 +54,7 @@ func extractHTML(ctx context.Context, data []byte, lim extract.Limits) (*extract
 	if err != nil {
 		return nil, err
 	}
-	b := extract.NewBuilder("html")
+	b := extract.NewBuilder("html").Within(lim)
 	if flattened {
 		b.Warn("markup nested too deeply for the HTML parser; deep elements were flattened into their text")
 	}
@@ -85,7 +85,7 @@ func extractHTML(ctx context.Context, data []byte, lim extract.Limits) (*extract
 		title = w.firstH1
 	}
 	b.SetTitle(title)
-	return b.Doc(), nil
+	return b.Finish()
 }
 
 // timeout wraps a context error as the extractor's timeout error.

@@ -65,7 +65,10 @@ func (Extractor) Extract(ctx context.Context, data []byte, name string, lim extr
 		return nil, fmt.Errorf("markdown %s: %w", name, err)
 	}
 	text := string(data)
-	p := parse(text)
+	p := parse(text, lim)
+	if p.err != nil {
+		return nil, fmt.Errorf("markdown %s: %w", name, p.err)
+	}
 	doc := &extract.Document{Format: "markdown", Text: text, Blocks: p.blocks, Title: p.title, Metadata: p.meta, Warnings: p.warnings}
 	if t, ok := p.meta["title"]; ok {
 		if t := strings.Join(strings.Fields(t.String()), " "); t != "" {
@@ -92,7 +95,7 @@ func HeadingTitle(line string) string {
 
 // Blocks splits Markdown text into blocks with byte spans into text, front
 // matter included as the first block (see the package comment).
-func Blocks(text string) []extract.Block { return parse(text).blocks }
+func Blocks(text string) []extract.Block { return parse(text, extract.Limits{}).blocks }
 
 // Two parsers: the second reads front matter that did not decode as plain
 // Markdown. Both hold no per-document state and are safe for concurrent use.
@@ -115,9 +118,10 @@ type parsed struct {
 	title    string            // the first top-level level-1 heading
 	meta     metadata.Metadata // front matter, nil without
 	warnings []string
+	err      error // ErrTooLarge: text and blocks over lim.MaxFileBytes
 }
 
-func parse(text string) parsed {
+func parse(text string, lim extract.Limits) parsed {
 	src := []byte(text) // what the parser reads; see boundNesting
 	orig := src
 	if boundNesting(src) {
@@ -143,12 +147,13 @@ func parse(text string) parsed {
 			out.meta, out.warnings, fmEnd = meta, warnings, end
 		}
 	}
-	w := walker{src: orig}
+	w := walker{src: orig, lim: lim, held: int64(len(text))}
 	if fmEnd > 0 {
 		w.add(extract.Block{Kind: extract.Code, Start: 0, End: fmEnd})
 	}
 	w.collect(root)
-	out.blocks, out.title = w.blocks(), w.title
+	out.blocks, out.err = w.blocks()
+	out.title = w.title
 	return out
 }
 
@@ -167,6 +172,8 @@ type walker struct {
 	src    []byte // the original text; the parser's copy has the same offsets
 	leaves []leaf
 	title  string
+	lim    extract.Limits // MaxFileBytes bounds text and blocks held
+	held   int64
 }
 
 func (w *walker) add(b extract.Block) {
@@ -215,7 +222,10 @@ func (w *walker) collect(n ast.Node) {
 // blocks settles each leaf's end: the end of its last line, or of a fenced
 // code block's closing fence, without trailing space, and never past the
 // next block's start.
-func (w *walker) blocks() []extract.Block {
+func (w *walker) blocks() ([]extract.Block, error) {
+	if err := extract.Hold(&w.held, 0, w.lim); err != nil {
+		return nil, err
+	}
 	// The tree is not always in source order: after "A\n0\n|-\n-" the
 	// setext heading "A" follows the table cut from its paragraph.
 	slices.SortStableFunc(w.leaves, func(a, b leaf) int { return a.start - b.start })
@@ -251,10 +261,13 @@ func (w *walker) blocks() []extract.Block {
 			start = out[n-1].End
 		}
 		if end > start {
+			if err := extract.Hold(&w.held, extract.BlockBytes, w.lim); err != nil {
+				return nil, err
+			}
 			out = append(out, extract.Block{Kind: l.kind, Level: l.level, Start: start, End: end})
 		}
 	}
-	return out
+	return out, nil
 }
 
 // firstPos is where a block opens. A table's own position is that of the

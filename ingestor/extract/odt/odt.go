@@ -59,7 +59,7 @@ func (Extractor) Extract(ctx context.Context, data []byte, name string, lim extr
 		ctx:    ctx,
 		name:   oneLine(name, maxLabelBytes),
 		lim:    lim,
-		b:      extract.NewBuilder("odt"),
+		b:      extract.NewBuilder("odt").Within(lim),
 		styles: newStyleSheet(),
 		pages:  newPager(),
 		seen:   map[string]bool{},
@@ -388,7 +388,7 @@ func (x *extraction) finish() (*extract.Document, error) {
 	if x.suppressed > 0 {
 		x.b.Warn(fmt.Sprintf("%d more warnings not shown", x.suppressed))
 	}
-	return x.b.Doc(), nil
+	return x.b.Finish()
 }
 
 // endAdd adds a block of the end sections, on the last page.

@@ -17,8 +17,8 @@ import (
 // non-blank lines, a paragraph whose first line is an outline title of that
 // page becomes a heading, a page read by OCR has its paragraphs (with their
 // confidence) instead of its text, and each page's images follow its text.
-func Assemble(pages []string, read map[int][]extract.OCRBlock, outline []OutlineItem, images []extract.Image, lim extract.Limits) *extract.Document {
-	b := extract.NewBuilder("pdf")
+func Assemble(pages []string, read map[int][]extract.OCRBlock, outline []OutlineItem, images []extract.Image, lim extract.Limits) (*extract.Document, error) {
+	b := extract.NewBuilder("pdf").Within(lim)
 	byPage := map[int][]OutlineItem{}
 	for _, it := range outline {
 		byPage[it.Page] = append(byPage[it.Page], it)
@@ -47,11 +47,14 @@ func Assemble(pages []string, read map[int][]extract.OCRBlock, outline []Outline
 	if len(junkPages) > 0 {
 		b.Warn(fmt.Sprintf("%d page(s) have no usable character mapping (text is junk) and were not indexed: %v", len(junkPages), clipInts(junkPages, 20)))
 	}
-	doc := b.Doc()
+	doc, err := b.Finish()
+	if err != nil {
+		return nil, err
+	}
 	for k, c := range conf {
 		doc.Blocks[k].Confidence = c
 	}
-	return doc
+	return doc, nil
 }
 
 // assemblePage adds the paragraphs and headings of one page's text, or

@@ -11,20 +11,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-kb/strata/ingestor/extract/pdf/pdftest"
+	"github.com/strata-kb/strata/ingestor/extract/pdf/pdfwrite"
 )
 
 // benchFiles are the PDFs measured: a real two-column paper from the shared
 // corpus (when present) and a generated 40-page document.
 func benchFiles(b *testing.B) map[string][]byte {
 	files := map[string][]byte{}
-	var pages []pdftest.Page
+	var pages []pdfwrite.Page
 	for i := range 40 {
-		pages = append(pages, pdftest.Page{Lines: []string{fmt.Sprintf("Section %d", i+1), "",
+		pages = append(pages, pdfwrite.Page{Lines: []string{fmt.Sprintf("Section %d", i+1), "",
 			"Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt.",
 			"Ut enim ad minim veniam, quis nostrud exercitation ullamco laboris nisi ut aliquip."}})
 	}
-	files["generated-40p"] = pdftest.Make(pages, nil)
+	files["generated-40p"] = pdfwrite.Make(pages, nil)
 	data, err := os.ReadFile(filepath.Join("testdata", "hostile", "tracemonkey.pdf"))
 	if err != nil {
 		panic(fmt.Sprintf("benchmark corpus: %v", err))

@@ -14,14 +14,15 @@ import (
 	"github.com/strata-kb/strata/ingestor/extract"
 	"github.com/strata-kb/strata/ingestor/extract/extracttest"
 	"github.com/strata-kb/strata/ingestor/extract/pdf/pdftest"
+	"github.com/strata-kb/strata/ingestor/extract/pdf/pdfwrite"
 )
 
 // sample is a two-page PDF with an outline and an image on page 2.
 func sample() []byte {
-	return pdftest.Make([]pdftest.Page{
+	return pdfwrite.Make([]pdfwrite.Page{
 		{Lines: []string{"Introduction", "", "Strata page one explains the zebracorn method."}},
 		{Lines: []string{"Details", "", "The second page has the details and a picture."}, Image: true},
-	}, []pdftest.OutlineItem{{Title: "Introduction", Page: 1, Level: 1}, {Title: "Details", Page: 2, Level: 2}})
+	}, []pdfwrite.OutlineItem{{Title: "Introduction", Page: 1, Level: 1}, {Title: "Details", Page: 2, Level: 2}})
 }
 
 func testLimits() extract.Limits {
@@ -50,11 +51,11 @@ var profile = extracttest.Profile{
 // generated PDFs as samples, the hostile corpus (testdata/hostile) and
 // broken files as hostile input.
 func harness(t *testing.T, ex extract.Extractor) extracttest.Harness {
-	var pictures []pdftest.Picture
+	var pictures []pdfwrite.Picture
 	for _, p := range pdftest.PictureKinds()[:3] {
 		pictures = append(pictures, p.Picture)
 	}
-	var bigPages []pdftest.Page
+	var bigPages []pdfwrite.Page
 	for p := range 40 {
 		var lines []string
 		for l := range 36 {
@@ -63,7 +64,7 @@ func harness(t *testing.T, ex extract.Extractor) extracttest.Harness {
 				lines = append(lines, "")
 			}
 		}
-		bigPages = append(bigPages, pdftest.Page{Lines: lines})
+		bigPages = append(bigPages, pdfwrite.Page{Lines: lines})
 	}
 	lim := testLimits()
 	lim.MaxMemoryBytes = 768 << 20
@@ -79,14 +80,14 @@ func harness(t *testing.T, ex extract.Extractor) extracttest.Harness {
 		Limits:    lim,
 		Samples: []extracttest.Sample{
 			{Name: "sample.pdf", Data: sample()},
-			{Name: "info.pdf", Data: pdftest.MakeWithInfo(map[string]string{"Title": "Annual Report", "Author": "Ann Lee",
+			{Name: "info.pdf", Data: pdfwrite.MakeWithInfo(map[string]string{"Title": "Annual Report", "Author": "Ann Lee",
 				"Keywords": "finance; 2024", "CreationDate": "D:20240131120000+01'00'"},
-				[]pdftest.Page{{Lines: []string{"Summary", "", "Revenue grew."}}}, nil)},
-			{Name: "pictures.pdf", Data: pdftest.Make([]pdftest.Page{{Lines: []string{"Figures"}, Pictures: pictures}}, nil)},
+				[]pdfwrite.Page{{Lines: []string{"Summary", "", "Revenue grew."}}}, nil)},
+			{Name: "pictures.pdf", Data: pdfwrite.Make([]pdfwrite.Page{{Lines: []string{"Figures"}, Pictures: pictures}}, nil)},
 			{Name: "scanned.pdf", Data: readFile(t, "scanned.pdf")},
 			{Name: "mixed.pdf", Data: readFile(t, "mixed.pdf")},
 		},
-		Big: &extracttest.Sample{Name: "big.pdf", Data: pdftest.Make(bigPages, nil)},
+		Big: &extracttest.Sample{Name: "big.pdf", Data: pdfwrite.Make(bigPages, nil)},
 		Hostile: []extracttest.Sample{
 			{Name: "junk.pdf", Data: append([]byte("%PDF-1.7\n"), []byte(strings.Repeat("garbage ", 100))...), Want: extract.ErrCorrupt},
 			{Name: "no-header.pdf", Data: []byte("hello"), Want: extract.ErrCorrupt},

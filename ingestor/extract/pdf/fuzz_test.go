@@ -19,7 +19,10 @@ func FuzzAssemble(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text, title1, title2 string) {
 		pages := strings.Split(text, "\f")
 		outline := []OutlineItem{{Title: title1, Page: 1, Level: 1}, {Title: title2, Page: 2, Level: 2}}
-		doc := Assemble(pages, nil, outline, nil, testLimits())
+		doc, err := Assemble(pages, nil, outline, nil, testLimits())
+		if err != nil {
+			t.Fatal(err) // the fuzzer's inputs are far under the budget
+		}
 		doc.Pages = len(pages)
 		extracttest.Verify(t, doc, nil, profile)
 	})

@@ -6,17 +6,17 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/strata-kb/strata/ingestor/extract/pdf/pdftest"
+	"github.com/strata-kb/strata/ingestor/extract/pdf/pdfwrite"
 )
 
 // TestPictureOnEveryPage: a picture repeated on every page is kept on each
 // page (encoded once), in page order, and no more than lim.MaxImages.
 func TestPictureOnEveryPage(t *testing.T) {
-	var pages []pdftest.Page
+	var pages []pdfwrite.Page
 	for i := range 5 {
-		pages = append(pages, pdftest.Page{Lines: []string{fmt.Sprintf("page %d", i+1)}, Image: true})
+		pages = append(pages, pdfwrite.Page{Lines: []string{fmt.Sprintf("page %d", i+1)}, Image: true})
 	}
-	data := pdftest.Make(pages, nil)
+	data := pdfwrite.Make(pages, nil)
 	for _, maxImages := range []int{64, 3} {
 		lim := testLimits()
 		lim.MaxImages = maxImages

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/strata-kb/strata/ingestor/extract/pdf/pdftest"
+	"github.com/strata-kb/strata/ingestor/extract/pdf/pdfwrite"
 )
 
 func imageObj(id int, dict string) string {
@@ -35,8 +35,8 @@ func TestHasPictures(t *testing.T) {
 			t.Errorf("%s: HasPictures = %v, want %v", c.name, got, c.want)
 		}
 	}
-	withImage := pdftest.Make([]pdftest.Page{{Lines: []string{"a"}}, {Lines: []string{"b"}, Image: true}}, nil)
-	without := pdftest.Make([]pdftest.Page{{Lines: []string{"a"}}}, nil)
+	withImage := pdfwrite.Make([]pdfwrite.Page{{Lines: []string{"a"}}, {Lines: []string{"b"}, Image: true}}, nil)
+	without := pdfwrite.Make([]pdfwrite.Page{{Lines: []string{"a"}}}, nil)
 	if !HasPictures(withImage) || HasPictures(without) {
 		t.Fatalf("generated PDFs: with image %v, without %v", HasPictures(withImage), HasPictures(without))
 	}
@@ -119,8 +119,8 @@ func FuzzDecodePNM(f *testing.F) {
 }
 
 func TestMayHaveOutline(t *testing.T) {
-	with := pdftest.Make([]pdftest.Page{{Lines: []string{"a"}}}, []pdftest.OutlineItem{{Title: "A", Page: 1, Level: 1}})
-	without := pdftest.Make([]pdftest.Page{{Lines: []string{"a"}}}, nil)
+	with := pdfwrite.Make([]pdfwrite.Page{{Lines: []string{"a"}}}, []pdfwrite.OutlineItem{{Title: "A", Page: 1, Level: 1}})
+	without := pdfwrite.Make([]pdfwrite.Page{{Lines: []string{"a"}}}, nil)
 	if !MayHaveOutline(with) || MayHaveOutline(without) {
 		t.Fatalf("with outline %v, without %v", MayHaveOutline(with), MayHaveOutline(without))
 	}

@@ -9,14 +9,14 @@ import (
 	"github.com/unidoc/unipdf/v3/model"
 
 	"github.com/strata-kb/strata/ingestor/extract"
-	"github.com/strata-kb/strata/ingestor/extract/pdf/pdftest"
+	"github.com/strata-kb/strata/ingestor/extract/pdf/pdfwrite"
 	"github.com/strata-kb/strata/shared/metadata"
 )
 
 // TestDocumentInfo: the document information dictionary, which
 // pdftotext -htmlmeta prints with the text, becomes metadata.
 func TestDocumentInfo(t *testing.T) {
-	data := pdftest.MakeWithInfo(map[string]string{
+	data := pdfwrite.MakeWithInfo(map[string]string{
 		"Title":        "Master Services Agreement",
 		"Author":       "Zoë Ångström & <Bob>",
 		"Subject":      "Contracts",
@@ -26,7 +26,7 @@ func TestDocumentInfo(t *testing.T) {
 		"Creator":      "Word",
 		"Producer":     "Acrobat",
 		"Department":   "Legal", // custom entries: pdftotext does not print them
-	}, []pdftest.Page{{Lines: []string{"Body."}}}, nil)
+	}, []pdfwrite.Page{{Lines: []string{"Body."}}}, nil)
 	doc, err := Poppler{}.Extract(context.Background(), data, "msa.pdf", testLimits())
 	if err != nil {
 		t.Fatal(err)
@@ -49,11 +49,11 @@ func TestDocumentInfo(t *testing.T) {
 // TestBadDocumentInfo: a date that is none costs that value and a
 // warning, never the file.
 func TestBadDocumentInfo(t *testing.T) {
-	data := pdftest.MakeWithInfo(map[string]string{
+	data := pdfwrite.MakeWithInfo(map[string]string{
 		"Author":       "Ann",
 		"CreationDate": "yesterday",  // poppler prints nothing
 		"ModDate":      "D:20241399", // poppler prints 2024-13-99T00:00:00Z
-	}, []pdftest.Page{{Lines: []string{"Body."}}}, nil)
+	}, []pdfwrite.Page{{Lines: []string{"Body."}}}, nil)
 	doc, err := Poppler{}.Extract(context.Background(), data, "bad.pdf", testLimits())
 	if err != nil {
 		t.Fatal(err)
@@ -110,9 +110,9 @@ func checkMetadata(t *testing.T, got, want metadata.Metadata) {
 
 // TestUniPDFInfo: UniPDF reads the same dictionary itself.
 func TestUniPDFInfo(t *testing.T) {
-	data := pdftest.MakeWithInfo(map[string]string{
+	data := pdfwrite.MakeWithInfo(map[string]string{
 		"Title": "T", "Author": "Zoë", "Keywords": "a; b", "CreationDate": "D:20240131120000+01'00'",
-	}, []pdftest.Page{{Lines: []string{"Body."}}}, nil)
+	}, []pdfwrite.Page{{Lines: []string{"Body."}}}, nil)
 	reader, err := model.NewPdfReader(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)

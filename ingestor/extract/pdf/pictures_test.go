@@ -15,6 +15,7 @@ import (
 
 	"github.com/strata-kb/strata/ingestor/extract"
 	"github.com/strata-kb/strata/ingestor/extract/pdf/pdftest"
+	"github.com/strata-kb/strata/ingestor/extract/pdf/pdfwrite"
 )
 
 var (
@@ -68,14 +69,14 @@ func TestPictureReaderMatchesPdfimages(t *testing.T) {
 		corpus[filepath.Base(f)] = data
 	}
 	corpus["generated-sample.pdf"] = sample()
-	corpus["generated-logo-on-every-page.pdf"] = pdftest.Make([]pdftest.Page{{Lines: []string{"a"}, Image: true}, {Lines: []string{"b"}, Image: true}}, nil)
+	corpus["generated-logo-on-every-page.pdf"] = pdfwrite.Make([]pdfwrite.Page{{Lines: []string{"a"}, Image: true}, {Lines: []string{"b"}, Image: true}}, nil)
 	// Each kind of picture in a file of its own: the reader must read the
 	// ones it decodes and decline the others.
 	mustRead, mustDecline := map[string]bool{}, map[string]bool{}
-	var readable []pdftest.Picture
+	var readable []pdfwrite.Picture
 	for _, k := range pdftest.PictureKinds() {
 		name := "generated-" + k.Name + ".pdf"
-		corpus[name] = pdftest.Make([]pdftest.Page{{Lines: []string{k.Name}, Pictures: []pdftest.Picture{k.Picture}}}, nil)
+		corpus[name] = pdfwrite.Make([]pdfwrite.Page{{Lines: []string{k.Name}, Pictures: []pdfwrite.Picture{k.Picture}}}, nil)
 		if pdftest.Unsupported[k.Name] {
 			mustDecline[name] = true
 		} else {
@@ -84,7 +85,7 @@ func TestPictureReaderMatchesPdfimages(t *testing.T) {
 		}
 	}
 	half := len(readable) / 2
-	corpus["generated-all-kinds.pdf"] = pdftest.Make([]pdftest.Page{{Lines: []string{"one"}, Pictures: readable[:half]}, {Lines: []string{"two"}, Pictures: readable[half:]}}, nil)
+	corpus["generated-all-kinds.pdf"] = pdfwrite.Make([]pdfwrite.Page{{Lines: []string{"one"}, Pictures: readable[:half]}, {Lines: []string{"two"}, Pictures: readable[half:]}}, nil)
 	mustRead["generated-all-kinds.pdf"] = true
 	lim := testLimits()
 	lim.Timeout = 8 * time.Second

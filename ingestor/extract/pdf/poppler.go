@@ -144,7 +144,10 @@ func (p Poppler) Extract(ctx context.Context, data []byte, name string, lim extr
 	if imgErr != nil {
 		warnings = append(warnings, "images not extracted: "+imgErr.Error())
 	}
-	doc := Assemble(text.Pages, read, outline, images, lim)
+	doc, err := Assemble(text.Pages, read, outline, images, lim)
+	if err != nil {
+		return nil, fmt.Errorf("pdf %s: %w", name, err)
+	}
 	doc.Pages = total
 	doc.Title = text.Title
 	doc.Warnings = append(warnings, doc.Warnings...)

@@ -19,7 +19,7 @@ import (
 	"github.com/strata-kb/strata/ingestor/extract"
 	"github.com/strata-kb/strata/ingestor/extract/extracttest"
 	"github.com/strata-kb/strata/ingestor/extract/ocr"
-	"github.com/strata-kb/strata/ingestor/extract/pdf/pdftest"
+	"github.com/strata-kb/strata/ingestor/extract/pdf/pdfwrite"
 )
 
 // fakeOCR says what picture it was handed, in one paragraph, and
@@ -144,11 +144,11 @@ func TestScanWithoutOCR(t *testing.T) {
 
 // scans is a PDF of n pages with a picture and no text.
 func scans(n int) []byte {
-	var pages []pdftest.Page
+	var pages []pdfwrite.Page
 	for range n {
-		pages = append(pages, pdftest.Page{Image: true})
+		pages = append(pages, pdfwrite.Page{Image: true})
 	}
-	return pdftest.Make(pages, nil)
+	return pdfwrite.Make(pages, nil)
 }
 
 // TestScanLimits: MaxOCRPages and OCRTimeout bound the pages read; the

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/strata-kb/strata/ingestor/extract"
-	"github.com/strata-kb/strata/ingestor/extract/pdf/pdftest"
+	"github.com/strata-kb/strata/ingestor/extract/pdf/pdfwrite"
 )
 
 // TestTitleAndTextInOnePass: the title comes from pdftotext -htmlmeta's head
@@ -16,7 +16,7 @@ import (
 // characters included (poppler does not escape it).
 func TestTitleAndTextInOnePass(t *testing.T) {
 	lines := []string{"if x < y && z > 0 then", "</pre> is not the end & neither is this"}
-	data := pdftest.MakeTitled(`Q&A <draft> "notes"`, []pdftest.Page{{Lines: lines}, {Lines: []string{"page two"}}}, nil)
+	data := pdfwrite.MakeTitled(`Q&A <draft> "notes"`, []pdfwrite.Page{{Lines: lines}, {Lines: []string{"page two"}}}, nil)
 	doc, err := Poppler{}.Extract(context.Background(), data, "titled.pdf", testLimits())
 	if err != nil {
 		t.Fatal(err)
@@ -41,15 +41,15 @@ func TestTitleAndTextInOnePass(t *testing.T) {
 // plus 64 KiB, and more is ErrTooLarge. (The cap was once bypassed: the
 // capped buffer's embedded bytes.Buffer lent exec its ReadFrom.)
 func TestTextOverTheOutputCap(t *testing.T) {
-	var pages []pdftest.Page
+	var pages []pdfwrite.Page
 	for p := range 40 {
 		var lines []string
 		for l := range 36 {
 			lines = append(lines, fmt.Sprintf("Page %d line %d of a long report, with words to index.", p+1, l+1))
 		}
-		pages = append(pages, pdftest.Page{Lines: lines})
+		pages = append(pages, pdfwrite.Page{Lines: lines})
 	}
-	data := pdftest.Make(pages, nil)
+	data := pdfwrite.Make(pages, nil)
 	lim := testLimits()
 	doc, err := Poppler{}.Extract(context.Background(), data, "long.pdf", lim)
 	if err != nil || len(doc.Text) < 70<<10 {
@@ -64,13 +64,13 @@ func TestTextOverTheOutputCap(t *testing.T) {
 // TestPageLimitNamesTheTotal: past lim.MaxPages, pdfinfo says how many pages
 // the file has, and the warning names both.
 func TestPageLimitNamesTheTotal(t *testing.T) {
-	var pages []pdftest.Page
+	var pages []pdfwrite.Page
 	for i := range 5 {
-		pages = append(pages, pdftest.Page{Lines: []string{fmt.Sprintf("page %d", i+1)}})
+		pages = append(pages, pdfwrite.Page{Lines: []string{fmt.Sprintf("page %d", i+1)}})
 	}
 	lim := testLimits()
 	lim.MaxPages = 2
-	doc, err := Poppler{}.Extract(context.Background(), pdftest.Make(pages, nil), "long.pdf", lim)
+	doc, err := Poppler{}.Extract(context.Background(), pdfwrite.Make(pages, nil), "long.pdf", lim)
 	if err != nil {
 		t.Fatal(err)
 	}

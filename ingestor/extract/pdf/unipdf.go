@@ -129,7 +129,9 @@ func (u *UniPDF) Extract(ctx context.Context, data []byte, name string, lim extr
 		}
 		pages = append(pages, text)
 	}
-	doc = Assemble(pages, nil, nil, nil, lim)
+	if doc, err = Assemble(pages, nil, nil, nil, lim); err != nil {
+		return nil, fmt.Errorf("pdf %s: %w", name, err)
+	}
 	doc.Pages = n
 	var warnings []string
 	doc.Metadata, warnings = InfoMetadata(uniPDFInfo(reader))

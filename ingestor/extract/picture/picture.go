@@ -57,7 +57,7 @@ func (Extractor) Extract(ctx context.Context, data []byte, name string, lim extr
 	if err := d.checkText(); err != nil {
 		return nil, fmt.Errorf("image %s: %w", name, err)
 	}
-	return d.done(), nil
+	return d.done()
 }
 
 // doc is a picture document being built: its pictures and the text OCR
@@ -72,7 +72,7 @@ type doc struct {
 }
 
 func newDoc(ctx context.Context, name string, lim extract.Limits) *doc {
-	d := &doc{b: extract.NewBuilder("image"), base: extract.PropText(path.Base(name)), lim: lim,
+	d := &doc{b: extract.NewBuilder("image").Within(lim), base: extract.PropText(path.Base(name)), lim: lim,
 		budget: ocr.NewBudget(ctx, lim), conf: map[int]float64{}}
 	d.b.SetTitle(d.base)
 	return d
@@ -106,13 +106,16 @@ func (d *doc) checkText() error {
 
 // done returns the document, with the OCR blocks' confidence and what OCR
 // did not read said in warnings.
-func (d *doc) done() *extract.Document {
+func (d *doc) done() (*extract.Document, error) {
 	for _, w := range d.budget.Warnings(ocrWhat) {
 		d.b.Warn(w)
 	}
-	out := d.b.Doc()
+	out, err := d.b.Finish()
+	if err != nil {
+		return nil, err
+	}
 	for i, c := range d.conf {
 		out.Blocks[i].Confidence = c
 	}
-	return out
+	return out, nil
 }

@@ -119,7 +119,7 @@ func extractTIFF(ctx context.Context, data []byte, name string, lim extract.Limi
 	if total > len(offsets) {
 		d.b.Warn(fmt.Sprintf("only the first %d of %d pages were read", len(offsets), total))
 	}
-	return d.done(), nil
+	return d.done()
 }
 
 // tiffPage keeps the picture of one page (img, a TIFF of that page alone)

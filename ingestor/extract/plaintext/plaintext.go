@@ -19,12 +19,31 @@ func (Extractor) Extract(ctx context.Context, data []byte, name string, lim extr
 		return nil, fmt.Errorf("text %s: %w", name, err)
 	}
 	text := string(data)
-	return &extract.Document{Format: "text", Text: text, Blocks: Paragraphs(text)}, ctx.Err()
+	blocks, err := ParagraphsWithin(text, lim)
+	if err != nil {
+		return nil, fmt.Errorf("text %s: %w", name, err)
+	}
+	return &extract.Document{Format: "text", Text: text, Blocks: blocks}, ctx.Err()
 }
 
 // Paragraphs returns runs of non-blank lines as blocks.
 func Paragraphs(text string) []extract.Block {
+	blocks, _ := ParagraphsWithin(text, extract.Limits{})
+	return blocks
+}
+
+// ParagraphsWithin is Paragraphs, stopped with ErrTooLarge as soon as the
+// text and its blocks hold more than lim.MaxFileBytes.
+func ParagraphsWithin(text string, lim extract.Limits) ([]extract.Block, error) {
+	held := int64(len(text))
+	if err := extract.Hold(&held, 0, lim); err != nil {
+		return nil, err
+	}
 	var out []extract.Block
+	add := func(b extract.Block) error {
+		out = append(out, b)
+		return extract.Hold(&held, extract.BlockBytes, lim)
+	}
 	start := -1
 	last := 0 // end of the last non-blank line
 	for off := 0; off <= len(text); {
@@ -35,7 +54,9 @@ func Paragraphs(text string) []extract.Block {
 		}
 		if strings.TrimSpace(text[off:lineEnd]) == "" {
 			if start >= 0 {
-				out = append(out, extract.Block{Kind: extract.Paragraph, Start: start, End: last})
+				if err := add(extract.Block{Kind: extract.Paragraph, Start: start, End: last}); err != nil {
+					return nil, err
+				}
 				start = -1
 			}
 		} else {
@@ -50,7 +71,9 @@ func Paragraphs(text string) []extract.Block {
 		off = lineEnd + 1
 	}
 	if start >= 0 {
-		out = append(out, extract.Block{Kind: extract.Paragraph, Start: start, End: last})
+		if err := add(extract.Block{Kind: extract.Paragraph, Start: start, End: last}); err != nil {
+			return nil, err
+		}
 	}
-	return out
+	return out, nil
 }

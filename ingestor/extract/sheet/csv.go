@@ -85,7 +85,7 @@ func (x *run) csv(data []byte, name string) (*extract.Document, error) {
 	if wide > 0 {
 		x.warn("%d records of more than %d fields went on in rows of %d", wide, maxColumns, maxColumns)
 	}
-	return x.doc(), nil
+	return x.doc()
 }
 
 // decodeText makes data UTF-8 text. A NUL byte outside UTF-16 means the

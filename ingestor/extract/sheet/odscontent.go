@@ -83,7 +83,7 @@ func (o *odsReader) finish() (*extract.Document, error) {
 			x.warn("%s", w)
 		}
 	}
-	return x.doc(), nil
+	return x.doc()
 }
 
 // style notes a table style that hides its sheet (table:display="false").

@@ -58,7 +58,7 @@ type run struct {
 
 func newRun(ctx context.Context, format string, lim extract.Limits) *run {
 	lim = withDefaults(lim)
-	return &run{ctx: ctx, deadline: time.Now().Add(lim.Timeout), lim: lim, b: extract.NewBuilder(format)}
+	return &run{ctx: ctx, deadline: time.Now().Add(lim.Timeout), lim: lim, b: extract.NewBuilder(format).Within(lim)}
 }
 
 // withDefaults fills zero limits from extract.DefaultLimits, so a zero
@@ -141,11 +141,11 @@ func (x *run) room() int {
 }
 
 // doc finishes the document.
-func (x *run) doc() *extract.Document {
+func (x *run) doc() (*extract.Document, error) {
 	if x.suppressed > 0 {
 		x.b.Warn(fmt.Sprintf("%d more warnings not shown", x.suppressed))
 	}
-	return x.b.Doc()
+	return x.b.Finish()
 }
 
 // sheetHeading writes a sheet's headings: its name (or "Sheet n" when it

@@ -111,7 +111,7 @@ func (x *run) xlsx(data []byte) (*extract.Document, error) {
 			break
 		}
 	}
-	return x.doc(), nil
+	return x.doc()
 }
 
 // fold is a sheet name without case, as excelize matches names

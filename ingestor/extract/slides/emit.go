@@ -156,7 +156,7 @@ func (x *extraction) add(kind extract.Kind, level, page int, text string) error 
 
 // finish sets the title, page count and summary warnings and returns the
 // document.
-func (x *extraction) finish() *extract.Document {
+func (x *extraction) finish() (*extract.Document, error) {
 	x.b.SetPages(x.slides)
 	x.b.SetTitle(cmp.Or(x.title, x.firstTitle))
 	if x.props != nil {
@@ -174,5 +174,5 @@ func (x *extraction) finish() *extract.Document {
 	if x.suppressed > 0 {
 		x.b.Warn(fmt.Sprintf("%d more warnings not shown", x.suppressed))
 	}
-	return x.b.Doc()
+	return x.b.Finish()
 }

@@ -105,7 +105,7 @@ func extractWith(ctx context.Context, data []byte, name string, lim extract.Limi
 		deadline: time.Now().Add(lim.Timeout),
 		name:     oneLine(name, maxLabelBytes),
 		lim:      lim,
-		b:        extract.NewBuilder(format),
+		b:        extract.NewBuilder(format).Within(lim),
 		budget:   lim.MaxUncompressed,
 		seen:     map[string]string{},
 		layouts:  map[string]*placeholders{},
@@ -132,7 +132,7 @@ func (x *extraction) run(data []byte, read func(*extraction) error) (*extract.Do
 	if err := read(x); err != nil {
 		return nil, err
 	}
-	return x.finish(), nil
+	return x.finish()
 }
 
 // withDefaults fills zero limits from extract.DefaultLimits. A negative

@@ -1,3 +1,6 @@
+// Package pdftest holds the PDF pictures the readers' tests read: every
+// kind a PDF may hold, and whether a reader keeps it. (The PDFs themselves
+// are written by package pdfwrite.)
 package pdftest
 
 import (
@@ -7,12 +10,14 @@ import (
 	"image"
 	"image/color"
 	"image/jpeg"
+
+	"github.com/strata-kb/strata/ingestor/extract/pdf/pdfwrite"
 )
 
 // NamedPicture is one kind of picture a PDF may hold.
 type NamedPicture struct {
 	Name    string
-	Picture Picture
+	Picture pdfwrite.Picture
 	// Kept: a reader keeps it (at least 32x32 and a format worth reading).
 	Kept bool
 }
@@ -47,28 +52,28 @@ func PictureKinds() []NamedPicture {
 			upRows = append(upRows, gray[y*w+x]-prev)
 		}
 	}
-	smask := &Picture{Dict: size + " /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode", Data: deflate(gray)}
+	smask := &pdfwrite.Picture{Dict: size + " /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode", Data: deflate(gray)}
 	return []NamedPicture{
-		{"rgb-raw", Picture{Dict: size + " /ColorSpace /DeviceRGB /BitsPerComponent 8", Data: rgb}, true},
-		{"gray-flate", Picture{Dict: size + " /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode", Data: deflate(gray)}, true},
-		{"gray-flate-png-predictor", Picture{Dict: size + fmt.Sprintf(" /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode /DecodeParms << /Predictor 12 /Colors 1 /BitsPerComponent 8 /Columns %d >>", w), Data: deflate(upRows)}, true},
-		{"rgb-icc", Picture{Dict: size + " /BitsPerComponent 8 /Filter /FlateDecode", Data: deflate(rgb), ICC: 3}, true},
-		{"gray-1bit", Picture{Dict: size + " /ColorSpace /DeviceGray /BitsPerComponent 1 /Filter /FlateDecode", Data: deflate(bits)}, true},
-		{"stencil-mask", Picture{Dict: size + " /ImageMask true /Filter /FlateDecode", Data: deflate(bits)}, true},
-		{"stencil-mask-inverted", Picture{Dict: size + " /ImageMask true /Decode [1 0]", Data: bits}, true},
-		{"rgb-with-soft-mask", Picture{Dict: size + " /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /FlateDecode", Data: deflate(rgb), SMask: smask}, true},
-		{"gray-in-form", Picture{Dict: size + " /ColorSpace /DeviceGray /BitsPerComponent 8", Data: gray, InForm: true}, true},
-		{"jpeg", Picture{Dict: size + " /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /DCTDecode", Data: jpegOf(w, h)}, true},
-		{"too-small", Picture{Dict: "/Width 16 /Height 16 /ColorSpace /DeviceGray /BitsPerComponent 8", Data: gray[:256]}, false},
-		{"indexed", Picture{Dict: size + " /ColorSpace [/Indexed /DeviceRGB 1 <ff000000ff00>] /BitsPerComponent 8", Data: bytes.Repeat([]byte{0, 1}, w*h/2)}, true},
-		{"indexed-gray-literal-palette", Picture{Dict: size + " /ColorSpace [/Indexed /DeviceGray 2 (\\000\\177\\377)] /BitsPerComponent 8 /Filter /FlateDecode", Data: deflate(bytes.Repeat([]byte{0, 1, 2}, w*h/3))}, true},
-		{"indexed-4bit", Picture{Dict: size + " /ColorSpace [/Indexed /DeviceRGB 1 <ff000000ff00>] /BitsPerComponent 4", Data: bytes.Repeat([]byte{0x01}, w/2*h)}, true},
-		{"inline-gray", Picture{Dict: fmt.Sprintf("/W %d /H %d /CS /G /BPC 8", w, h), Data: gray, Inline: true}, true},
-		{"inline-rgb-flate", Picture{Dict: fmt.Sprintf("/W %d /H %d /CS /RGB /BPC 8 /F /Fl", w, h), Data: deflate(rgb), Inline: true}, true},
-		{"inline-small", Picture{Dict: "/W 8 /H 8 /CS /G /BPC 8", Data: gray[:64], Inline: true}, false},
-		{"inline-cmyk", Picture{Dict: fmt.Sprintf("/W %d /H %d /CS /CMYK /BPC 8", w, h), Data: bytes.Repeat([]byte{0, 0x80, 0xff, 0}, w*h), Inline: true}, true},
-		{"cmyk", Picture{Dict: size + " /ColorSpace /DeviceCMYK /BitsPerComponent 8", Data: bytes.Repeat([]byte{0, 0x80, 0xff, 0}, w*h)}, true},
-		{"gray-4bit", Picture{Dict: size + " /ColorSpace /DeviceGray /BitsPerComponent 4", Data: bytes.Repeat([]byte{0x1f}, w/2*h)}, true},
+		{"rgb-raw", pdfwrite.Picture{Dict: size + " /ColorSpace /DeviceRGB /BitsPerComponent 8", Data: rgb}, true},
+		{"gray-flate", pdfwrite.Picture{Dict: size + " /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode", Data: deflate(gray)}, true},
+		{"gray-flate-png-predictor", pdfwrite.Picture{Dict: size + fmt.Sprintf(" /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode /DecodeParms << /Predictor 12 /Colors 1 /BitsPerComponent 8 /Columns %d >>", w), Data: deflate(upRows)}, true},
+		{"rgb-icc", pdfwrite.Picture{Dict: size + " /BitsPerComponent 8 /Filter /FlateDecode", Data: deflate(rgb), ICC: 3}, true},
+		{"gray-1bit", pdfwrite.Picture{Dict: size + " /ColorSpace /DeviceGray /BitsPerComponent 1 /Filter /FlateDecode", Data: deflate(bits)}, true},
+		{"stencil-mask", pdfwrite.Picture{Dict: size + " /ImageMask true /Filter /FlateDecode", Data: deflate(bits)}, true},
+		{"stencil-mask-inverted", pdfwrite.Picture{Dict: size + " /ImageMask true /Decode [1 0]", Data: bits}, true},
+		{"rgb-with-soft-mask", pdfwrite.Picture{Dict: size + " /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /FlateDecode", Data: deflate(rgb), SMask: smask}, true},
+		{"gray-in-form", pdfwrite.Picture{Dict: size + " /ColorSpace /DeviceGray /BitsPerComponent 8", Data: gray, InForm: true}, true},
+		{"jpeg", pdfwrite.Picture{Dict: size + " /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /DCTDecode", Data: jpegOf(w, h)}, true},
+		{"too-small", pdfwrite.Picture{Dict: "/Width 16 /Height 16 /ColorSpace /DeviceGray /BitsPerComponent 8", Data: gray[:256]}, false},
+		{"indexed", pdfwrite.Picture{Dict: size + " /ColorSpace [/Indexed /DeviceRGB 1 <ff000000ff00>] /BitsPerComponent 8", Data: bytes.Repeat([]byte{0, 1}, w*h/2)}, true},
+		{"indexed-gray-literal-palette", pdfwrite.Picture{Dict: size + " /ColorSpace [/Indexed /DeviceGray 2 (\\000\\177\\377)] /BitsPerComponent 8 /Filter /FlateDecode", Data: deflate(bytes.Repeat([]byte{0, 1, 2}, w*h/3))}, true},
+		{"indexed-4bit", pdfwrite.Picture{Dict: size + " /ColorSpace [/Indexed /DeviceRGB 1 <ff000000ff00>] /BitsPerComponent 4", Data: bytes.Repeat([]byte{0x01}, w/2*h)}, true},
+		{"inline-gray", pdfwrite.Picture{Dict: fmt.Sprintf("/W %d /H %d /CS /G /BPC 8", w, h), Data: gray, Inline: true}, true},
+		{"inline-rgb-flate", pdfwrite.Picture{Dict: fmt.Sprintf("/W %d /H %d /CS /RGB /BPC 8 /F /Fl", w, h), Data: deflate(rgb), Inline: true}, true},
+		{"inline-small", pdfwrite.Picture{Dict: "/W 8 /H 8 /CS /G /BPC 8", Data: gray[:64], Inline: true}, false},
+		{"inline-cmyk", pdfwrite.Picture{Dict: fmt.Sprintf("/W %d /H %d /CS /CMYK /BPC 8", w, h), Data: bytes.Repeat([]byte{0, 0x80, 0xff, 0}, w*h), Inline: true}, true},
+		{"cmyk", pdfwrite.Picture{Dict: size + " /ColorSpace /DeviceCMYK /BitsPerComponent 8", Data: bytes.Repeat([]byte{0, 0x80, 0xff, 0}, w*h)}, true},
+		{"gray-4bit", pdfwrite.Picture{Dict: size + " /ColorSpace /DeviceGray /BitsPerComponent 4", Data: bytes.Repeat([]byte{0x1f}, w/2*h)}, true},
 	}
 }
 

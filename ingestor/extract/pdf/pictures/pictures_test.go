@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/strata-kb/strata/ingestor/extract/pdf/pdftest"
+	"github.com/strata-kb/strata/ingestor/extract/pdf/pdfwrite"
 )
 
 var testLimits = Limits{MaxPages: 100, MaxPictures: 64, MaxImageBytes: 8 << 20}
@@ -18,7 +19,7 @@ var testLimits = Limits{MaxPages: 100, MaxPictures: 64, MaxImageBytes: 8 << 20}
 func TestKinds(t *testing.T) {
 	for _, k := range pdftest.PictureKinds() {
 		t.Run(k.Name, func(t *testing.T) {
-			data := pdftest.Make([]pdftest.Page{{Lines: []string{"x"}}, {Lines: []string{k.Name}, Pictures: []pdftest.Picture{k.Picture}}}, nil)
+			data := pdfwrite.Make([]pdfwrite.Page{{Lines: []string{"x"}}, {Lines: []string{k.Name}, Pictures: []pdfwrite.Picture{k.Picture}}}, nil)
 			pics, err := Read(data, testLimits)
 			if pdftest.Unsupported[k.Name] {
 				if !errors.Is(err, ErrUnsupported) {
@@ -52,11 +53,11 @@ func TestKinds(t *testing.T) {
 // TestOnePictureOnManyPages: a picture drawn on every page is kept on each,
 // in page order, up to MaxPictures; MaxPages stops the reading.
 func TestOnePictureOnManyPages(t *testing.T) {
-	var pages []pdftest.Page
+	var pages []pdfwrite.Page
 	for range 6 {
-		pages = append(pages, pdftest.Page{Lines: []string{"logo"}, Image: true})
+		pages = append(pages, pdfwrite.Page{Lines: []string{"logo"}, Image: true})
 	}
-	data := pdftest.Make(pages, nil)
+	data := pdfwrite.Make(pages, nil)
 	lim := testLimits
 	lim.MaxPictures = 4
 	pics, err := Read(data, lim)
@@ -81,7 +82,7 @@ func TestOnePictureOnManyPages(t *testing.T) {
 // TestLargeEncodedPicture: a picture over MaxImageBytes is left out, not an error.
 func TestLargeEncodedPicture(t *testing.T) {
 	k := pdftest.PictureKinds()[0]
-	data := pdftest.Make([]pdftest.Page{{Lines: []string{"x"}, Pictures: []pdftest.Picture{k.Picture}}}, nil)
+	data := pdfwrite.Make([]pdfwrite.Page{{Lines: []string{"x"}, Pictures: []pdfwrite.Picture{k.Picture}}}, nil)
 	lim := testLimits
 	lim.MaxImageBytes = 100
 	if pics, err := Read(data, lim); err != nil || len(pics) != 0 {
@@ -91,7 +92,7 @@ func TestLargeEncodedPicture(t *testing.T) {
 
 // TestNotAPDF: garbage and a truncated file are errors, never a panic.
 func TestNotAPDF(t *testing.T) {
-	full := pdftest.Make([]pdftest.Page{{Lines: []string{"x"}, Image: true}}, nil)
+	full := pdfwrite.Make([]pdfwrite.Page{{Lines: []string{"x"}, Image: true}}, nil)
 	for name, data := range map[string][]byte{"empty": nil, "text": []byte("hello"), "truncated": full[:len(full)/2]} {
 		if _, err := Read(data, testLimits); err == nil {
 			t.Errorf("%s: no error", name)
@@ -118,9 +119,9 @@ func TestWire(t *testing.T) {
 // FuzzRead: any bytes give pictures or an error, never a panic or a hang
 // (pdfcpu's panics are recovered; the child process adds the limits).
 func FuzzRead(f *testing.F) {
-	f.Add(pdftest.Make([]pdftest.Page{{Lines: []string{"x"}, Image: true}}, nil))
+	f.Add(pdfwrite.Make([]pdfwrite.Page{{Lines: []string{"x"}, Image: true}}, nil))
 	for _, k := range pdftest.PictureKinds() {
-		f.Add(pdftest.Make([]pdftest.Page{{Lines: []string{k.Name}, Pictures: []pdftest.Picture{k.Picture}}}, nil))
+		f.Add(pdfwrite.Make([]pdfwrite.Page{{Lines: []string{k.Name}, Pictures: []pdfwrite.Picture{k.Picture}}}, nil))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		pics, err := Read(data, testLimits)

@@ -77,6 +77,9 @@ func corpus() map[string][]byte {
 	put("data-uri.html", `<html><body><p>Before.</p><img alt="chart" src="data:image/png;base64,`+strings.Repeat("A", mb)+`"><p>After.</p></body></html>`)
 	put("many-headings.md", line(mb/8, "\n\n", func(i int) string { return strings.Repeat("#", 1+i%6) + " " + word(i) }))
 	put("long-heading.md", "# "+line(mb/4, " ", word)+"\n\n"+line(64<<10, "\n\n", word))
+	// 1.3 million one-character paragraphs: 3.9 MB of text that would
+	// hold 73 MB of blocks, over a text format's 64 MiB budget.
+	put("tiny-paragraphs.txt", strings.Repeat("a\n\n", 1_300_000))
 	put("control-chars.txt", line(mb/8, "\x01\x02\x1b[31m", word))
 	// Zip formats: bombs, entities, claims and truncation (issue 49 item 7).
 	bomb := strings.Repeat(" ", 300*mb)

@@ -1,6 +1,7 @@
-// Package pdftest writes small, valid PDFs for tests: text in Helvetica,
-// optional images and an outline, so no third-party files are needed.
-package pdftest
+// Package pdfwrite writes small, valid PDFs: text in Helvetica, optional
+// images and an outline. Tests read them, and load generators upload them
+// (deploy/measure/strata-chaos), so no third-party files are needed.
+package pdfwrite
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package pdftest
+package pdfwrite
 
 import (
 	"bytes"
