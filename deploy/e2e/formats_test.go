@@ -16,7 +16,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/strata-kb/strata/ingestor/extract/pdf/pdftest"
+	"github.com/strata-kb/strata/ingestor/extract/pdf/pdfwrite"
 )
 
 func docxFile(t *testing.T) string {
@@ -61,10 +61,10 @@ func pngFile(t *testing.T) string {
 // reads what was indexed through MCP.
 func TestEveryFormat(t *testing.T) {
 	h := start(t)
-	pdfData := pdftest.Make([]pdftest.Page{
+	pdfData := pdfwrite.Make([]pdfwrite.Page{
 		{Lines: []string{"Overview", "", "The pdfmarker page explains everything."}},
 		{Lines: []string{"Figures", "", "A picture follows."}, Image: true},
-	}, []pdftest.OutlineItem{{Title: "Overview", Page: 1, Level: 1}, {Title: "Figures", Page: 2, Level: 1}})
+	}, []pdfwrite.OutlineItem{{Title: "Overview", Page: 1, Level: 1}, {Title: "Figures", Page: 2, Level: 1}})
 	files := []struct {
 		key, content, wantText, wantKind string
 		wantPage                         float64

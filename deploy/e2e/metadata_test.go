@@ -24,7 +24,7 @@ import (
 
 	"github.com/strata-kb/strata/deploy/localstack"
 	"github.com/strata-kb/strata/deploy/mcpclient"
-	"github.com/strata-kb/strata/ingestor/extract/pdf/pdftest"
+	"github.com/strata-kb/strata/ingestor/extract/pdf/pdfwrite"
 )
 
 func TestDocumentMetadata(t *testing.T) {
@@ -48,11 +48,11 @@ func TestDocumentMetadata(t *testing.T) {
 		"text/markdown", map[string]string{"strata-groups": "hr", "department": "hr"}, nil)
 	put("acme/eng/notes.html", `<html><head><title>Notes</title><meta name="author" content="Ada Lovelace"><meta name="keywords" content="engines, notes"></head><body><p>Engine `+word+` notes.</p></body></html>`,
 		"text/html", nil, nil)
-	pdf := pdftest.MakeWithInfo(map[string]string{"Title": "Annual report", "Author": "Grace Hopper"}, []pdftest.Page{
+	pdf := pdfwrite.MakeWithInfo(map[string]string{"Title": "Annual report", "Author": "Grace Hopper"}, []pdfwrite.Page{
 		{Lines: []string{"Introduction", "", "Nothing about animals here."}},
 		{Lines: []string{"Results", "", "The quokkamarker result is on page two."}},
 		{Lines: []string{"Appendix", "", "More " + word + " text."}},
-	}, []pdftest.OutlineItem{{Title: "Introduction", Page: 1, Level: 1}, {Title: "Results", Page: 2, Level: 1}, {Title: "Appendix", Page: 3, Level: 1}})
+	}, []pdfwrite.OutlineItem{{Title: "Introduction", Page: 1, Level: 1}, {Title: "Results", Page: 2, Level: 1}, {Title: "Appendix", Page: 3, Level: 1}})
 	put("acme/reports/annual.pdf", string(pdf), "application/pdf", map[string]string{"department": "finance"}, nil)
 	h.settle()
 	h.waitFor("six documents listed", "list_documents", map[string]any{"project_reference": "acme"}, func(out map[string]any, _ string) bool {

@@ -14,7 +14,7 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"github.com/strata-kb/strata/deploy/localstack"
-	"github.com/strata-kb/strata/ingestor/extract/pdf/pdftest"
+	"github.com/strata-kb/strata/ingestor/extract/pdf/pdfwrite"
 	"github.com/strata-kb/strata/shared/bucket"
 	"github.com/strata-kb/strata/shared/servers"
 )
@@ -50,7 +50,7 @@ var formats = []format{
 			lines = append(lines, strings.Join(words[i:min(i+12, len(words))], " "))
 		}
 		half := len(lines) / 2
-		return pdftest.MakeTitled(title, []pdftest.Page{
+		return pdfwrite.MakeTitled(title, []pdfwrite.Page{
 			{Lines: append([]string{title, "", "The " + token + " token marks this version."}, lines[:half]...)},
 			{Lines: lines[half:]},
 		}, nil)
