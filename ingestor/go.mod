@@ -4,10 +4,12 @@ go 1.26.8
 
 require (
 	codeberg.org/readeck/go-readability/v2 v2.1.3
+	github.com/dlclark/regexp2/v2 v2.5.1
 	github.com/minio/minio-go/v7 v7.4.1
 	github.com/nats-io/nats.go v1.55.0
 	github.com/pdfcpu/pdfcpu v0.15.0
 	github.com/strata-kb/strata/shared v0.0.0
+	github.com/tiktoken-go/tokenizer v0.10.0
 	github.com/unidoc/unipdf/v3 v3.57.0
 	github.com/yuin/goldmark v1.8.7
 	go.abhg.dev/goldmark/frontmatter v0.2.0
@@ -22,7 +24,6 @@ require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/dlclark/regexp2/v2 v2.5.1 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/gabriel-vasile/mimetype v1.4.3 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
@@ -52,7 +53,6 @@ require (
 	github.com/sirupsen/logrus v1.10.2 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
 	github.com/tiendc/go-deepcopy v1.7.2 // indirect
-	github.com/tiktoken-go/tokenizer v0.10.0 // indirect
 	github.com/tinylib/msgp v1.6.4 // indirect
 	github.com/unidoc/pkcs7 v0.2.0 // indirect
 	github.com/unidoc/timestamp v0.0.0-20200412005513-91597fd3793a // indirect

@@ -295,12 +295,12 @@ func pack(text string, blocks []extract.Block, c Counter, o Options) []packed {
 	return out
 }
 
-// prefixer tells how many bytes of s its first n tokens take (shared/tokens
+// prefixer tells how many bytes of s its first n tokens take (ingestor/tokens
 // does): one pass instead of counting a dozen prefixes.
 type prefixer interface{ Prefix(s string, n int) int }
 
 // exactPrefixer is a prefixer that also says when its cut needs no check:
-// the prefix's count is exactly the tokens it took (shared/tokens does).
+// the prefix's count is exactly the tokens it took (ingestor/tokens does).
 type exactPrefixer interface {
 	PrefixExact(s string, n int) (int, bool)
 }

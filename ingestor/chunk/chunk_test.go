@@ -8,7 +8,7 @@ import (
 	"github.com/strata-kb/strata/ingestor/extract"
 	"github.com/strata-kb/strata/ingestor/extract/markdown"
 	"github.com/strata-kb/strata/ingestor/extract/plaintext"
-	"github.com/strata-kb/strata/shared/tokens"
+	"github.com/strata-kb/strata/ingestor/tokens"
 )
 
 func counter(t testing.TB) Counter {

@@ -16,9 +16,9 @@ import (
 	"github.com/strata-kb/strata/ingestor/extract"
 	"github.com/strata-kb/strata/ingestor/extract/detect"
 	"github.com/strata-kb/strata/ingestor/extract/pdf"
+	"github.com/strata-kb/strata/ingestor/tokens"
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/pipeline"
-	"github.com/strata-kb/strata/shared/tokens"
 	"github.com/strata-kb/strata/shared/worker"
 )
 

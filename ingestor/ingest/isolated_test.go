@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/strata-kb/strata/ingestor/extract"
+	"github.com/strata-kb/strata/ingestor/tokens"
 	"github.com/strata-kb/strata/shared/pipeline"
-	"github.com/strata-kb/strata/shared/tokens"
 )
 
 // recordingReader answers with err, or reads with the registry, and

@@ -24,13 +24,13 @@ import (
 	"github.com/strata-kb/strata/ingestor/extract/detect"
 	"github.com/strata-kb/strata/ingestor/extract/pdf"
 	"github.com/strata-kb/strata/ingestor/ingest"
+	"github.com/strata-kb/strata/ingestor/tokens"
 	"github.com/strata-kb/strata/shared/bucket"
 	"github.com/strata-kb/strata/shared/freshness"
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/servers"
 	"github.com/strata-kb/strata/shared/servers/serverstest"
-	"github.com/strata-kb/strata/shared/tokens"
 )
 
 func TestMain(m *testing.M) {

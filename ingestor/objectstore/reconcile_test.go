@@ -20,10 +20,10 @@ import (
 	"github.com/strata-kb/strata/ingestor/extract/detect"
 	"github.com/strata-kb/strata/ingestor/extract/pdf"
 	"github.com/strata-kb/strata/ingestor/ingest"
+	"github.com/strata-kb/strata/ingestor/tokens"
 	"github.com/strata-kb/strata/shared/bucket"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/servers"
-	"github.com/strata-kb/strata/shared/tokens"
 )
 
 // listed returns the listed objects under prefix by key.

@@ -25,8 +25,8 @@ import (
 	"github.com/strata-kb/strata/ingestor/chunk"
 	"github.com/strata-kb/strata/ingestor/extract"
 	"github.com/strata-kb/strata/ingestor/extract/detect"
+	"github.com/strata-kb/strata/ingestor/tokens"
 	"github.com/strata-kb/strata/shared/pipeline"
-	"github.com/strata-kb/strata/shared/tokens"
 )
 
 func main() { program.Main("strata-ingestbench", run) }

@@ -25,12 +25,12 @@ import (
 	"github.com/strata-kb/strata/ingestor/isolate"
 	"github.com/strata-kb/strata/ingestor/live"
 	"github.com/strata-kb/strata/ingestor/objectstore"
+	"github.com/strata-kb/strata/ingestor/tokens"
 	"github.com/strata-kb/strata/shared/bucket"
 	"github.com/strata-kb/strata/shared/config"
 	"github.com/strata-kb/strata/shared/freshness"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/service"
-	"github.com/strata-kb/strata/shared/tokens"
 	"github.com/strata-kb/strata/shared/worker"
 )
 

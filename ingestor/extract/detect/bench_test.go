@@ -15,7 +15,7 @@ import (
 	"github.com/strata-kb/strata/ingestor/extract"
 	"github.com/strata-kb/strata/ingestor/extract/pdf"
 	"github.com/strata-kb/strata/ingestor/extract/pdf/pdfwrite"
-	"github.com/strata-kb/strata/shared/tokens"
+	"github.com/strata-kb/strata/ingestor/tokens"
 )
 
 const sentence = "Strata turns uploaded files into versioned chunks that agents search and read through MCP tools. "

@@ -8,7 +8,7 @@ import (
 
 	"github.com/strata-kb/strata/ingestor/chunk"
 	"github.com/strata-kb/strata/ingestor/extract"
-	"github.com/strata-kb/strata/shared/tokens"
+	"github.com/strata-kb/strata/ingestor/tokens"
 )
 
 // corpus holds real Markdown copied into testdata/bench (the README and docs
