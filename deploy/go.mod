@@ -12,6 +12,7 @@ require (
 	github.com/minio/minio-go/v7 v7.4.1
 	github.com/moby/buildkit v0.33.1
 	github.com/nats-io/nats.go v1.55.0
+	github.com/strata-kb/strata/queryd v0.0.0
 	github.com/strata-kb/strata/shared v0.0.0
 	golang.org/x/image v0.44.0
 	golang.org/x/sync v0.24.0
@@ -158,3 +159,5 @@ require (
 replace github.com/strata-kb/strata/ingestor => ../ingestor
 
 replace github.com/strata-kb/strata/embedder => ../embedder
+
+replace github.com/strata-kb/strata/queryd => ../queryd

@@ -19,7 +19,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/strata-kb/strata/shared/grpcsearch"
+	"github.com/strata-kb/strata/queryd/store/grpcsearch"
 	"github.com/strata-kb/strata/shared/schema"
 )
 

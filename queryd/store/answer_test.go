@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/strata-kb/strata/shared/grpcsearch"
+	"github.com/strata-kb/strata/queryd/store/grpcsearch"
 )
 
 // slowNode is a Weaviate gRPC endpoint that answers searches of the tenant

@@ -1,7 +1,7 @@
 package store
 
 // Filtered, keyword and vector reads over Weaviate's gRPC API
-// (shared/grpcsearch): about half the time of the same GraphQL query
+// (queryd/store/grpcsearch): about half the time of the same GraphQL query
 // (BenchmarkChunkQueryProtocols), and the reads of read, read_around,
 // list_file_chunks and the searches are such queries. Any gRPC failure but
 // a missing tenant falls back to GraphQL:
@@ -23,7 +23,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/strata-kb/strata/shared/grpcsearch"
+	"github.com/strata-kb/strata/queryd/store/grpcsearch"
 )
 
 const (

@@ -19,7 +19,7 @@ import (
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
 	"github.com/weaviate/weaviate/entities/models"
 
-	"github.com/strata-kb/strata/shared/grpcsearch"
+	"github.com/strata-kb/strata/queryd/store/grpcsearch"
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/metadata"
 	"github.com/strata-kb/strata/shared/schema"

@@ -2,7 +2,7 @@
 // writer of Strata uses around the Go client: combining where filters,
 // taking a GraphQL Get answer apart (its rows, its errors), and reading
 // property values out of the maps the client returns (GraphQL rows, REST
-// objects, and gRPC results as shared/grpcsearch shapes them).
+// objects, and gRPC results as queryd/store/grpcsearch shapes them).
 //
 // Reads are lenient: a property that is missing or has another type reads
 // as its zero value (an empty, non-nil slice for Strs), since an object

@@ -11,7 +11,7 @@ import (
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/filters"
 	"github.com/weaviate/weaviate-go-client/v4/weaviate/graphql"
 
-	"github.com/strata-kb/strata/shared/grpcsearch"
+	"github.com/strata-kb/strata/queryd/store/grpcsearch"
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/wvquery"

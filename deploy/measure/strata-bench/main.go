@@ -52,7 +52,7 @@ import (
 	"github.com/strata-kb/strata/deploy/measure/program"
 	"github.com/strata-kb/strata/embedder/embed/uselite"
 	"github.com/strata-kb/strata/indexer/index"
-	"github.com/strata-kb/strata/shared/grpcsearch"
+	"github.com/strata-kb/strata/queryd/store/grpcsearch"
 	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/servers"
 )

@@ -38,7 +38,7 @@ import (
 
 	"github.com/strata-kb/strata/deploy/localstack"
 	"github.com/strata-kb/strata/deploy/measure/program"
-	"github.com/strata-kb/strata/shared/grpcsearch"
+	"github.com/strata-kb/strata/queryd/store/grpcsearch"
 	"github.com/strata-kb/strata/shared/metadata"
 	"github.com/strata-kb/strata/shared/metafilter"
 	"github.com/strata-kb/strata/shared/schema"
