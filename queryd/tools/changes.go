@@ -19,6 +19,7 @@ import (
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/objkey"
 	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/stagehealth"
 )
 
 // ObjectStates reads per-object freshness (NATS KV strata_objects).
@@ -35,6 +36,18 @@ type DeadLetters interface {
 type ChangeReader interface {
 	Committed(ctx context.Context, project, branch string, from, to int64, limit int) ([]store.Version, error)
 	VersionsAt(ctx context.Context, project string, fileIDs []string, at int64) (map[string]store.Version, error)
+}
+
+// StageHealth reads the worker replicas' reports (stagehealth.Read).
+type StageHealth interface {
+	Stages(ctx context.Context) ([]stagehealth.Report, error)
+}
+
+// SetStageHealth makes status name the worker replicas held back by a full
+// disk or their memory budget (to admins).
+func (t *Tools) SetStageHealth(h StageHealth) *Tools {
+	t.stages = h
+	return t
 }
 
 // SetStrata enables Strata's own tools that need the index's extra reads

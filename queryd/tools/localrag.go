@@ -369,6 +369,17 @@ type statusOut struct {
 	UnsupportedCount int             `json:"unsupportedCount"` // files of a type Strata does not index
 	Projects         []projectStatus `json:"projects"`         // the same counts per project the key may read
 	Configuration    statusConfig    `json:"configuration"`
+	// Stages are the worker replicas that report something holding them
+	// back beyond lag (a full disk, their memory budget); admins only,
+	// omitted when nothing does.
+	Stages []stageStatus `json:"stages,omitempty"`
+}
+
+// stageStatus is one worker replica held back, in words.
+type stageStatus struct {
+	Stage      string   `json:"stage"`
+	Instance   string   `json:"instance"`
+	Conditions []string `json:"conditions"`
 }
 
 type projectStatus struct {
@@ -480,6 +491,17 @@ func (t *Tools) status(ctx context.Context, p auth.Principal, _ struct{}) (any, 
 		out.FailedCount += st.Failed
 		out.UnsupportedCount += st.Unsupported
 		embedded += embeddedHere
+	}
+	if t.stages != nil && p.Admin() {
+		reports, err := t.stages.Stages(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range reports {
+			if c := r.Conditions(); len(c) > 0 {
+				out.Stages = append(out.Stages, stageStatus{Stage: r.Stage, Instance: r.Instance, Conditions: c})
+			}
+		}
 	}
 	switch {
 	case embedded == 0:

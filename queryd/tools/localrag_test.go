@@ -1,12 +1,15 @@
 package tools
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/strata-kb/strata/shared/stagehealth"
 	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 
@@ -287,5 +290,41 @@ func TestStatus(t *testing.T) {
 	none, _ := callTool(t, s, "gamma", "status", nil)
 	if none["documentCount"] != 0.0 || len(none["projects"].([]any)) != 0 {
 		t.Errorf("no readable project: %v", none)
+	}
+}
+
+// fakeStages answers the replicas' reports.
+type fakeStages []stagehealth.Report
+
+func (f fakeStages) Stages(context.Context) ([]stagehealth.Report, error) { return f, nil }
+
+// TestStatusNamesStagesHeldBack: status tells admins which worker replica a
+// full disk or its memory budget holds back (not one that is fine), and
+// tells other keys nothing of the pipeline.
+func TestStatusNamesStagesHeldBack(t *testing.T) {
+	signer, err := cursor.NewSigner("test-secret-0123456789")
+	if err != nil {
+		t.Fatal(err)
+	}
+	since := time.Date(2026, 11, 28, 12, 0, 1, 0, time.UTC)
+	s := server.NewMCPServer("strata", "test", server.WithToolCapabilities(false))
+	New(mixedIndex(), signer, slog.New(slog.DiscardHandler)).SetStageHealth(fakeStages{
+		{Stage: "indexer", Instance: "a-1", Refused: "batch: shard Chunk_acme: store is read-only", RefusedSince: since},
+		{Stage: "ingestor", Instance: "b-2", RSSBytes: 600 << 20, MemoryLimitBytes: 512 << 20, OverMemoryBudget: true},
+		{Stage: "embedder", Instance: "c-3", RSSBytes: 100 << 20},
+	}).Register(s)
+	admin, errText := callTool(t, s, "*|*", "status", nil)
+	if errText != "" {
+		t.Fatal(errText)
+	}
+	want := []any{
+		map[string]any{"stage": "indexer", "instance": "a-1", "conditions": []any{"refused by a full disk since 12:00:01: batch: shard Chunk_acme: store is read-only"}},
+		map[string]any{"stage": "ingestor", "instance": "b-2", "conditions": []any{"over its memory budget: 600 MiB resident, -memory-limit 512 MiB"}},
+	}
+	if !reflect.DeepEqual(admin["stages"], want) {
+		t.Fatalf("stages %v", admin["stages"])
+	}
+	if reader, _ := callTool(t, s, "*", "status", nil); reader["stages"] != nil {
+		t.Fatalf("a key without every group sees the pipeline: %v", reader["stages"])
 	}
 }

@@ -97,6 +97,7 @@ type Tools struct {
 	changes ChangeReader
 	states  ObjectStates
 	dead    DeadLetters
+	stages  StageHealth // nil: status names no stage conditions
 	// toolsetOf maps each registered tool to its toolset (Register).
 	toolsetOf map[string]string
 	// skipArgumentChecks leaves bad arguments to the handlers' own checks

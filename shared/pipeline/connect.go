@@ -10,6 +10,12 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
+// PingInterval is how often a client pings its server. With two pings
+// unanswered the connection is stale and the client moves to another
+// server: a paused (SIGSTOP) or frozen node is left within about 10 s,
+// not nats.go's default two minutes.
+const PingInterval = 5 * time.Second
+
 // Connect connects to NATS with endless reconnects (a restarted server must
 // not end a worker) and returns the JetStream context.
 func Connect(url, name string, log *slog.Logger) (*nats.Conn, jetstream.JetStream, error) {
@@ -21,6 +27,8 @@ func Connect(url, name string, log *slog.Logger) (*nats.Conn, jetstream.JetStrea
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(500*time.Millisecond),
 		nats.RetryOnFailedConnect(false),
+		nats.PingInterval(PingInterval),
+		nats.MaxPingsOutstanding(2),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("nats disconnected", "err", err) }),
 		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("nats reconnected", "url", c.ConnectedUrl()) }),
 	)

@@ -79,6 +79,10 @@ type Config struct {
 	RetryDelays []time.Duration
 	// Observer, if set, is told every outcome.
 	Observer Observer
+	// Health, if set, is told every attempt's error (nil: it went
+	// through), so a replica refused by a full disk says so
+	// (stagehealth.Reporter).
+	Health interface{ Observe(err error) }
 }
 
 // Loop runs a Handler over a consumer.
@@ -169,6 +173,9 @@ func (l *Loop) process(ctx context.Context, msg jetstream.Msg) {
 	start := time.Now()
 	err = l.handle(ctx, msg)
 	stopProgress()
+	if l.cfg.Health != nil {
+		l.cfg.Health.Observe(err)
+	}
 	if err != nil {
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())

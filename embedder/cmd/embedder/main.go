@@ -14,6 +14,7 @@ import (
 	"github.com/strata-kb/strata/shared/config"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/service"
+	"github.com/strata-kb/strata/shared/stagehealth"
 	"github.com/strata-kb/strata/shared/worker"
 )
 
@@ -93,7 +94,12 @@ func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 		cache = kv
 	}
 	emb := embedding.New(provider, pipeline.Publisher{JS: js}, cache, cfg.BatchSize, log)
-	loop := worker.New(worker.Config{Stage: "embedder", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver, Observer: stage, RetryDelays: cfg.Retries()},
+	health, err := stagehealth.Open(ctx, js, cfg.KVReplicas, "embedder", stagehealth.Instance())
+	if err != nil {
+		return err
+	}
+	go health.Run(ctx)
+	loop := worker.New(worker.Config{Stage: "embedder", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver, Observer: stage, RetryDelays: cfg.Retries(), Health: health},
 		js, cons, emb.Handle, log)
 	go stage.WatchLag(ctx, cons, 5*time.Second)
 	httpAddr, err := deps.ServeHealth(ctx, cfg.HTTPAddr, service.NATSConnected(nc))

@@ -18,6 +18,7 @@ import (
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/service"
+	"github.com/strata-kb/strata/shared/stagehealth"
 	"github.com/strata-kb/strata/shared/worker"
 )
 
@@ -146,7 +147,12 @@ func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 	if cfg.GCInterval > 0 {
 		go collectGarbage(ctx, wv, writer, cfg.GCInterval, cfg.GCRetention, log)
 	}
-	loop := worker.New(worker.Config{Stage: "indexer", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver, Observer: stage, RetryDelays: cfg.Retries()},
+	health, err := stagehealth.Open(ctx, js, cfg.KVReplicas, "indexer", stagehealth.Instance())
+	if err != nil {
+		return err
+	}
+	go health.Run(ctx)
+	loop := worker.New(worker.Config{Stage: "indexer", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver, Observer: stage, RetryDelays: cfg.Retries(), Health: health},
 		js, cons, writer.HandleChunks, log)
 	// Vectors are applied by a second loop of their own, so a backlog of
 	// embeddings never delays keyword indexing (and the other way round).
@@ -155,7 +161,7 @@ func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 	if err != nil {
 		return err
 	}
-	vectorLoop := worker.New(worker.Config{Stage: "indexer-vectors", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver, Observer: vectorStage, RetryDelays: cfg.Retries()},
+	vectorLoop := worker.New(worker.Config{Stage: "indexer-vectors", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver, Observer: vectorStage, RetryDelays: cfg.Retries(), Health: health},
 		js, vcons, writer.HandleVectors, log)
 	vectorsDone := make(chan error, 1)
 	go func() { vectorsDone <- vectorLoop.Run(ctx) }()

@@ -31,6 +31,7 @@ import (
 	"github.com/strata-kb/strata/shared/freshness"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/service"
+	"github.com/strata-kb/strata/shared/stagehealth"
 	"github.com/strata-kb/strata/shared/worker"
 )
 
@@ -270,7 +271,12 @@ func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 		rec := &ingest.Reconciler{Bucket: cfg.Bucket, Heads: objectstore.Store{Client: s3}, Pub: pipeline.Publisher{JS: js}, Interval: cfg.Reconcile, Log: log}
 		go rec.Run(ctx)
 	}
-	loop := worker.New(worker.Config{Stage: "ingestor", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver, Observer: stage, RetryDelays: cfg.Retries()}, js, cons, handle, log)
+	health, err := stagehealth.Open(ctx, js, cfg.KVReplicas, "ingestor", stagehealth.Instance())
+	if err != nil {
+		return err
+	}
+	go health.Run(ctx)
+	loop := worker.New(worker.Config{Stage: "ingestor", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver, Observer: stage, RetryDelays: cfg.Retries(), Health: health}, js, cons, handle, log)
 	if cfg.LiveSubject != "" {
 		outcomes := reg.NewOutcomes("ingestor_live_events", "bucket events taken from MinIO's live target, by outcome (dropped and failed ones are processed from the durable copy)",
 			"processed", "failed", "dropped")

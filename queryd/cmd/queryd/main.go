@@ -41,6 +41,7 @@ import (
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/service"
+	"github.com/strata-kb/strata/shared/stagehealth"
 )
 
 // version is set at build time.
@@ -262,6 +263,7 @@ func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 	var counter budget.Counter = &budget.Memory{}
 	var states tools.ObjectStates
 	var dead tools.DeadLetters
+	var stages tools.StageHealth
 	var catalog *store.Catalog // with -nats-url
 	st := store.New(wv).SetReadConsistency(cfg.ReadLevel).SetByIDHedge(cfg.ByIDHedge)
 	if cfg.WeaviateGRPC != "" {
@@ -292,6 +294,7 @@ func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 			return err
 		}
 		dead = deadletters.Reader{JS: js}
+		stages = stagehealth.Reader{JS: js}
 		stored, err := watchKeys(ctx, js, cfg.KVReplicas, log)
 		if err != nil {
 			return err
@@ -312,7 +315,7 @@ func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 	files := resources.New(st, signer, log).SetPageSize(cfg.Web.ResourcePage)
 	mcpServer := newMCPServer(cfg, reg, counter, func(tool string) string { return tl.ToolsetOf(tool) }, log, files.Options()...)
 	files.Register(mcpServer)
-	tl = tools.New(st, signer, log).SetTokenBudget(cfg.TokenBudget).SetStrata(st, st, states, dead)
+	tl = tools.New(st, signer, log).SetTokenBudget(cfg.TokenBudget).SetStrata(st, st, states, dead).SetStageHealth(stages)
 	provider, err := embed.New(cfg.Embedding)
 	switch {
 	case errors.Is(err, embed.ErrNoProvider):
