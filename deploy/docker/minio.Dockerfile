@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1.7
 # MinIO built from the source commit Strata pins and tests against
-# (shared/servers.MinIO): MinIO publishes no container image of it (its last
+# (shared/testservers.MinIO): MinIO publishes no container image of it (its last
 # image, RELEASE.2025-09-07, predates the pin by five months), so compose and
 # Kubernetes run this one and run what `go tool task up` and the tests run.
 # Build from the repository root:
@@ -8,7 +8,7 @@
 # deploy/manifests checks that MINIO_VERSION, the image tags and the pin agree.
 ARG MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
 
-# ---- build: go install at the pinned version, static, as shared/servers does
+# ---- build: go install at the pinned version, static, as shared/testservers does
 FROM golang:1.26.8-bookworm AS build
 ARG MINIO_VERSION
 ENV GOWORK=off CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-buildvcs=false

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 // rawCall sends one JSON-RPC request to an MCP endpoint with a session id.
@@ -69,20 +69,20 @@ func TestToolBudget(t *testing.T) {
 	h.settle()
 
 	// A second replica with the same configuration on another port.
-	ports, err := servers.FreePorts(1)
+	ports, err := testservers.FreePorts(1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	env := append([]string{}, st.ServiceEnv["queryd"]...)
 	env = append(env, fmt.Sprintf("STRATA_ADDR=127.0.0.1:%d", ports[0]))
-	replica, err := servers.Start(servers.Spec{Name: "queryd-2", Path: filepath.Join(st.BinDir(), "queryd"), Env: env,
+	replica, err := testservers.Start(testservers.Spec{Name: "queryd-2", Path: filepath.Join(st.BinDir(), "queryd"), Env: env,
 		LogFile: filepath.Join(filepath.Dir(st.Services["queryd"].LogFile), "queryd-2.log")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	st.Services["queryd-2"] = replica // stopped with the stack; its log kept with the others on failure
 	urlB := fmt.Sprintf("http://127.0.0.1:%d/mcp", ports[0])
-	if err := replica.WaitReady(t.Context(), servers.HTTPReady(fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[0]))); err != nil {
+	if err := replica.WaitReady(t.Context(), testservers.HTTPReady(fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[0]))); err != nil {
 		t.Fatal(err)
 	}
 

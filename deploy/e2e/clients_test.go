@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 // idleGap is queryd's -tool-budget-idle in these tests: short, so a new run
@@ -120,7 +120,7 @@ func TestEveryMCPClient(t *testing.T) {
 		t.Parallel()
 		r := runTS(t, tsPlan{Transport: "stdio", Command: filepath.Join(st.BinDir(), "queryd"), Env: map[string]string{
 			"STRATA_TRANSPORT": "stdio", "STRATA_LOG_FORMAT": "text", "STRATA_NATS_URL": st.Env.NATSURL,
-			"STRATA_WEAVIATE_HOST": st.Env.WeaviateHost, "STRATA_WEAVIATE_API_KEY": servers.LocalWeaviateReader,
+			"STRATA_WEAVIATE_HOST": st.Env.WeaviateHost, "STRATA_WEAVIATE_API_KEY": testservers.LocalWeaviateReader,
 			"STRATA_API_KEYS": "stdio-key-0123456789=acme", "STRATA_STDIO_API_KEY": "stdio-key-0123456789",
 			"STRATA_CURSOR_SECRET": "stdio-cursor-secret-0123", "STRATA_EMBEDDING_PROVIDER": "none",
 		}, Steps: []map[string]any{search, page}})

@@ -17,7 +17,7 @@ import (
 	"github.com/strata-kb/strata/deploy/localstack"
 	"github.com/strata-kb/strata/deploy/mcpclient"
 	"github.com/strata-kb/strata/shared/pipeline"
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 // TestClusterSurvivesNodeAndReplicaLoss runs a 3-node NATS cluster (streams
@@ -198,7 +198,7 @@ func TestWeaviateLeaderLoss(t *testing.T) {
 // readsAfterKill kills p and then calls every read tool once, each within
 // readDeadline, each answer complete; it logs the time from the kill to the
 // last answer ("kill->complete", collected in docs/bench/weaviate-failover.md).
-func readsAfterKill(t *testing.T, h *harness, reads []mcpclient.ReadCall, p *servers.Process) {
+func readsAfterKill(t *testing.T, h *harness, reads []mcpclient.ReadCall, p *testservers.Process) {
 	t.Helper()
 	p.Kill()
 	killed := time.Now()

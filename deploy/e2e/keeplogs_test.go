@@ -6,20 +6,20 @@ import (
 	"testing"
 
 	"github.com/strata-kb/strata/deploy/localstack"
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 // keepLogs copies each service's whole log out of the stack's state
 // directory, into a directory named for the test (subtests included).
 func TestKeepLogsCopiesEveryServiceLog(t *testing.T) {
 	state := t.TempDir()
-	st := &localstack.Stack{Services: map[string]*servers.Process{}}
+	st := &localstack.Stack{Services: map[string]*testservers.Process{}}
 	for _, name := range []string{"indexer", "queryd"} {
 		log := filepath.Join(state, name+".log")
 		if err := os.WriteFile(log, []byte(name+" said something\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		st.Services[name] = &servers.Process{Name: name, LogFile: log}
+		st.Services[name] = &testservers.Process{Name: name, LogFile: log}
 	}
 	root := t.TempDir()
 	dir, err := keepLogs(root, "TestX/sub", st)
@@ -35,7 +35,7 @@ func TestKeepLogsCopiesEveryServiceLog(t *testing.T) {
 			t.Errorf("%s log kept as %q, %v", name, b, err)
 		}
 	}
-	st.Services["gone"] = &servers.Process{Name: "gone", LogFile: filepath.Join(state, "missing.log")}
+	st.Services["gone"] = &testservers.Process{Name: "gone", LogFile: filepath.Join(state, "missing.log")}
 	if _, err := keepLogs(root, "TestY", st); err == nil {
 		t.Error("a missing log was not reported")
 	}

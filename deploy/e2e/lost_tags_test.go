@@ -14,7 +14,7 @@ import (
 	"github.com/strata-kb/strata/deploy/localstack"
 	"github.com/strata-kb/strata/shared/bucket"
 	"github.com/strata-kb/strata/shared/pipeline"
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 // TestLostTagChangeIsReconciled: with the bucket notification switched
@@ -117,7 +117,7 @@ func TestLostTagChangeIsReconciled(t *testing.T) {
 	if err := h.s3.PutObjectTagging(ctx, localstack.Bucket, key, finTags, minio.PutObjectTaggingOptions{}); err != nil {
 		t.Fatalf("put tagging: %v", err)
 	}
-	if err := bucket.Ensure(ctx, h.s3, localstack.Bucket, bucket.NATSTargetARN(servers.MinIONotifyID, ""), bucket.NATSTargetARN(servers.MinIOLiveNotifyID, "")); err != nil {
+	if err := bucket.Ensure(ctx, h.s3, localstack.Bucket, bucket.NATSTargetARN(testservers.MinIONotifyID, ""), bucket.NATSTargetARN(testservers.MinIOLiveNotifyID, "")); err != nil {
 		t.Fatal(err)
 	}
 

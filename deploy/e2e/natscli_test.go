@@ -17,7 +17,7 @@ import (
 
 	"github.com/strata-kb/strata/deploy/localstack"
 	"github.com/strata-kb/strata/shared/pipeline"
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 // natsShell runs the documented `nats` commands as a user would after
@@ -36,13 +36,13 @@ func newNATSShell(t *testing.T, st *localstack.Stack) *natsShell {
 			t.Fatalf("%s is not on PATH: the documented nats commands use it (Debian/Ubuntu: apt-get install jq coreutils sed)", tool)
 		}
 	}
-	cache, err := servers.CacheDir()
+	cache, err := testservers.CacheDir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cli, err := servers.InstallNATSCLI(context.Background(), cache, logWriter{t})
+	cli, err := testservers.InstallNATSCLI(context.Background(), cache, logWriter{t})
 	if err != nil {
-		t.Fatalf("the pinned nats CLI is needed (go install %s@%s from the module proxy): %v", servers.NATSCLI.Package, servers.NATSCLI.Version, err)
+		t.Fatalf("the pinned nats CLI is needed (go install %s@%s from the module proxy): %v", testservers.NATSCLI.Package, testservers.NATSCLI.Version, err)
 	}
 	config := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", config) // the contexts live here, not in the user's ~/.config/nats
@@ -327,7 +327,7 @@ func redriveAfterFix(t *testing.T, h *harness, sh *natsShell) {
 	if !strings.Contains(one, "Strata-Stage: indexer") || !strings.Contains(one, "acme/later.md") {
 		t.Fatalf("dead letter %s:\n%s", failed.seq, one)
 	}
-	if err := h.stack.Servers.Restart(context.Background(), servers.Weaviate.Name); err != nil { // the fix
+	if err := h.stack.Servers.Restart(context.Background(), testservers.Weaviate.Name); err != nil { // the fix
 		t.Fatal(err)
 	}
 	h.awaitIndexerWrites()

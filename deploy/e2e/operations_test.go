@@ -15,7 +15,7 @@ import (
 	"github.com/strata-kb/strata/shared/bucket"
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/pipeline"
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 func (h *harness) watermark(project string) float64 {
@@ -137,7 +137,7 @@ func TestDeadLetterRedriveAfterFix(t *testing.T) {
 	if msg.Header.Get("Strata-Delivered") != strconv.Itoa(pipeline.MaxDeliver) || msg.Header.Get("Strata-Error") == "" {
 		t.Fatalf("dead letter headers: %v", msg.Header)
 	}
-	if err := st.Servers.Restart(ctx, servers.Weaviate.Name); err != nil { // the fix
+	if err := st.Servers.Restart(ctx, testservers.Weaviate.Name); err != nil { // the fix
 		t.Fatal(err)
 	}
 	redrive := nats.NewMsg(msg.Header.Get("Strata-Original-Subject"))
@@ -170,7 +170,7 @@ func TestLostNotificationsAreReconciled(t *testing.T) {
 	h.put("acme@feature/unnoticed.md", "# Unnoticed on a branch\n\nreconcilebranchunnoticed\n")
 	h.remove("acme/removed.md")
 	h.events -= 3 // none of them reaches the stream
-	if err := bucket.Ensure(ctx, h.s3, localstack.Bucket, bucket.NATSTargetARN(servers.MinIONotifyID, ""), bucket.NATSTargetARN(servers.MinIOLiveNotifyID, "")); err != nil {
+	if err := bucket.Ensure(ctx, h.s3, localstack.Bucket, bucket.NATSTargetARN(testservers.MinIONotifyID, ""), bucket.NATSTargetARN(testservers.MinIOLiveNotifyID, "")); err != nil {
 		t.Fatal(err)
 	}
 	h.waitFor("the unnoticed upload to be indexed", "list_file_chunks", map[string]any{"project_reference": "acme", "file_path": "unnoticed.md"},

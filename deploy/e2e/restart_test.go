@@ -12,7 +12,7 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"github.com/strata-kb/strata/deploy/localstack"
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 // TestServersRestartedWhileIngesting kills nats-server, minio and
@@ -52,7 +52,7 @@ func TestServersRestartedWhileIngesting(t *testing.T) {
 		}()
 	}
 	// Each server is killed a further sixth of the uploads on: 10, 20, 30 done.
-	for i, name := range []string{servers.NATSServer.Name, servers.MinIO.Name, servers.Weaviate.Name} {
+	for i, name := range []string{testservers.NATSServer.Name, testservers.MinIO.Name, testservers.Weaviate.Name} {
 		want := int64(i+1) * n / 6
 		waitUntil(t, fmt.Sprintf("%d of the %d uploads done before killing %s", want, n, name), 90*time.Second, func() (bool, string) {
 			return done.Load() >= want, fmt.Sprintf("%d done", done.Load())

@@ -9,7 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 // TestStdioTransport runs queryd as a desktop agent would: a child process
@@ -21,7 +21,7 @@ func TestStdioTransport(t *testing.T) {
 	bin := filepath.Join(h.stack.BinDir(), "queryd")
 	env := []string{
 		"STRATA_TRANSPORT=stdio", "STRATA_LOG_FORMAT=text",
-		"STRATA_WEAVIATE_HOST=" + h.stack.Env.WeaviateHost, "STRATA_WEAVIATE_API_KEY=" + servers.LocalWeaviateReader,
+		"STRATA_WEAVIATE_HOST=" + h.stack.Env.WeaviateHost, "STRATA_WEAVIATE_API_KEY=" + testservers.LocalWeaviateReader,
 		"STRATA_API_KEYS=stdio-key-0123456789=acme", "STRATA_STDIO_API_KEY=stdio-key-0123456789",
 		"STRATA_CURSOR_SECRET=stdio-cursor-secret-0123",
 	}

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 // A detached stack (`task up`, `down`, `status`) is controlled through the
@@ -20,7 +20,7 @@ import (
 
 // writePIDs records the pid of every server and service under StateDir/run.
 func (s *Stack) writePIDs() error {
-	procs := map[string]*servers.Process{"nats-server": s.Servers.NATS, "minio": s.Servers.MinIO, "weaviate-server": s.Servers.Weaviate}
+	procs := map[string]*testservers.Process{"nats-server": s.Servers.NATS, "minio": s.Servers.MinIO, "weaviate-server": s.Servers.Weaviate}
 	for k, v := range s.Services {
 		procs[k] = v
 	}
@@ -101,7 +101,7 @@ func Ready(ctx context.Context, p Ports) error {
 	}
 	var errs []error
 	for name, url := range checks {
-		if err := servers.HTTPReady(url)(ctx); err != nil {
+		if err := testservers.HTTPReady(url)(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", name, err))
 		}
 	}

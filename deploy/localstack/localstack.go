@@ -19,7 +19,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 // Options configure Up.
@@ -44,11 +44,11 @@ type Options struct {
 	// first node (Env.S3Endpoint);
 	// Servers.S3Endpoints() lists them all (minio_cluster.go).
 	MinIONodes int
-	// WeaviateAsyncIndexing: see servers.StackOptions.AsyncIndexing.
+	// WeaviateAsyncIndexing: see testservers.StackOptions.AsyncIndexing.
 	WeaviateAsyncIndexing bool
-	// WeaviateIndexWorkers: see servers.StackOptions.IndexWorkers.
+	// WeaviateIndexWorkers: see testservers.StackOptions.IndexWorkers.
 	WeaviateIndexWorkers int
-	// WeaviateEnv: see servers.StackOptions.WeaviateEnv.
+	// WeaviateEnv: see testservers.StackOptions.WeaviateEnv.
 	WeaviateEnv []string
 	// Prebuilt: the services are already built into StateDir/bin (BuildServices).
 	Prebuilt bool
@@ -57,8 +57,8 @@ type Options struct {
 // Stack is a running local stack.
 type Stack struct {
 	Env      Env
-	Servers  *servers.Stack
-	Services map[string]*servers.Process
+	Servers  *testservers.Stack
+	Services map[string]*testservers.Process
 	// ServiceEnv is the environment each service was started with.
 	ServiceEnv map[string][]string
 	opts       Options
@@ -85,14 +85,14 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 		return nil, err
 	}
 
-	s := &Stack{opts: o, bins: bins, Services: map[string]*servers.Process{}, ServiceEnv: map[string][]string{}}
+	s := &Stack{opts: o, bins: bins, Services: map[string]*testservers.Process{}, ServiceEnv: map[string][]string{}}
 	defer func() {
 		if err != nil {
 			s.Stop(10 * time.Second)
 		}
 	}()
 	replicas := 1
-	so := servers.StackOptions{
+	so := testservers.StackOptions{
 		Bins: bins, DataDir: filepath.Join(o.StateDir, "data"), Ports: o.Ports.Ports, Detach: o.Detach, Progress: o.Progress,
 		AsyncIndexing: o.WeaviateAsyncIndexing, IndexWorkers: o.WeaviateIndexWorkers, WeaviateEnv: o.WeaviateEnv,
 		BeforeMinIO: func(ctx context.Context, natsURL string) error {
@@ -117,14 +117,14 @@ func Up(ctx context.Context, o Options) (_ *Stack, err error) {
 			return nil, err
 		}
 	}
-	s.Servers, err = servers.StartStack(ctx, so)
+	s.Servers, err = testservers.StartStack(ctx, so)
 	if err != nil {
 		return nil, err
 	}
 	s.Env = Env{
 		MCPURL: fmt.Sprintf("http://127.0.0.1:%d/mcp", o.Ports.Queryd), APIKey: secrets["STRATA_API_KEY"],
-		S3Endpoint: s.Servers.S3Endpoint, S3AccessKey: servers.LocalS3AccessKey, S3SecretKey: servers.LocalS3SecretKey,
-		Bucket: Bucket, NATSURL: s.Servers.NATSURL, WeaviateHost: s.Servers.WeaviateHost, WeaviateWriterKey: servers.LocalWeaviateWriter,
+		S3Endpoint: s.Servers.S3Endpoint, S3AccessKey: testservers.LocalS3AccessKey, S3SecretKey: testservers.LocalS3SecretKey,
+		Bucket: Bucket, NATSURL: s.Servers.NATSURL, WeaviateHost: s.Servers.WeaviateHost, WeaviateWriterKey: testservers.LocalWeaviateWriter,
 	}
 	if err := ensureBucketsAndSchema(ctx, s.Env, s.Servers, replication, o.Progress); err != nil {
 		return nil, err

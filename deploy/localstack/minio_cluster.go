@@ -5,18 +5,18 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 // minioClusterPorts gives so n-1 more MinIO nodes on free ports
 // (Options.MinIONodes).
-func minioClusterPorts(so *servers.StackOptions, n int) error {
-	fp, err := servers.FreePorts(2 * (n - 1))
+func minioClusterPorts(so *testservers.StackOptions, n int) error {
+	fp, err := testservers.FreePorts(2 * (n - 1))
 	if err != nil {
 		return err
 	}
 	for i := range n - 1 {
-		so.MinIOPeers = append(so.MinIOPeers, servers.MinIOPeer{API: fp[2*i], Console: fp[2*i+1]})
+		so.MinIOPeers = append(so.MinIOPeers, testservers.MinIOPeer{API: fp[2*i], Console: fp[2*i+1]})
 	}
 	return nil
 }
@@ -30,7 +30,7 @@ func minioClusterPorts(so *servers.StackOptions, n int) error {
 // address.
 func (s *Stack) StartReplicaWith(ctx context.Context, service string, n, port int, env ...string) (string, error) {
 	if port == 0 {
-		free, err := servers.FreePorts(1)
+		free, err := testservers.FreePorts(1)
 		if err != nil {
 			return "", err
 		}

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 type logWriter struct{ t *testing.T }
@@ -17,11 +17,11 @@ func (w logWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len
 // natsCLI is the pinned CLI, built into the shared cache if missing.
 func natsCLI(t *testing.T) string {
 	t.Helper()
-	dir, err := servers.CacheDir()
+	dir, err := testservers.CacheDir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cli, err := servers.InstallNATSCLI(context.Background(), dir, logWriter{t})
+	cli, err := testservers.InstallNATSCLI(context.Background(), dir, logWriter{t})
 	if err != nil {
 		t.Fatalf("the nats CLI is needed (built with go install from the module proxy): %v", err)
 	}

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 // Services are Strata's own programs, in start order.
@@ -27,11 +27,11 @@ func serviceEnvs(o Options, s *Stack, secrets map[string]string, modelDir string
 			"STRATA_S3_ACCESS_KEY="+s.Env.S3AccessKey, "STRATA_S3_SECRET_KEY="+s.Env.S3SecretKey, "STRATA_ASSETS_BUCKET="+AssetsBucket),
 		"embedder": append(common, "STRATA_HTTP_ADDR="+addr(o.Ports.Embedder), "STRATA_EMBEDDING_MODEL_DIR="+modelDir),
 		"indexer": append(common, "STRATA_HTTP_ADDR="+addr(o.Ports.Indexer), "STRATA_WEAVIATE_HOST="+s.Servers.WeaviateHosts(),
-			"STRATA_WEAVIATE_GRPC="+s.Servers.WeaviateGRPCHost, "STRATA_WEAVIATE_API_KEY="+servers.LocalWeaviateWriter,
+			"STRATA_WEAVIATE_GRPC="+s.Servers.WeaviateGRPCHost, "STRATA_WEAVIATE_API_KEY="+testservers.LocalWeaviateWriter,
 			"STRATA_WEAVIATE_REPLICATION_FACTOR="+strconv.Itoa(replication)),
 		"queryd": {"STRATA_ADDR=" + addr(o.Ports.Queryd), "STRATA_LOG_FORMAT=json", "STRATA_NATS_URL=" + s.Env.NATSURL,
 			"STRATA_S3_ENDPOINT=" + s.Env.S3Endpoint, "STRATA_S3_ACCESS_KEY=" + s.Env.S3AccessKey, "STRATA_S3_SECRET_KEY=" + s.Env.S3SecretKey, "STRATA_WEAVIATE_HOST=" + s.Servers.WeaviateHosts(),
-			"STRATA_WEAVIATE_GRPC=" + s.Servers.WeaviateGRPCHost, "STRATA_WEAVIATE_API_KEY=" + servers.LocalWeaviateReader,
+			"STRATA_WEAVIATE_GRPC=" + s.Servers.WeaviateGRPCHost, "STRATA_WEAVIATE_API_KEY=" + testservers.LocalWeaviateReader,
 			"STRATA_API_KEYS=" + secrets["STRATA_API_KEY"] + "=" + APIKeyGrant, "STRATA_CURSOR_SECRET=" + secrets["STRATA_CURSOR_SECRET"],
 			"STRATA_EMBEDDING_MODEL_DIR=" + modelDir, kvReplicas},
 	}
@@ -67,7 +67,7 @@ func (s *Stack) StartService(ctx context.Context, name string) error {
 // "<service>-<n>") on a free HTTP port, sharing the service's consumers.
 // It returns the replica's HTTP address (queryd: its MCP endpoint's host).
 func (s *Stack) StartReplica(ctx context.Context, service string, n int) (string, error) {
-	free, err := servers.FreePorts(1)
+	free, err := testservers.FreePorts(1)
 	if err != nil {
 		return "", err
 	}
@@ -88,7 +88,7 @@ func (s *Stack) StartReplica(ctx context.Context, service string, n int) (string
 var serviceNice = map[string]int{"embedder": 10}
 
 func (s *Stack) start(ctx context.Context, name, binary string, env []string, port int) error {
-	p, err := servers.Start(servers.Spec{Name: name, Path: filepath.Join(s.opts.StateDir, "bin", binary), Env: env,
+	p, err := testservers.Start(testservers.Spec{Name: name, Path: filepath.Join(s.opts.StateDir, "bin", binary), Env: env,
 		LogFile: filepath.Join(s.opts.StateDir, "data", "logs", name+".log"), Detach: s.opts.Detach, Nice: serviceNice[binary]})
 	if err != nil {
 		return err
@@ -96,11 +96,11 @@ func (s *Stack) start(ctx context.Context, name, binary string, env []string, po
 	s.Services[name] = p
 	readyCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	return p.WaitReady(readyCtx, servers.HTTPReady(fmt.Sprintf("http://%s/readyz", addr(port))))
+	return p.WaitReady(readyCtx, testservers.HTTPReady(fmt.Sprintf("http://%s/readyz", addr(port))))
 }
 
 // Process returns a running service by name.
-func (s *Stack) Process(name string) *servers.Process { return s.Services[name] }
+func (s *Stack) Process(name string) *testservers.Process { return s.Services[name] }
 
 // Stop stops the services, then the servers.
 func (s *Stack) Stop(timeout time.Duration) {

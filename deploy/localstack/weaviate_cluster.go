@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-kb/strata/shared/schema"
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 // clusterStatistics is the part of Weaviate's /v1/cluster/statistics read here.
@@ -30,7 +30,7 @@ func weaviateStatistics(ctx context.Context, s *Stack) (clusterStatistics, error
 	for _, host := range schema.Hosts(s.Servers.WeaviateHosts()) {
 		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		req, _ := http.NewRequestWithContext(rctx, http.MethodGet, "http://"+host+"/v1/cluster/statistics", nil)
-		req.Header.Set("Authorization", "Bearer "+servers.LocalWeaviateWriter)
+		req.Header.Set("Authorization", "Bearer "+testservers.LocalWeaviateWriter)
 		resp, err := http.DefaultClient.Do(req)
 		if err == nil {
 			err = json.NewDecoder(resp.Body).Decode(&st)

@@ -11,7 +11,7 @@ import (
 	"github.com/compose-spec/compose-go/v2/loader"
 	"github.com/compose-spec/compose-go/v2/types"
 
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 // loadCompose loads and schema-validates compose file content offline as
@@ -113,8 +113,8 @@ func checkCompose(p *types.Project, root string, flags *flagChecker) []error {
 			}
 			return false
 		})...)
-		if env["MINIO_ROOT_USER"] != servers.LocalS3AccessKey || env["MINIO_ROOT_PASSWORD"] != servers.LocalS3SecretKey {
-			add("minio: the default credentials should be the local stack's (shared/servers)")
+		if env["MINIO_ROOT_USER"] != testservers.LocalS3AccessKey || env["MINIO_ROOT_PASSWORD"] != testservers.LocalS3SecretKey {
+			add("minio: the default credentials should be the local stack's (shared/testservers)")
 		}
 		if d, ok := s.DependsOn["nats-init"]; !ok || d.Condition != types.ServiceConditionCompletedSuccessfully {
 			add("minio: must start after nats-init (the stream must exist before events flow)")

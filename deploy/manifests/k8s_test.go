@@ -23,7 +23,7 @@ import (
 	"github.com/strata-kb/strata/deploy/localstack"
 	"github.com/strata-kb/strata/shared/bucket"
 	"github.com/strata-kb/strata/shared/pipeline"
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 // object is one built manifest, decoded into its k8s.io/api type.
@@ -560,19 +560,19 @@ func checkMinIO(objs []object) []error {
 }
 
 // checkMinIONotify checks MinIO's NATS notification target against the local
-// stack's (shared/servers): id, subject, JetStream, queue on persistent storage.
+// stack's (shared/testservers): id, subject, JetStream, queue on persistent storage.
 func checkMinIONotify(env map[string]string, persistent func(dir string) bool) []error {
 	var errs []error
-	id := "_" + servers.MinIONotifyID
+	id := "_" + testservers.MinIONotifyID
 	want := map[string]string{
 		"MINIO_NOTIFY_NATS_ENABLE" + id:    "on",
 		"MINIO_NOTIFY_NATS_ADDRESS" + id:   "nats:4222",
 		"MINIO_NOTIFY_NATS_SUBJECT" + id:   pipeline.ObjectEventsSubject,
 		"MINIO_NOTIFY_NATS_JETSTREAM" + id: "on",
 		// The live target: the same events at once, on the subject the ingestor listens to.
-		"MINIO_NOTIFY_NATS_ENABLE_" + servers.MinIOLiveNotifyID:  "on",
-		"MINIO_NOTIFY_NATS_ADDRESS_" + servers.MinIOLiveNotifyID: "nats:4222",
-		"MINIO_NOTIFY_NATS_SUBJECT_" + servers.MinIOLiveNotifyID: pipeline.ObjectLiveSubject,
+		"MINIO_NOTIFY_NATS_ENABLE_" + testservers.MinIOLiveNotifyID:  "on",
+		"MINIO_NOTIFY_NATS_ADDRESS_" + testservers.MinIOLiveNotifyID: "nats:4222",
+		"MINIO_NOTIFY_NATS_SUBJECT_" + testservers.MinIOLiveNotifyID: pipeline.ObjectLiveSubject,
 	}
 	for k, v := range want {
 		if env[k] != v {
@@ -590,8 +590,8 @@ func checkMinIONotify(env map[string]string, persistent func(dir string) bool) [
 // buckets, and put/delete events of the watched one to the NATS target.
 func checkBucketScript(script string) []error {
 	var errs []error
-	arn := bucket.NATSTargetARN(servers.MinIONotifyID, "").String()
-	liveARN := bucket.NATSTargetARN(servers.MinIOLiveNotifyID, "").String()
+	arn := bucket.NATSTargetARN(testservers.MinIONotifyID, "").String()
+	liveARN := bucket.NATSTargetARN(testservers.MinIOLiveNotifyID, "").String()
 	for _, want := range []string{
 		"mc mb --ignore-existing strata/" + localstack.Bucket + "\n",
 		"mc mb --ignore-existing strata/" + localstack.AssetsBucket + "\n",

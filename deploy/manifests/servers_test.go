@@ -9,14 +9,14 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 // minioImage is the image deploy/docker/minio.Dockerfile builds of the pin.
-var minioImage = "strata/minio:" + servers.MinIO.Version
+var minioImage = "strata/minio:" + testservers.MinIO.Version
 
 // serverImageError says how image drifts from the server versions `go tool
-// task up` and the tests run (shared/servers), or nil. Images of other
+// task up` and the tests run (shared/testservers), or nil. Images of other
 // software are not its business.
 func serverImageError(image string) error {
 	repo, tag, _ := strings.Cut(image, ":")
@@ -26,22 +26,22 @@ func serverImageError(image string) error {
 	want := ""
 	switch repo {
 	case "nats", "docker.io/library/nats":
-		want = strings.TrimPrefix(servers.NATSServer.Version, "v")
+		want = strings.TrimPrefix(testservers.NATSServer.Version, "v")
 		if tag == want || strings.HasPrefix(tag, want+"-") { // 2.15.2-alpine
 			return nil
 		}
 	case "semitechnologies/weaviate", "cr.weaviate.io/semitechnologies/weaviate":
-		want = strings.TrimPrefix(servers.Weaviate.Version, "v")
+		want = strings.TrimPrefix(testservers.Weaviate.Version, "v")
 	case "strata/minio":
-		want = servers.MinIO.Version
+		want = testservers.MinIO.Version
 	case "minio/minio", "quay.io/minio/minio":
 		return fmt.Errorf("image %s: MinIO publishes no image of the pinned source build %s; use %s (deploy/docker/minio.Dockerfile)",
-			image, servers.MinIO.Version, minioImage)
+			image, testservers.MinIO.Version, minioImage)
 	default:
 		return nil
 	}
 	if tag != want {
-		return fmt.Errorf("image %s: shared/servers pins %s, so want tag %s", image, repo, want)
+		return fmt.Errorf("image %s: shared/testservers pins %s, so want tag %s", image, repo, want)
 	}
 	return nil
 }
@@ -54,19 +54,19 @@ func checkMinIODockerfile(content []byte) []error {
 		return []error{err}
 	}
 	var errs []error
-	if want := "ARG MINIO_VERSION=" + servers.MinIO.Version; !strings.Contains(string(content), "\n"+want+"\n") {
-		errs = append(errs, fmt.Errorf("minio.Dockerfile: want %q (shared/servers.MinIO)", want))
+	if want := "ARG MINIO_VERSION=" + testservers.MinIO.Version; !strings.Contains(string(content), "\n"+want+"\n") {
+		errs = append(errs, fmt.Errorf("minio.Dockerfile: want %q (shared/testservers.MinIO)", want))
 	}
 	installs := false
 	for _, s := range stages {
 		for _, r := range s.instr("run") {
-			if strings.Contains(r, "go install") && strings.Contains(r, servers.MinIO.Package+"@${MINIO_VERSION}") {
+			if strings.Contains(r, "go install") && strings.Contains(r, testservers.MinIO.Package+"@${MINIO_VERSION}") {
 				installs = true
 			}
 		}
 	}
 	if !installs {
-		errs = append(errs, fmt.Errorf("minio.Dockerfile: no stage runs go install %s@${MINIO_VERSION}", servers.MinIO.Package))
+		errs = append(errs, fmt.Errorf("minio.Dockerfile: no stage runs go install %s@${MINIO_VERSION}", testservers.MinIO.Package))
 	}
 	if last := stages[len(stages)-1]; len(last.instr("user")) == 0 || strings.HasPrefix(last.instr("user")[0], "0") {
 		errs = append(errs, fmt.Errorf("minio.Dockerfile: the final stage must run as a non-root USER"))
@@ -95,8 +95,8 @@ func TestServerVersionsMatchThePins(t *testing.T) {
 			t.Errorf("compose runs no %s image", repo)
 		}
 	}
-	if s, ok := p.Services["minio"]; !ok || s.Build == nil || s.Build.Args["MINIO_VERSION"] == nil || *s.Build.Args["MINIO_VERSION"] != servers.MinIO.Version {
-		t.Errorf("compose service minio: build arg MINIO_VERSION must be %s", servers.MinIO.Version)
+	if s, ok := p.Services["minio"]; !ok || s.Build == nil || s.Build.Args["MINIO_VERSION"] == nil || *s.Build.Args["MINIO_VERSION"] != testservers.MinIO.Version {
+		t.Errorf("compose service minio: build arg MINIO_VERSION must be %s", testservers.MinIO.Version)
 	}
 	objs, err := build(filesys.MakeFsOnDisk(), filepath.Join(root, "deploy", "k8s", "base"))
 	if err != nil {
@@ -131,8 +131,8 @@ func TestServerVersionCheckCatchesDrift(t *testing.T) {
 			t.Errorf("%s passed", image)
 		}
 	}
-	for _, image := range []string{"nats:" + strings.TrimPrefix(servers.NATSServer.Version, "v") + "-alpine", minioImage,
-		"semitechnologies/weaviate:" + strings.TrimPrefix(servers.Weaviate.Version, "v"), "natsio/nats-box:0.19.7-nonroot", "strata/queryd:0.1.0"} {
+	for _, image := range []string{"nats:" + strings.TrimPrefix(testservers.NATSServer.Version, "v") + "-alpine", minioImage,
+		"semitechnologies/weaviate:" + strings.TrimPrefix(testservers.Weaviate.Version, "v"), "natsio/nats-box:0.19.7-nonroot", "strata/queryd:0.1.0"} {
 		if err := serverImageError(image); err != nil {
 			t.Errorf("%s: %v", image, err)
 		}
@@ -143,7 +143,7 @@ func TestServerVersionCheckCatchesDrift(t *testing.T) {
 	}
 	for _, mutate := range []func(string) string{
 		func(s string) string {
-			return strings.Replace(s, "ARG MINIO_VERSION="+servers.MinIO.Version, "ARG MINIO_VERSION=v0.0.1", 1)
+			return strings.Replace(s, "ARG MINIO_VERSION="+testservers.MinIO.Version, "ARG MINIO_VERSION=v0.0.1", 1)
 		},
 		func(s string) string { return strings.Replace(s, "@${MINIO_VERSION}", "@latest", 1) },
 		func(s string) string { return strings.Replace(s, "USER 65532:65532", "USER 0", 1) },

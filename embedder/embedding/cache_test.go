@@ -10,7 +10,7 @@ import (
 
 	"github.com/strata-kb/strata/embedder/vectorcache"
 	"github.com/strata-kb/strata/shared/pipeline"
-	"github.com/strata-kb/strata/shared/servers/serverstest"
+	"github.com/strata-kb/strata/shared/testservers/serverstest"
 )
 
 func TestMain(m *testing.M) {

@@ -21,8 +21,8 @@ import (
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
-	"github.com/strata-kb/strata/shared/servers"
-	"github.com/strata-kb/strata/shared/servers/serverstest"
+	"github.com/strata-kb/strata/shared/testservers"
+	"github.com/strata-kb/strata/shared/testservers/serverstest"
 	"github.com/strata-kb/strata/shared/wvquery"
 )
 
@@ -48,7 +48,7 @@ func newWriter(t *testing.T) (*Writer, *weaviate.Client) {
 	}
 	sharedOnce.Do(func() {
 		st := serverstest.StartShared(t)
-		wv, err := schema.NewClient(st.WeaviateHost, st.WeaviateGRPCHost, servers.LocalWeaviateWriter)
+		wv, err := schema.NewClient(st.WeaviateHost, st.WeaviateGRPCHost, testservers.LocalWeaviateWriter)
 		if err != nil {
 			t.Fatal(err)
 		}

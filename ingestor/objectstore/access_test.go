@@ -29,8 +29,8 @@ import (
 	"github.com/strata-kb/strata/shared/freshness"
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/pipeline"
-	"github.com/strata-kb/strata/shared/servers"
-	"github.com/strata-kb/strata/shared/servers/serverstest"
+	"github.com/strata-kb/strata/shared/testservers"
+	"github.com/strata-kb/strata/shared/testservers/serverstest"
 )
 
 func TestMain(m *testing.M) {
@@ -65,11 +65,11 @@ func start(t *testing.T) *env {
 	envOnce.Do(func() {
 		ctx := context.Background()
 		st := serverstest.StartShared(t)
-		s3, err := bucket.Client(st.S3Endpoint, servers.LocalS3AccessKey, servers.LocalS3SecretKey, false)
+		s3, err := bucket.Client(st.S3Endpoint, testservers.LocalS3AccessKey, testservers.LocalS3SecretKey, false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := bucket.Ensure(ctx, s3, watched, bucket.NATSTargetARN(servers.MinIONotifyID, ""), bucket.NATSTargetARN(servers.MinIOLiveNotifyID, "")); err != nil {
+		if err := bucket.Ensure(ctx, s3, watched, bucket.NATSTargetARN(testservers.MinIONotifyID, ""), bucket.NATSTargetARN(testservers.MinIOLiveNotifyID, "")); err != nil {
 			t.Fatal(err)
 		}
 		if err := bucket.EnsurePlain(ctx, s3, "strata-assets"); err != nil {
@@ -514,7 +514,7 @@ func TestStoreVersions(t *testing.T) {
 
 	// A store that cannot read tags is not told the object is gone: the
 	// event is retried rather than published without its groups.
-	denied, err := bucket.Client(e.s3Host, servers.LocalS3AccessKey, "wrong-secret", false)
+	denied, err := bucket.Client(e.s3Host, testservers.LocalS3AccessKey, "wrong-secret", false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 	"github.com/strata-kb/strata/ingestor/tokens"
 	"github.com/strata-kb/strata/shared/bucket"
 	"github.com/strata-kb/strata/shared/pipeline"
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 // listed returns the listed objects under prefix by key.
@@ -405,7 +405,7 @@ func TestListingWithTagsCostsNoRequestPerObject(t *testing.T) {
 		t.Fatal(err)
 	}
 	ct := &countingTransport{base: http.DefaultTransport.(*http.Transport).Clone()}
-	client, err := minio.New(e.s3Host, &minio.Options{Creds: credentials.NewStaticV4(servers.LocalS3AccessKey, servers.LocalS3SecretKey, ""), Transport: ct})
+	client, err := minio.New(e.s3Host, &minio.Options{Creds: credentials.NewStaticV4(testservers.LocalS3AccessKey, testservers.LocalS3SecretKey, ""), Transport: ct})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,8 @@ import (
 
 	"github.com/strata-kb/strata/shared/apikeys"
 	"github.com/strata-kb/strata/shared/pipeline"
-	"github.com/strata-kb/strata/shared/servers"
-	"github.com/strata-kb/strata/shared/servers/serverstest"
+	"github.com/strata-kb/strata/shared/testservers"
+	"github.com/strata-kb/strata/shared/testservers/serverstest"
 )
 
 // revokeBound is the requirement: a key created or revoked is accepted or
@@ -77,21 +77,21 @@ type ownNATS struct {
 	bin, data string
 	port, mon int
 	url       string
-	p         *servers.Process
+	p         *testservers.Process
 }
 
 func startOwnNATS(t *testing.T) *ownNATS {
 	t.Helper()
 	serverstest.NATS(t) // installs the pinned nats-server if missing
-	dir, err := servers.CacheDir()
+	dir, err := testservers.CacheDir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ports, err := servers.FreePorts(2)
+	ports, err := testservers.FreePorts(2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &ownNATS{bin: servers.NATSServer.Path(dir), data: t.TempDir(), port: ports[0], mon: ports[1]}
+	n := &ownNATS{bin: testservers.NATSServer.Path(dir), data: t.TempDir(), port: ports[0], mon: ports[1]}
 	n.url = fmt.Sprintf("nats://127.0.0.1:%d", n.port)
 	n.start(t)
 	t.Cleanup(func() {
@@ -106,7 +106,7 @@ func (n *ownNATS) start(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	p, err := servers.StartNATS(ctx, n.bin, n.data, n.port, n.mon, n.data, false)
+	p, err := testservers.StartNATS(ctx, n.bin, n.data, n.port, n.mon, n.data, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/strata-kb/strata/queryd/auth"
 	"github.com/strata-kb/strata/shared/pipeline"
-	"github.com/strata-kb/strata/shared/servers/serverstest"
+	"github.com/strata-kb/strata/shared/testservers/serverstest"
 )
 
 type session struct{ id string }

@@ -16,8 +16,8 @@ import (
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
-	"github.com/strata-kb/strata/shared/servers"
-	"github.com/strata-kb/strata/shared/servers/serverstest"
+	"github.com/strata-kb/strata/shared/testservers"
+	"github.com/strata-kb/strata/shared/testservers/serverstest"
 )
 
 // accessFile is one document of the access fixture: its readers and the
@@ -247,7 +247,7 @@ func wordsOf(cs []Chunk) []string {
 func BenchmarkReadByIDHiddenAgainstMissing(b *testing.B) {
 	const project = "dlsbench"
 	s := writeAccessFixture(b, project)
-	if err := s.SetGRPC(serverstest.StartShared(b).WeaviateGRPCHost, servers.LocalWeaviateWriter, nil); err != nil {
+	if err := s.SetGRPC(serverstest.StartShared(b).WeaviateGRPCHost, testservers.LocalWeaviateWriter, nil); err != nil {
 		b.Fatal(err)
 	}
 	ctx := access.WithGrant(context.Background(), access.Grant{Groups: []string{"finance"}})

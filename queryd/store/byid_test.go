@@ -11,8 +11,8 @@ import (
 
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/schema"
-	"github.com/strata-kb/strata/shared/servers"
-	"github.com/strata-kb/strata/shared/servers/serverstest"
+	"github.com/strata-kb/strata/shared/testservers"
+	"github.com/strata-kb/strata/shared/testservers/serverstest"
 	"github.com/strata-kb/strata/shared/wvquery"
 )
 
@@ -31,7 +31,7 @@ func weaviateWithTenant(t testing.TB, project string) *weaviate.Client {
 		t.Skip("needs a real weaviate-server")
 	}
 	st := serverstest.StartShared(t)
-	wv, err := schema.NewClient(st.WeaviateHost, "", servers.LocalWeaviateWriter)
+	wv, err := schema.NewClient(st.WeaviateHost, "", testservers.LocalWeaviateWriter)
 	if err != nil {
 		t.Fatal(err)
 	}

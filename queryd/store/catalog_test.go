@@ -15,7 +15,7 @@ import (
 	"github.com/strata-kb/strata/shared/access"
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/pipeline"
-	"github.com/strata-kb/strata/shared/servers/serverstest"
+	"github.com/strata-kb/strata/shared/testservers/serverstest"
 )
 
 // committedLog is a project's Versions as the indexer would have written

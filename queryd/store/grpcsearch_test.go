@@ -18,8 +18,8 @@ import (
 
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/schema"
-	"github.com/strata-kb/strata/shared/servers"
-	"github.com/strata-kb/strata/shared/servers/serverstest"
+	"github.com/strata-kb/strata/shared/testservers"
+	"github.com/strata-kb/strata/shared/testservers/serverstest"
 	"github.com/strata-kb/strata/shared/wvquery"
 )
 
@@ -28,7 +28,7 @@ import (
 func grpcStore(t testing.TB, wv *weaviate.Client) *Store {
 	t.Helper()
 	s := New(wv)
-	if err := s.SetGRPC(serverstest.StartShared(t).WeaviateGRPCHost, servers.LocalWeaviateWriter, nil); err != nil {
+	if err := s.SetGRPC(serverstest.StartShared(t).WeaviateGRPCHost, testservers.LocalWeaviateWriter, nil); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
@@ -158,7 +158,7 @@ func TestGRPCFallsBackToGraphQL(t *testing.T) {
 	dead := ln.Addr().String()
 	ln.Close()
 	s := New(wv)
-	if err := s.SetGRPC(dead, servers.LocalWeaviateWriter, slog.New(slog.DiscardHandler)); err != nil {
+	if err := s.SetGRPC(dead, testservers.LocalWeaviateWriter, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()

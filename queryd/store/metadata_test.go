@@ -17,8 +17,8 @@ import (
 	"github.com/strata-kb/strata/shared/metadata"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
-	"github.com/strata-kb/strata/shared/servers"
-	"github.com/strata-kb/strata/shared/servers/serverstest"
+	"github.com/strata-kb/strata/shared/testservers"
+	"github.com/strata-kb/strata/shared/testservers/serverstest"
 )
 
 // metaDoc is one document of the metadata fixture, as the index stores it.
@@ -69,7 +69,7 @@ func TestMetadataFilterInWeaviate(t *testing.T) {
 	}
 	putObjects(t, wv, objs...)
 	overGRPC := New(wv)
-	if err := overGRPC.SetGRPC(serverstest.StartShared(t).WeaviateGRPCHost, servers.LocalWeaviateWriter, nil); err != nil {
+	if err := overGRPC.SetGRPC(serverstest.StartShared(t).WeaviateGRPCHost, testservers.LocalWeaviateWriter, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []*Store{New(wv), overGRPC} {

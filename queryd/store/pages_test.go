@@ -17,8 +17,8 @@ import (
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
-	"github.com/strata-kb/strata/shared/servers"
-	"github.com/strata-kb/strata/shared/servers/serverstest"
+	"github.com/strata-kb/strata/shared/testservers"
+	"github.com/strata-kb/strata/shared/testservers/serverstest"
 )
 
 func TestNextPage(t *testing.T) {
@@ -131,7 +131,7 @@ func TestSearchesLeaveClosedVersionsOut(t *testing.T) {
 	}
 	ct := &countingTransport{next: http.DefaultTransport}
 	c, err := weaviate.NewClient(weaviate.Config{Host: serverstest.StartShared(t).WeaviateHost, Scheme: "http",
-		Headers: map[string]string{"authorization": "Bearer " + servers.LocalWeaviateWriter}, ConnectionClient: &http.Client{Transport: ct}})
+		Headers: map[string]string{"authorization": "Bearer " + testservers.LocalWeaviateWriter}, ConnectionClient: &http.Client{Transport: ct}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/strata-kb/strata/shared/access"
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/pipeline"
-	"github.com/strata-kb/strata/shared/servers"
-	"github.com/strata-kb/strata/shared/servers/serverstest"
+	"github.com/strata-kb/strata/shared/testservers"
+	"github.com/strata-kb/strata/shared/testservers/serverstest"
 )
 
 // announce records, as the relabels watch would, that an access change
@@ -51,7 +51,7 @@ func TestAnnouncedAccessChangeDecidesEveryRead(t *testing.T) {
 	}
 	checkEveryRead(t, s, project, grants, announced)
 	// Searches over gRPC, as queryd runs, build the same filter.
-	if err := s.SetGRPC(serverstest.StartShared(t).WeaviateGRPCHost, servers.LocalWeaviateWriter, nil); err != nil {
+	if err := s.SetGRPC(serverstest.StartShared(t).WeaviateGRPCHost, testservers.LocalWeaviateWriter, nil); err != nil {
 		t.Fatal(err)
 	}
 	checkEveryRead(t, s, project, grants, announced)

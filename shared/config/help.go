@@ -7,7 +7,7 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 // writeHelp lists every flag of fs on one line with its variable and
@@ -59,7 +59,7 @@ func writeVersion(w io.Writer, service string) {
 	info, ok := debug.ReadBuildInfo()
 	fmt.Fprintf(w, "%s %s\n", service, buildVersion(info, ok))
 	var tested []string
-	for _, b := range append(append([]servers.Binary{}, servers.All...), servers.NATSCLI) {
+	for _, b := range append(append([]testservers.Binary{}, testservers.All...), testservers.NATSCLI) {
 		tested = append(tested, b.Name+" "+b.Version)
 	}
 	fmt.Fprintf(w, "tested with %s\n", strings.Join(tested, ", "))

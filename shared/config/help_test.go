@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 func TestHelpListsEveryFlag(t *testing.T) {
@@ -75,7 +75,7 @@ func TestVersion(t *testing.T) {
 	if !strings.HasPrefix(out, "svc ") {
 		t.Errorf("version does not start with the service name: %q", out)
 	}
-	for _, b := range append(append([]servers.Binary{}, servers.All...), servers.NATSCLI) {
+	for _, b := range append(append([]testservers.Binary{}, testservers.All...), testservers.NATSCLI) {
 		if b.Version == "" || !strings.Contains(out, b.Name+" "+b.Version) {
 			t.Errorf("version lacks %s %s: %q", b.Name, b.Version, out)
 		}

@@ -6,8 +6,8 @@ import (
 	"github.com/weaviate/weaviate-go-client/v4/weaviate"
 
 	"github.com/strata-kb/strata/shared/schema"
-	"github.com/strata-kb/strata/shared/servers"
-	"github.com/strata-kb/strata/shared/servers/serverstest"
+	"github.com/strata-kb/strata/shared/testservers"
+	"github.com/strata-kb/strata/shared/testservers/serverstest"
 )
 
 // writer returns a writer's client of the package's shared weaviate-server,
@@ -19,7 +19,7 @@ func writer(t *testing.T) *weaviate.Client {
 	}
 	st := serverstest.StartShared(t)
 	t.Cleanup(serverstest.StopShared)
-	wv, err := schema.NewClient(st.WeaviateHost, st.WeaviateGRPCHost, servers.LocalWeaviateWriter)
+	wv, err := schema.NewClient(st.WeaviateHost, st.WeaviateGRPCHost, testservers.LocalWeaviateWriter)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/strata-kb/strata/shared/pipeline"
-	"github.com/strata-kb/strata/shared/servers/serverstest"
+	"github.com/strata-kb/strata/shared/testservers/serverstest"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))

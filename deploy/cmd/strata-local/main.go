@@ -19,7 +19,7 @@ import (
 
 	"github.com/strata-kb/strata/deploy/localstack"
 	"github.com/strata-kb/strata/deploy/progress"
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 func main() {
@@ -109,7 +109,7 @@ func up(ctx context.Context, root, state string) error {
 		{"weaviate", ports.Weaviate}, {"weaviate_grpc", ports.WeaviateGRPC}, {"weaviate_gossip", ports.WeaviateGossip},
 		{"weaviate_data", ports.WeaviateData}, {"raft", ports.Raft}, {"raft_rpc", ports.RaftRPC}, {"ingestor", ports.Ingestor},
 		{"embedder", ports.Embedder}, {"indexer", ports.Indexer}, {"queryd", ports.Queryd}} {
-		if !servers.PortFree(p.port) {
+		if !testservers.PortFree(p.port) {
 			busy = append(busy, fmt.Sprintf("port %d (%s) is in use: free it or set STRATA_PORT_%s", p.port, p.name, strings.ToUpper(p.name)))
 		}
 	}
@@ -156,11 +156,11 @@ func buildCLI(ctx context.Context, root, state string) error {
 // selectNATSContext installs the pinned nats CLI (cached) and selects a
 // context for the stack at natsURL, so the README's commands need no --server.
 func selectNATSContext(ctx context.Context, natsURL, state string) error {
-	dir, err := servers.CacheDir()
+	dir, err := testservers.CacheDir()
 	if err != nil {
 		return err
 	}
-	cli, err := servers.InstallNATSCLI(ctx, dir, os.Stdout)
+	cli, err := testservers.InstallNATSCLI(ctx, dir, os.Stdout)
 	if err != nil {
 		return err
 	}
@@ -174,11 +174,11 @@ func selectNATSContext(ctx context.Context, natsURL, state string) error {
 // restoreNATSContext selects again the nats context the user had before
 // `up`; without the CLI (never installed) there is nothing to restore.
 func restoreNATSContext(ctx context.Context, state string) error {
-	dir, err := servers.CacheDir()
+	dir, err := testservers.CacheDir()
 	if err != nil {
 		return err
 	}
-	cli := servers.NATSCLI.Path(dir)
+	cli := testservers.NATSCLI.Path(dir)
 	if _, err := os.Stat(cli); err != nil {
 		return nil
 	}

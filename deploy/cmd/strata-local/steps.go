@@ -12,7 +12,7 @@ import (
 	"github.com/strata-kb/strata/deploy/localstack"
 	"github.com/strata-kb/strata/deploy/progress"
 	"github.com/strata-kb/strata/deploy/syspkg"
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 // installSteps is how many steps installSteps runs.
@@ -26,11 +26,11 @@ func newSteps(state, name string, total int) (*progress.Steps, error) {
 // install builds what is missing, one step each: the three servers and the
 // nats CLI (cached per user), then the embedding model and poppler-utils.
 func install(ctx context.Context, s *progress.Steps) error {
-	dir, err := servers.CacheDir()
+	dir, err := testservers.CacheDir()
 	if err != nil {
 		return err
 	}
-	for _, b := range append(servers.All[:len(servers.All):len(servers.All)], servers.NATSCLI) {
+	for _, b := range append(testservers.All[:len(testservers.All):len(testservers.All)], testservers.NATSCLI) {
 		err := s.Run(fmt.Sprintf("%s %s", b.Name, b.Version), func(st *progress.Step) error {
 			if b.Installed(dir) {
 				st.Cached("cached in " + dir)
@@ -43,10 +43,10 @@ func install(ctx context.Context, s *progress.Steps) error {
 			}
 			st.Say("")
 			st.Expect(n, "packages built (fewer when Go's build cache has some)", isPackageLine)
-			if b == servers.NATSCLI {
-				_, err = servers.InstallNATSCLI(ctx, dir, st.Raw())
+			if b == testservers.NATSCLI {
+				_, err = testservers.InstallNATSCLI(ctx, dir, st.Raw())
 			} else {
-				_, err = servers.Install(ctx, dir, b, st.Raw())
+				_, err = testservers.Install(ctx, dir, b, st.Raw())
 			}
 			return err
 		})
@@ -54,8 +54,8 @@ func install(ctx context.Context, s *progress.Steps) error {
 			return err
 		}
 	}
-	if b := servers.NATSCLI; b.Installed(dir) { // keep dir/nats pointing at the pinned version
-		if _, err := servers.InstallNATSCLI(ctx, dir, nopWriter{}); err != nil {
+	if b := testservers.NATSCLI; b.Installed(dir) { // keep dir/nats pointing at the pinned version
+		if _, err := testservers.InstallNATSCLI(ctx, dir, nopWriter{}); err != nil {
 			return err
 		}
 	}
@@ -131,7 +131,7 @@ func test(ctx context.Context, root, state string, goTestArgs []string) error {
 	}
 	flags, patterns := splitTestArgs(goTestArgs)
 	flags = append([]string{"-count=1", "-timeout", "45m"}, flags...) // a flag given later wins
-	cache, err := servers.CacheDir()
+	cache, err := testservers.CacheDir()
 	if err != nil {
 		return err
 	}

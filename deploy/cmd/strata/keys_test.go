@@ -13,7 +13,7 @@ import (
 
 	"github.com/strata-kb/strata/shared/apikeys"
 	"github.com/strata-kb/strata/shared/pipeline"
-	"github.com/strata-kb/strata/shared/servers/serverstest"
+	"github.com/strata-kb/strata/shared/testservers/serverstest"
 )
 
 // TestNewKeyRecord: the record of create's arguments, as stored: names

@@ -37,7 +37,7 @@ import (
 	"github.com/strata-kb/strata/deploy/measure/program"
 	"github.com/strata-kb/strata/shared/access"
 	"github.com/strata-kb/strata/shared/schema"
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 // accessKeys are queryd's two keys in the access mode.
@@ -737,7 +737,7 @@ var vectorRows = map[string]bool{"search_knowledge": true, "search_files": true,
 // filter (filterStrategy); a restricted key's allow list is its share of
 // the index, so the cutoff decides which of the two its searches take.
 func flatCutoffExperiment(ctx context.Context, st *localstack.Stack, b *accessBench, cutoff int) ([]accessResult, error) {
-	wv, err := schema.NewClient(st.Servers.WeaviateHost, st.Servers.WeaviateGRPCHost, servers.LocalWeaviateWriter)
+	wv, err := schema.NewClient(st.Servers.WeaviateHost, st.Servers.WeaviateGRPCHost, testservers.LocalWeaviateWriter)
 	if err != nil {
 		return nil, err
 	}

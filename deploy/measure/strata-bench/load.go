@@ -16,7 +16,7 @@ import (
 	"github.com/strata-kb/strata/indexer/index"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 	"github.com/strata-kb/strata/shared/tick"
 )
 
@@ -116,7 +116,7 @@ type loader struct {
 // openWriter connects an index.Writer to the stack's Weaviate and NATS; the
 // returned close releases the NATS connection.
 func openWriter(ctx context.Context, st *localstack.Stack) (*index.Writer, func(), error) {
-	wv, err := schema.NewClient(st.Servers.WeaviateHost, st.Servers.WeaviateGRPCHost, servers.LocalWeaviateWriter)
+	wv, err := schema.NewClient(st.Servers.WeaviateHost, st.Servers.WeaviateGRPCHost, testservers.LocalWeaviateWriter)
 	if err != nil {
 		return nil, nil, err
 	}

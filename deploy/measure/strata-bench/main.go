@@ -54,7 +54,7 @@ import (
 	"github.com/strata-kb/strata/indexer/index"
 	"github.com/strata-kb/strata/queryd/store/grpcsearch"
 	"github.com/strata-kb/strata/shared/schema"
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 func main() { program.Main("strata-bench", run) }
@@ -429,11 +429,11 @@ func loadModel(ctx context.Context, progress io.Writer) (*uselite.Model, error) 
 // queryd's read-only key) and reads each project's watermark.
 func newBench(ctx context.Context, cfg Config, st *localstack.Stack, w *index.Writer, c *corpus, q *queryPool,
 	m *uselite.Model, progress io.Writer) (*bench, error) {
-	wv, err := schema.NewClient(st.Servers.WeaviateHost, st.Servers.WeaviateGRPCHost, servers.LocalWeaviateReader)
+	wv, err := schema.NewClient(st.Servers.WeaviateHost, st.Servers.WeaviateGRPCHost, testservers.LocalWeaviateReader)
 	if err != nil {
 		return nil, err
 	}
-	rpc, err := grpcsearch.New(st.Servers.WeaviateGRPCHost, servers.LocalWeaviateReader)
+	rpc, err := grpcsearch.New(st.Servers.WeaviateGRPCHost, testservers.LocalWeaviateReader)
 	if err != nil {
 		return nil, err
 	}

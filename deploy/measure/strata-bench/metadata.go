@@ -42,8 +42,8 @@ import (
 	"github.com/strata-kb/strata/shared/metadata"
 	"github.com/strata-kb/strata/shared/metafilter"
 	"github.com/strata-kb/strata/shared/schema"
-	"github.com/strata-kb/strata/shared/servers"
 	"github.com/strata-kb/strata/shared/terms"
+	"github.com/strata-kb/strata/shared/testservers"
 	"github.com/strata-kb/strata/shared/wvquery"
 )
 
@@ -726,7 +726,7 @@ func parseIndexSettings(s string) ([]indexSetting, error) {
 // objects than it, else it walks the graph with filterStrategy, acorn or
 // sweeping).
 func setVectorIndex(ctx context.Context, st *localstack.Stack, key string, value any) error {
-	wv, err := schema.NewClient(st.Servers.WeaviateHost, st.Servers.WeaviateGRPCHost, servers.LocalWeaviateWriter)
+	wv, err := schema.NewClient(st.Servers.WeaviateHost, st.Servers.WeaviateGRPCHost, testservers.LocalWeaviateWriter)
 	if err != nil {
 		return err
 	}

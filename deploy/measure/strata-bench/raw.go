@@ -23,7 +23,7 @@ import (
 	"github.com/strata-kb/strata/indexer/index"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 // rawBatchSize is the indexer's batch size (batchSize, indexer/index/batch.go).
@@ -44,7 +44,7 @@ type rawWriter struct {
 // newRawWriter returns a rawWriter writing to the stack's Weaviate, parallel
 // batch requests at once.
 func newRawWriter(st *localstack.Stack, parallel int) (*rawWriter, error) {
-	wv, err := schema.NewClient(st.Servers.WeaviateHost, st.Servers.WeaviateGRPCHost, servers.LocalWeaviateWriter)
+	wv, err := schema.NewClient(st.Servers.WeaviateHost, st.Servers.WeaviateGRPCHost, testservers.LocalWeaviateWriter)
 	if err != nil {
 		return nil, fmt.Errorf("raw write path: %w", err)
 	}

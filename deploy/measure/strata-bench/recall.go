@@ -20,7 +20,7 @@ import (
 
 	"github.com/strata-kb/strata/deploy/localstack"
 	"github.com/strata-kb/strata/shared/schema"
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 	"github.com/strata-kb/strata/shared/wvquery"
 )
 
@@ -83,7 +83,7 @@ type recallResult struct {
 
 func runRecall(ctx context.Context, cfg Config, st *localstack.Stack, centres [][]float32, progress func(string, ...any)) (recallResult, error) {
 	res := recallResult{Vectors: cfg.RecallVectors, Queries: 200}
-	wv, err := schema.NewClient(st.Servers.WeaviateHost, st.Servers.WeaviateGRPCHost, servers.LocalWeaviateWriter)
+	wv, err := schema.NewClient(st.Servers.WeaviateHost, st.Servers.WeaviateGRPCHost, testservers.LocalWeaviateWriter)
 	if err != nil {
 		return res, err
 	}
@@ -249,7 +249,7 @@ func writeRecall(path string, cfg Config, r recallResult) error {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Vector compression and graph build: recall@10 and indexing speed of HNSW variants\n\n")
-	fmt.Fprintf(&b, "Written by `go run ./deploy/measure/strata-bench %s` on %s (%s).\n\n", strings.Join(cfg.args, " "), time.Now().UTC().Format("2006-01-02 15:04 MST"), servers.Weaviate.Name+" "+servers.Weaviate.Version)
+	fmt.Fprintf(&b, "Written by `go run ./deploy/measure/strata-bench %s` on %s (%s).\n\n", strings.Join(cfg.args, " "), time.Now().UTC().Format("2006-01-02 15:04 MST"), testservers.Weaviate.Name+" "+testservers.Weaviate.Version)
 	fmt.Fprintf(&b, "%d vectors of 512 dimensions (clusters around %d real use-lite-512 embeddings, Gaussian noise %.2f per dimension, unit length), stored in one collection per variant (HNSW, cosine, asynchronous indexing), one variant after the other in one run. %d queries drawn the same way, each asking for %d hits (queryd's smallest vector page) of which the first 10 are compared; the exact top 10 is computed by brute force. Indexing is the time from the last stored object until Weaviate's vector queue is empty (polled every 2 s).\n\n", r.Vectors, cfg.RealVectors, recallNoise, r.Queries, probeLimit)
 	fmt.Fprintf(&b, "| HNSW variant | Weaviate reports | recall@10 vs exact | overlap with uncompressed | p50 query | store | index | vectors/s (store + index) |\n|---|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, v := range r.Variants {

@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 // report is everything the output says.
@@ -156,7 +156,7 @@ func cpuModel() string {
 // serverVersions lists the servers of the stack with their versions.
 func serverVersions() string {
 	var bins []string
-	for _, b := range servers.All {
+	for _, b := range testservers.All {
 		bins = append(bins, b.Name+" "+b.Version)
 	}
 	return strings.Join(bins, ", ")

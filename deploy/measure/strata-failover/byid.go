@@ -40,7 +40,7 @@ import (
 	"github.com/strata-kb/strata/deploy/localstack"
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/schema"
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 // probes are the ways a chunk is read by id, then the writes, in report order.
@@ -154,11 +154,11 @@ type byIDBench struct {
 
 func newByIDBench(ctx context.Context, b *bench) (*byIDBench, error) {
 	hosts := b.st.Servers.WeaviateHosts()
-	wv, err := schema.NewClient(hosts, "", servers.LocalWeaviateReader)
+	wv, err := schema.NewClient(hosts, "", testservers.LocalWeaviateReader)
 	if err != nil {
 		return nil, err
 	}
-	ww, err := schema.NewClientWith(hosts, "", servers.LocalWeaviateWriter, schema.ClientOptions{WriteTimeout: b.cfg.WriteTimeout})
+	ww, err := schema.NewClientWith(hosts, "", testservers.LocalWeaviateWriter, schema.ClientOptions{WriteTimeout: b.cfg.WriteTimeout})
 	if err != nil {
 		return nil, err
 	}

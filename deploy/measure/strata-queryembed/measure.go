@@ -20,7 +20,7 @@ import (
 	"github.com/strata-kb/strata/deploy/localstack"
 	"github.com/strata-kb/strata/deploy/mcpclient"
 	"github.com/strata-kb/strata/shared/schema"
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 // Local-stack credentials for the queryd this command starts (no secrets).
@@ -40,24 +40,24 @@ func measure(ctx context.Context, c config) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	cache, err := servers.CacheDir()
+	cache, err := testservers.CacheDir()
 	if err != nil {
 		return err
 	}
-	bins, err := servers.InstallAll(ctx, cache, os.Stderr)
+	bins, err := testservers.InstallAll(ctx, cache, os.Stderr)
 	if err != nil {
 		return err
 	}
-	ports, err := servers.FreeStackPorts()
+	ports, err := testservers.FreeStackPorts()
 	if err != nil {
 		return err
 	}
-	st, err := servers.StartStack(ctx, servers.StackOptions{Bins: bins, DataDir: dir, Ports: ports, Progress: os.Stderr})
+	st, err := testservers.StartStack(ctx, testservers.StackOptions{Bins: bins, DataDir: dir, Ports: ports, Progress: os.Stderr})
 	if err != nil {
 		return err
 	}
 	defer st.Stop(10 * time.Second)
-	wv, err := schema.NewClient(st.WeaviateHost, st.WeaviateGRPCHost, servers.LocalWeaviateWriter)
+	wv, err := schema.NewClient(st.WeaviateHost, st.WeaviateGRPCHost, testservers.LocalWeaviateWriter)
 	if err != nil {
 		return err
 	}
@@ -197,16 +197,16 @@ type memRow struct {
 
 // querydMemory starts queryd with the provider, makes c.Calls
 // hybrid_search calls and reads its resident memory.
-func querydMemory(ctx context.Context, c config, st *servers.Stack, bin, dir, provider string) (memRow, error) {
+func querydMemory(ctx context.Context, c config, st *testservers.Stack, bin, dir, provider string) (memRow, error) {
 	row := memRow{provider: provider}
-	port, err := servers.FreePorts(1)
+	port, err := testservers.FreePorts(1)
 	if err != nil {
 		return row, err
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port[0])
-	p, err := servers.Start(servers.Spec{Name: "queryd-" + provider, Path: bin, LogFile: filepath.Join(dir, "queryd-"+provider+".log"),
+	p, err := testservers.Start(testservers.Spec{Name: "queryd-" + provider, Path: bin, LogFile: filepath.Join(dir, "queryd-"+provider+".log"),
 		Args: []string{"-addr", addr, "-weaviate-host", st.WeaviateHost, "-weaviate-grpc", st.WeaviateGRPCHost,
-			"-weaviate-api-key", servers.LocalWeaviateReader, "-api-keys", apiKey + "=*|*", "-cursor-secret", cursorSecret,
+			"-weaviate-api-key", testservers.LocalWeaviateReader, "-api-keys", apiKey + "=*|*", "-cursor-secret", cursorSecret,
 			"-embedding-provider", provider, "-embedding-model-dir", c.ModelDir, "-tool-budget", "0", "-tool-budget-warn", "0"}})
 	if err != nil {
 		return row, fmt.Errorf("start queryd (%s): %w", provider, err)
@@ -214,7 +214,7 @@ func querydMemory(ctx context.Context, c config, st *servers.Stack, bin, dir, pr
 	defer p.Stop(10 * time.Second)
 	ready, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	if err := p.WaitReady(ready, servers.HTTPReady("http://"+addr+"/readyz")); err != nil {
+	if err := p.WaitReady(ready, testservers.HTTPReady("http://"+addr+"/readyz")); err != nil {
 		return row, fmt.Errorf("queryd (%s) not ready: %w", provider, err)
 	}
 	client, err := mcpclient.Connect(ctx, "http://"+addr+"/mcp", apiKey, "strata-queryembed")

@@ -24,7 +24,7 @@ import (
 	"github.com/strata-kb/strata/shared/apikeys"
 	"github.com/strata-kb/strata/shared/freshness"
 	"github.com/strata-kb/strata/shared/pipeline"
-	"github.com/strata-kb/strata/shared/servers/serverstest"
+	"github.com/strata-kb/strata/shared/testservers/serverstest"
 )
 
 // revokeBound is the requirement: every replica refuses a revoked key (and

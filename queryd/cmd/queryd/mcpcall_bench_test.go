@@ -23,7 +23,7 @@ import (
 	"github.com/strata-kb/strata/queryd/budget"
 	"github.com/strata-kb/strata/shared/metrics"
 	"github.com/strata-kb/strata/shared/pipeline"
-	"github.com/strata-kb/strata/shared/servers/serverstest"
+	"github.com/strata-kb/strata/shared/testservers/serverstest"
 )
 
 // The cost of one MCP tool call through queryd's HTTP stack beside mcp-go's

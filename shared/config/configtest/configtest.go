@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/strata-kb/strata/shared/config"
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 // CheckCommandLine builds the main package in the current directory and
@@ -76,7 +76,7 @@ func CheckCommandLine(t *testing.T, register func(*flag.FlagSet)) {
 	if code != 0 {
 		t.Fatalf("-version exited %d: %s", code, stderr)
 	}
-	for _, b := range append(append([]servers.Binary{}, servers.All...), servers.NATSCLI) {
+	for _, b := range append(append([]testservers.Binary{}, testservers.All...), testservers.NATSCLI) {
 		if !strings.Contains(version, b.Name+" "+b.Version) {
 			t.Errorf("-version lacks %s %s: %q", b.Name, b.Version, version)
 		}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/strata-kb/strata/deploy/localstack"
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 // cluster is the running stack: servers on 3+4+3 nodes and two replicas of
@@ -79,7 +79,7 @@ func startCluster(ctx context.Context, cfg Config, state string) (_ *cluster, er
 		"queryd":   {"STRATA_S3_ENDPOINT=" + endpoints[2]},
 	}
 	for _, svc := range localstack.Services {
-		free, err := servers.FreePorts(1)
+		free, err := testservers.FreePorts(1)
 		if err != nil {
 			return nil, err
 		}
@@ -201,8 +201,8 @@ func get(ctx context.Context, url string) error {
 }
 
 // procs names every process of the cluster: nats-1, minio-2, ingestor-1, ...
-func (c *cluster) procs() map[string]*servers.Process {
-	out := map[string]*servers.Process{}
+func (c *cluster) procs() map[string]*testservers.Process {
+	out := map[string]*testservers.Process{}
 	srv := c.st.Servers
 	for i, p := range srv.NATSNodes() {
 		out["nats-"+strconv.Itoa(i+1)] = p

@@ -16,7 +16,7 @@ import (
 	"github.com/strata-kb/strata/deploy/localstack"
 	"github.com/strata-kb/strata/ingestor/extract/pdf/pdfwrite"
 	"github.com/strata-kb/strata/shared/bucket"
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 // Project is the project every chaos file is uploaded to.
@@ -136,7 +136,7 @@ const writeDeadline = 60 * time.Second
 func newWriter(cfg Config, st *localstack.Stack) (*writer, error) {
 	w := &writer{cfg: cfg, rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 7))}
 	for _, ep := range st.Servers.S3Endpoints() {
-		c, err := bucket.Client(ep, servers.LocalS3AccessKey, servers.LocalS3SecretKey, false)
+		c, err := bucket.Client(ep, testservers.LocalS3AccessKey, testservers.LocalS3SecretKey, false)
 		if err != nil {
 			return nil, err
 		}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/strata-kb/strata/shared/pipeline"
-	"github.com/strata-kb/strata/shared/servers"
+	"github.com/strata-kb/strata/shared/testservers"
 )
 
 type testWriter struct{ t testing.TB }
@@ -23,10 +23,10 @@ func installCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 30*time.Minute)
 }
 
-// cacheDir is where the servers are installed (servers.CacheDir).
+// cacheDir is where the servers are installed (testservers.CacheDir).
 func cacheDir(t testing.TB) string {
 	t.Helper()
-	dir, err := servers.CacheDir()
+	dir, err := testservers.CacheDir()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,20 +44,20 @@ func createStreams(ctx context.Context, natsURL string) error {
 }
 
 // startStack installs what is missing and starts the three servers in dataDir.
-func startStack(t testing.TB, dataDir string) *servers.Stack {
+func startStack(t testing.TB, dataDir string) *testservers.Stack {
 	t.Helper()
 	ctx, cancel := installCtx()
 	defer cancel()
 	dir := cacheDir(t)
-	bins, err := servers.InstallAll(ctx, dir, testWriter{t})
+	bins, err := testservers.InstallAll(ctx, dir, testWriter{t})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ports, err := servers.FreeStackPorts()
+	ports, err := testservers.FreeStackPorts()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := servers.StartStack(ctx, servers.StackOptions{Bins: bins, DataDir: dataDir, Ports: ports, BeforeMinIO: createStreams})
+	s, err := testservers.StartStack(ctx, testservers.StackOptions{Bins: bins, DataDir: dataDir, Ports: ports, BeforeMinIO: createStreams})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,16 +70,16 @@ func NATS(t testing.TB) string {
 	ctx, cancel := installCtx()
 	defer cancel()
 	dir := cacheDir(t)
-	bin, err := servers.Install(ctx, dir, servers.NATSServer, testWriter{t})
+	bin, err := testservers.Install(ctx, dir, testservers.NATSServer, testWriter{t})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ports, err := servers.FreePorts(2)
+	ports, err := testservers.FreePorts(2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	data := t.TempDir()
-	p, err := servers.StartNATS(ctx, bin, data, ports[0], ports[1], data, false)
+	p, err := testservers.StartNATS(ctx, bin, data, ports[0], ports[1], data, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,13 +93,13 @@ func NATS(t testing.TB) string {
 
 var (
 	sharedMu    sync.Mutex
-	sharedStack *servers.Stack
+	sharedStack *testservers.Stack
 	sharedDir   string
 )
 
 // StartShared starts the servers once per test binary and shares them
 // between tests (each test uses its own projects); call StopShared from TestMain.
-func StartShared(t testing.TB) *servers.Stack {
+func StartShared(t testing.TB) *testservers.Stack {
 	t.Helper()
 	sharedMu.Lock()
 	defer sharedMu.Unlock()

@@ -1,4 +1,4 @@
-package servers
+package testservers
 
 // clusterFailover are the settings that let a multi-node Weaviate (v1.35)
 // serve reads soon after one node's loss. deploy/k8s/base/weaviate.yaml

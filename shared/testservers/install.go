@@ -1,9 +1,9 @@
-// Package servers installs and runs the real third-party servers Strata is
+// Package testservers installs and runs the real third-party servers Strata is
 // built on (nats-server, minio, weaviate-server) as local processes, for the
 // local stack and for integration tests. Binaries are built from source with
 // `go install` at pinned versions and cached per user, so a second run starts
 // in seconds.
-package servers
+package testservers
 
 import (
 	"context"
