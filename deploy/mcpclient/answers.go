@@ -1,8 +1,8 @@
 package mcpclient
 
 // The answers of queryd's tools that Strata's own programs read, as they
-// read them (queryd/tools writes them; the deploy module builds without
-// queryd, so these are the JSON contract, not queryd's types).
+// read them: the JSON an MCP client receives (queryd/tools writes it), not
+// queryd's types.
 
 // Status is the status tool's answer.
 type Status struct {
