@@ -189,6 +189,9 @@ func (w *Writer) commitAccess(ctx context.Context, project string, visible map[s
 		return err
 	}
 	v := accessVersion(project, visible, want, seq, w.now().UTC().Format(time.RFC3339Nano))
+	if err := w.fenced(ctx, project, "write"); err != nil {
+		return err
+	}
 	if err := w.batch(ctx, []*models.Object{v}); err != nil {
 		return fmt.Errorf("write access version of %s: %w", wvquery.Str(visible, "file_id"), err)
 	}

@@ -6,6 +6,7 @@ package index
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/strata-kb/strata/shared/schema"
@@ -59,6 +60,7 @@ func (w *Writer) lock(ctx context.Context, project string) (unlock func(), err e
 	}
 	w.leaseLost.Store(project, lost)
 	return func() {
+		w.fences.Delete(project)
 		w.leaseLost.Delete(project)
 		release()
 		mu.Unlock()
@@ -69,5 +71,28 @@ func (w *Writer) lock(ctx context.Context, project string) (unlock func(), err e
 // comes before any of them is: a crash from here on leaves an intent above
 // the watermark for the next commit to see.
 func (w *Writer) intend(ctx context.Context, project string, seq int64) error {
-	return w.seqs.Intend(ctx, project, seq)
+	if err := w.seqs.Intend(ctx, project, seq); err != nil {
+		return err
+	}
+	fence, err := w.seqs.Claim(ctx, project, seq-1)
+	if err != nil {
+		return err
+	}
+	w.fences.Store(project, fence)
+	return nil
+}
+
+// fenced returns ErrFenced when another indexer claimed project since this
+// commit's intend: nothing more of this commit may be written. Checked
+// before each write of objects, so a holder paused past its lease writes
+// nothing once it wakes (publish is fenced in the store itself).
+func (w *Writer) fenced(ctx context.Context, project string, step string) error {
+	if w.pauseHook != nil {
+		w.pauseHook(step)
+	}
+	fence, ok := w.fences.Load(project)
+	if !ok {
+		return fmt.Errorf("%s: no fence: the commit did not intend its sequence", project)
+	}
+	return w.seqs.Check(ctx, project, fence.(uint64))
 }

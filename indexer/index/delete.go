@@ -34,6 +34,9 @@ func (w *Writer) ApplyDelete(ctx context.Context, d pipeline.FileDeleted) (Outco
 	if v.done {
 		return Duplicate, w.batch(ctx, []*models.Object{tombstone})
 	}
+	if err := w.fenced(ctx, o.Project, "write"); err != nil {
+		return "", err
+	}
 	if err := w.batch(ctx, []*models.Object{version}); err != nil {
 		return "", fmt.Errorf("write delete of %s: %w", d.FileID, err)
 	}

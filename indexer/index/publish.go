@@ -41,6 +41,10 @@ func (w *Writer) publishVersions(ctx context.Context, project string, group []*p
 		objs = append(objs, versionObjects(p.fv, p.labels, seq, now, p.terms)...)
 		docs = append(docs, fileDocument(p.fv, p.labels, seq, now))
 	}
+	if err := w.fenced(ctx, project, "write"); err != nil {
+		fail(err)
+		return
+	}
 	if err := w.batch(ctx, objs); err != nil {
 		fail(fmt.Errorf("write %d file versions of %s: %w", len(apply), project, err))
 		return
@@ -87,7 +91,14 @@ func (w *Writer) publish(ctx context.Context, project string, seq int64) error {
 		// Another indexer may hold the project now; its next commit rolls this one back.
 		return fmt.Errorf("commit lease of %s lost before publishing %d", project, seq)
 	}
-	if err := w.seqs.Set(ctx, project, seq); err != nil {
+	if w.pauseHook != nil {
+		w.pauseHook("publish")
+	}
+	fence, ok := w.fences.Load(project)
+	if !ok {
+		return fmt.Errorf("publish %d of %s: no fence: the commit did not intend its sequence", seq, project)
+	}
+	if err := w.seqs.Publish(ctx, project, seq, fence.(uint64)); err != nil {
 		return err
 	}
 	w.published.Add(1)

@@ -32,7 +32,22 @@ type Sequences interface {
 	// behind, and only then does the next commit have to roll back.
 	Intend(ctx context.Context, project string, seq int64) error
 	Intent(ctx context.Context, project string) (int64, error)
+	// Claim makes the caller the project's committer in the store itself:
+	// it rewrites the published sequence unchanged and returns the entry's
+	// new revision, the commit's fence. A committer paused past its lease
+	// while another claimed and committed then finds its fence gone.
+	Claim(ctx context.Context, project string, published int64) (fence uint64, err error)
+	// Publish raises the sequence to seq by compare-and-set on fence:
+	// ErrFenced when another committer claimed since.
+	Publish(ctx context.Context, project string, seq int64, fence uint64) error
+	// Check returns ErrFenced when another committer claimed since fence.
+	Check(ctx context.Context, project string, fence uint64) error
 }
+
+// ErrFenced means another indexer claimed the project since this commit
+// began: this one's lease passed (the process was paused or cut off past
+// it), so it must publish and write nothing more.
+var ErrFenced = errors.New("commit fenced: another indexer has claimed the project since this commit began")
 
 // IntentsBucket holds the last commit sequence each project's committer
 // was about to write (see Sequences.Intend).
@@ -77,6 +92,61 @@ func (k *KVSequences) Intent(ctx context.Context, project string) (int64, error)
 		return 0, fmt.Errorf("intent of %s: corrupt value", project)
 	}
 	return int64(binary.BigEndian.Uint64(e.Value())), nil
+}
+
+// Claim implements Sequences.
+func (k *KVSequences) Claim(ctx context.Context, project string, published int64) (uint64, error) {
+	for range 20 {
+		e, err := k.kv.Get(ctx, project)
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+			rev, err := k.kv.Create(ctx, project, binary.BigEndian.AppendUint64(nil, uint64(published)))
+			if err == nil || !errors.Is(err, jetstream.ErrKeyExists) {
+				return rev, wrapClaim(project, err)
+			}
+		case err != nil:
+			return 0, wrapClaim(project, err)
+		default:
+			// The value stays as it is (it never goes down); only its
+			// revision moves, and becomes the fence.
+			rev, err := k.kv.Update(ctx, project, e.Value(), e.Revision())
+			if err == nil || !errors.Is(err, jetstream.ErrKeyExists) {
+				return rev, wrapClaim(project, err)
+			}
+		}
+	}
+	return 0, fmt.Errorf("claim sequence of %s: too much contention", project)
+}
+
+func wrapClaim(project string, err error) error {
+	if err != nil {
+		return fmt.Errorf("claim sequence of %s: %w", project, err)
+	}
+	return nil
+}
+
+// Publish implements Sequences.
+func (k *KVSequences) Publish(ctx context.Context, project string, seq int64, fence uint64) error {
+	_, err := k.kv.Update(ctx, project, binary.BigEndian.AppendUint64(nil, uint64(seq)), fence)
+	switch {
+	case errors.Is(err, jetstream.ErrKeyExists):
+		return fmt.Errorf("publish %d of %s: %w", seq, project, ErrFenced)
+	case err != nil:
+		return fmt.Errorf("publish sequence of %s: %w", project, err)
+	}
+	return nil
+}
+
+// Check implements Sequences.
+func (k *KVSequences) Check(ctx context.Context, project string, fence uint64) error {
+	e, err := k.kv.Get(ctx, project)
+	if err != nil {
+		return fmt.Errorf("check the fence of %s: %w", project, err)
+	}
+	if e.Revision() != fence {
+		return fmt.Errorf("%s: %w", project, ErrFenced)
+	}
+	return nil
 }
 
 // Get implements Sequences.

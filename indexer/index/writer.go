@@ -32,6 +32,12 @@ type Writer struct {
 	// locks serialise commits across indexer processes (nil: this process is alone).
 	locks     CommitLocks
 	leaseLost sync.Map // project -> func() bool, while its lease is held
+	// fences hold each project's fence (Sequences.Claim) while a commit of
+	// this writer holds it.
+	fences sync.Map // project -> uint64
+	// pauseHook, when set, is called at each step a pause can fall between
+	// ("write", "publish"): tests pause a holder past its lease there.
+	pauseHook func(step string)
 	// marks records embedded versions for readers' counts (nil: not recorded).
 	marks EmbeddedMarks
 	// checked holds the projects this process has rolled back once; after

@@ -1,0 +1,112 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+)
+
+// handLease is a commit lease the test expires by hand: a holder paused
+// past its lease does not know it lost it (its renewals were paused too),
+// and another holder may acquire it.
+type handLease struct {
+	sem    chan struct{}
+	mu     sync.Mutex
+	gen    int // acquisitions so far
+	holder int // the acquisition holding the lease, 0 when free or expired
+}
+
+func newHandLease() *handLease { return &handLease{sem: make(chan struct{}, 1)} }
+
+func (l *handLease) Acquire(ctx context.Context, _ string) (func(), func() bool, error) {
+	select {
+	case l.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+	l.mu.Lock()
+	l.gen++
+	mine := l.gen
+	l.holder = mine
+	l.mu.Unlock()
+	var once sync.Once
+	release := func() {
+		once.Do(func() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			if l.holder == mine { // not expired under it
+				l.holder = 0
+				<-l.sem
+			}
+		})
+	}
+	return release, func() bool { return false }, nil
+}
+
+// expire frees the lease under its holder, as its TTL would.
+func (l *handLease) expire() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.holder = 0
+	<-l.sem
+}
+
+// TestAHolderPausedPastItsLeaseLeavesNothing: a commit paused (as SIGSTOP
+// would) past its lease, before writing its objects or before publishing
+// them, while another indexer takes the lease and commits, publishes
+// nothing and leaves nothing visible when it wakes: its fence is gone. The
+// other commit is visible, at the next sequence.
+func TestAHolderPausedPastItsLeaseLeavesNothing(t *testing.T) {
+	for _, step := range []string{"write", "publish"} {
+		t.Run(step, func(t *testing.T) {
+			paused, _ := newWriter(t)
+			other, wv := newWriter(t)
+			lease := newHandLease()
+			paused.SetCommitLocks(lease)
+			other.SetCommitLocks(lease)
+			ctx := context.Background()
+			p := "paused-at-" + step
+			base := version(p, "base.md", "e0", "10", "base")
+			if _, err := other.ApplyFileVersion(ctx, base); err != nil {
+				t.Fatal(err)
+			}
+			asleep, wake := make(chan struct{}), make(chan struct{})
+			var once sync.Once
+			paused.pauseHook = func(s string) {
+				if s == step {
+					once.Do(func() { close(asleep); <-wake })
+				}
+			}
+			stale := version(p, "stale.md", "e1", "20", "written by the paused holder")
+			done := make(chan error, 1)
+			go func() {
+				_, err := paused.ApplyFileVersion(ctx, stale)
+				done <- err
+			}()
+			<-asleep
+			lease.expire()
+			fresh := version(p, "fresh.md", "e2", "30", "written by the other holder")
+			if _, err := other.ApplyFileVersion(ctx, fresh); err != nil {
+				t.Fatal(err)
+			}
+			close(wake)
+			if err := <-done; !errors.Is(err, ErrFenced) {
+				t.Fatalf("the paused holder woke and got %v, want ErrFenced", err)
+			}
+			wm := watermark(t, other, p)
+			if wm != 2 {
+				t.Fatalf("watermark %d, want 2: the base commit and the other holder's", wm)
+			}
+			if got := visible(t, wv, p, stale.FileID, wm); len(got) != 0 {
+				t.Fatalf("the paused holder's file is visible: %v", got)
+			}
+			if got := visible(t, wv, p, stale.FileID, wm+1); len(got) != 0 {
+				t.Fatalf("the paused holder left objects above the watermark: %v", got)
+			}
+			if got := visible(t, wv, p, fresh.FileID, wm); got[fresh.FileVersionID] != 1 {
+				t.Fatalf("the other holder's commit: %v", got)
+			}
+		})
+	}
+}
