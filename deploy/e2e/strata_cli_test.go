@@ -169,7 +169,8 @@ func TestStrataCLI(t *testing.T) {
 	out = cli.ok("status", "--pipeline")
 	t.Logf("strata status --pipeline:\n%s", out)
 	if !regexp.MustCompile(`(?m)^acme +4 +\d+ +\d+ +1 +0 +\d+$`).MatchString(out) || !strings.Contains(out, "acme/kb/reports/bad.pdf (failed): ") ||
-		!regexp.MustCompile(`(?m)^CHUNKS +embedder +\d+ +\d+$`).MatchString(out) || !regexp.MustCompile(`(?m)^DEADLETTER +\(dead letters\) +0 +-$`).MatchString(out) {
+		!regexp.MustCompile(`(?m)^CHUNKS +embedder +\d+ +\d+$`).MatchString(out) || !regexp.MustCompile(`(?m)^DEADLETTER +\(dead letters\) +0 +-$`).MatchString(out) ||
+		!strings.Contains(out, "3 worker replicas without a full disk or memory over budget") {
 		t.Errorf("status:\n%s", out)
 	}
 

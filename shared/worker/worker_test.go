@@ -76,7 +76,8 @@ func TestAckRetryAndDeadLetter(t *testing.T) {
 		return nil
 	}
 	maxDeliver := pipeline.MaxDeliver
-	loop := New(Config{Stage: "test", Concurrency: 2, MaxDeliver: maxDeliver, RetryDelays: []time.Duration{20 * time.Millisecond}}, js, cons, handle, quiet)
+	health := &healthLog{}
+	loop := New(Config{Stage: "test", Concurrency: 2, MaxDeliver: maxDeliver, RetryDelays: []time.Duration{20 * time.Millisecond}, Health: health}, js, cons, handle, quiet)
 	ctx, cancel := context.WithCancel(context.Background())
 	runErr := make(chan error, 1)
 	go func() { runErr <- loop.Run(ctx) }()
@@ -117,6 +118,12 @@ func TestAckRetryAndDeadLetter(t *testing.T) {
 		t.Fatalf("attempts %v", attempts)
 	}
 	mu.Unlock()
+	// Health saw every attempt: two went through (ok, flaky's third).
+	health.mu.Lock()
+	if health.ok != 2 || health.failed != 1+2+maxDeliver {
+		t.Fatalf("health saw %d attempts go through and %d fail", health.ok, health.failed)
+	}
+	health.mu.Unlock()
 
 	dl, err := js.Stream(context.Background(), pipeline.DeadLetterStream)
 	if err != nil {
@@ -209,4 +216,20 @@ func TestTraceContinuesAcrossStages(t *testing.T) {
 		}
 	}
 	t.Fatalf("no handler span among %d recorded", len(rec.Ended()))
+}
+
+// healthLog counts the attempts a loop tells its Health.
+type healthLog struct {
+	mu         sync.Mutex
+	ok, failed int
+}
+
+func (h *healthLog) Observe(err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err == nil {
+		h.ok++
+	} else {
+		h.failed++
+	}
 }

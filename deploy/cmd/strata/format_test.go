@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/strata-kb/strata/shared/stagehealth"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -323,5 +324,22 @@ func TestNATSUnreachable(t *testing.T) {
 			(tc.name != "strata status" && !strings.Contains(errOut, "connect to NATS at nats://127.0.0.1:1")) {
 			t.Errorf("%s: exit %d, %q, %q", tc.name, code, out, errOut)
 		}
+	}
+}
+
+// TestHeldBackOutput: each replica a full disk or its memory budget holds
+// back gets a line per condition; the others are counted.
+func TestHeldBackOutput(t *testing.T) {
+	var b strings.Builder
+	printHeldBack(&b, []stagehealth.Report{
+		{Stage: "indexer", Instance: "host-7", Refused: "shard Chunk_acme: store is read-only", RefusedSince: time.Date(2026, 11, 28, 9, 30, 0, 0, time.UTC)},
+		{Stage: "embedder", Instance: "host-8"},
+		{Stage: "ingestor", Instance: "host-9", RSSBytes: 700 << 20, MemoryLimitBytes: 512 << 20, OverMemoryBudget: true},
+	})
+	want := "  indexer host-7: refused by a full disk since 09:30:00: shard Chunk_acme: store is read-only\n" +
+		"  ingestor host-9: over its memory budget: 700 MiB resident, -memory-limit 512 MiB\n" +
+		"1 worker replica without a full disk or memory over budget\n"
+	if b.String() != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", b.String(), want)
 	}
 }

@@ -12,13 +12,15 @@ import (
 
 	"github.com/strata-kb/strata/deploy/mcpclient"
 	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/stagehealth"
 )
 
 func runStatus(ctx context.Context, a *app, name string, args []string) error {
 	f := newFlags(name, "[--pipeline] [--json]",
 		"Prints what the index holds (the MCP tool status): documents, chunks, embedded chunks, failed and\n"+
 			"unsupported files and the commit watermark per project, and the failed files with why.\n"+
-			"--pipeline adds each stage's lag and the dead letters, read from NATS JetStream.")
+			"--pipeline adds each stage's lag and the dead letters, read from NATS JetStream, and each worker\n"+
+			"replica held back by a full disk or over its memory budget.")
 	pipe := f.Bool("pipeline", false, "also show each stage's lag (unprocessed and in-flight messages) and the dead letters")
 	asJSON := f.Bool("json", false, "print the tool's answer as JSON")
 	cf := addConnFlags(f, needMCP|needNATS)
@@ -34,8 +36,9 @@ func runStatus(ctx context.Context, a *app, name string, args []string) error {
 		return err
 	}
 	var lag []stageLag
+	var replicas []stagehealth.Report
 	if *pipe {
-		if lag, err = pipelineLag(ctx, c); err != nil {
+		if lag, replicas, err = pipelineLag(ctx, c); err != nil {
 			return err
 		}
 	}
@@ -43,7 +46,7 @@ func runStatus(ctx context.Context, a *app, name string, args []string) error {
 		if !*pipe {
 			return printJSON(a.stdout, raw)
 		}
-		return printJSON(a.stdout, map[string]any{"status": raw, "pipeline": lag})
+		return printJSON(a.stdout, map[string]any{"status": raw, "pipeline": lag, "replicas": replicas})
 	}
 	var st mcpclient.Status
 	if err := json.Unmarshal(raw, &st); err != nil {
@@ -52,8 +55,26 @@ func runStatus(ctx context.Context, a *app, name string, args []string) error {
 	printStatus(a.stdout, st)
 	if *pipe {
 		printLag(a.stdout, lag)
+		printHeldBack(a.stdout, replicas)
 	}
 	return nil
+}
+
+// printHeldBack names each worker replica that a full disk or its memory
+// budget holds back, and how many report nothing of the kind.
+func printHeldBack(w io.Writer, replicas []stagehealth.Report) {
+	fine := 0
+	for _, r := range replicas {
+		conds := r.Conditions()
+		if len(conds) == 0 {
+			fine++
+			continue
+		}
+		for _, c := range conds {
+			fmt.Fprintf(w, "  %s %s: %s\n", r.Stage, r.Instance, oneLine(c))
+		}
+	}
+	fmt.Fprintf(w, "%s without a full disk or memory over budget\n", plural(fine, "worker replica", "worker replicas"))
 }
 
 func printStatus(w io.Writer, s mcpclient.Status) {
@@ -115,21 +136,25 @@ var stageConsumers = []struct{ stream, consumer string }{
 	{pipeline.EmbeddingsStream, pipeline.IndexerVectorsConsumer},
 }
 
-func pipelineLag(ctx context.Context, c conn) ([]stageLag, error) {
+func pipelineLag(ctx context.Context, c conn) ([]stageLag, []stagehealth.Report, error) {
 	nc, js, err := connectNATS(c)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer nc.Close()
 	out, err := consumerLag(ctx, js)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	n, err := deadLetterCount(ctx, js)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return append(out, stageLag{Stream: pipeline.DeadLetterStream, Unprocessed: n}), nil
+	replicas, err := stagehealth.Read(ctx, js)
+	if err != nil {
+		return nil, nil, err
+	}
+	return append(out, stageLag{Stream: pipeline.DeadLetterStream, Unprocessed: n}), replicas, nil
 }
 
 func consumerLag(ctx context.Context, js jetstream.JetStream) ([]stageLag, error) {
