@@ -36,6 +36,11 @@
 // (-reconcile; the product default is 5 minutes). The writers, like any S3
 // client behind a load balancer, move to the next node when one fails.
 //
+// Faults (-faults, in turn): kill (SIGKILL, down -down, started again)
+// and pause (SIGSTOP for -pause-min to -pause-max, 5-30 s, then SIGCONT: a
+// GC pause or a frozen VM; an indexer paused past its commit lease finds
+// its commit fenced). A full-disk fault is not built yet.
+//
 // Every 20 s (-kill-every) one process is killed with SIGKILL, taken in
 // turn from a shuffled list of all 16 (3 NATS, 4 MinIO, 3 Weaviate nodes,
 // 8 service processes), left down 3 s (-down) and started again. The next
@@ -67,6 +72,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/strata-kb/strata/deploy/localstack"
@@ -84,6 +90,9 @@ func run(ctx context.Context, args []string) error {
 	d := chaos.DefaultConfig(0)
 	fs.DurationVar(&d.KillEvery, "kill-every", d.KillEvery, "a process is killed this often (0: never, a baseline of the same load)")
 	fs.DurationVar(&d.Down, "down", d.Down, "how long a killed process stays down before it is started again")
+	faults := fs.String("faults", strings.Join(d.Faults, ","), "the kinds of fault injected in turn, comma-separated: kill ("+chaos.FaultKinds[chaos.FaultKill]+"), pause ("+chaos.FaultKinds[chaos.FaultPause]+"); diskfull is not built yet")
+	fs.DurationVar(&d.PauseMin, "pause-min", d.PauseMin, "shortest pause of a pause fault")
+	fs.DurationVar(&d.PauseMax, "pause-max", d.PauseMax, "longest pause of a pause fault")
 	fs.Float64Var(&d.WriteRate, "writes", d.WriteRate, "bucket operations (uploads, overwrites, deletes) a second")
 	fs.Float64Var(&d.ReadRate, "reads", d.ReadRate, "MCP reads a second")
 	fs.IntVar(&d.Readers, "readers", d.Readers, "concurrent readers")
@@ -123,6 +132,11 @@ Flags:
 	}
 	if d.Prebuilt && *state == "" {
 		fmt.Fprintln(os.Stderr, "strata-chaos: -prebuilt needs -state (the services are in its bin/)")
+		return program.Status(2)
+	}
+	var err error
+	if d.Faults, err = chaos.ParseFaults(*faults); err != nil || d.PauseMin <= 0 || d.PauseMax < d.PauseMin {
+		fmt.Fprintf(os.Stderr, "strata-chaos: -faults: %v; -pause-min must be positive and at most -pause-max\n", err)
 		return program.Status(2)
 	}
 	if *minutes <= 0 || d.WriteRate <= 0 || d.ReadRate <= 0 || d.Readers < 1 || d.Keys < 5 || d.KillEvery < 0 || d.HedgeAfter < 0 {

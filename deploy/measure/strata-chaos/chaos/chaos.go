@@ -11,6 +11,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -26,9 +27,13 @@ type Config struct {
 	Duration  time.Duration // the chaos phase: load and kills
 	KillEvery time.Duration // a kill this often (the next waits until the cluster is whole again); 0: none, a baseline
 	Down      time.Duration // how long a killed process stays down before it is started again
-	WriteRate float64       // bucket operations a second
-	ReadRate  float64       // MCP reads a second
-	Readers   int           // concurrent readers
+	// Faults are the kinds of fault injected, in turn (FaultKinds).
+	Faults []string
+	// PauseMin and PauseMax bound a pause fault's length, drawn uniformly.
+	PauseMin, PauseMax time.Duration
+	WriteRate          float64 // bucket operations a second
+	ReadRate           float64 // MCP reads a second
+	Readers            int     // concurrent readers
 	// HedgeAfter is how long a read waits for its replica before it is
 	// also sent to the other one (0, the default: never; a failed attempt
 	// is retried at once either way). Off because it made reads worse:
@@ -52,11 +57,41 @@ type Config struct {
 	Log      func(format string, args ...any)
 }
 
+// The kinds of fault a run can inject.
+const (
+	// FaultKill: SIGKILL, down for Config.Down, started again.
+	FaultKill = "kill"
+	// FaultPause: SIGSTOP for PauseMin to PauseMax, then SIGCONT: a GC
+	// pause or a frozen VM. An indexer paused past its commit lease finds
+	// its commit fenced when it wakes.
+	FaultPause = "pause"
+)
+
+// FaultKinds are the kinds -faults takes, with what each does (-h).
+var FaultKinds = map[string]string{
+	FaultKill:  "SIGKILL one process, leave it down -down, start it again",
+	FaultPause: "SIGSTOP one process for -pause-min to -pause-max, then SIGCONT",
+}
+
+// ParseFaults checks a comma-separated list of fault kinds.
+func ParseFaults(s string) ([]string, error) {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if _, ok := FaultKinds[f]; !ok {
+			return nil, fmt.Errorf("unknown fault %q (kinds: kill, pause; diskfull is not built yet)", f)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
 // DefaultConfig is strata-chaos's defaults for a run of d. Readers: 24
 // reads a second of up to 2 s each need up to 48 at once; 12 left a fifth
 // of them unissued on a loaded 2-core machine.
 func DefaultConfig(d time.Duration) Config {
-	return Config{Duration: d, KillEvery: 20 * time.Second, Down: 3 * time.Second, WriteRate: 6, ReadRate: 24, Readers: 32, Keys: 60,
+	return Config{Duration: d, KillEvery: 20 * time.Second, Down: 3 * time.Second, Faults: []string{FaultKill}, PauseMin: 5 * time.Second, PauseMax: 30 * time.Second,
+		WriteRate: 6, ReadRate: 24, Readers: 32, Keys: 60,
 		Settle: 5 * time.Minute, Seed: uint64(time.Now().UnixNano()), ReconcileInterval: 30 * time.Second, ReconcileMinAge: 6 * time.Second}
 }
 
@@ -68,8 +103,10 @@ func (c Config) logf(format string, args ...any) {
 
 // Kill is one process's loss.
 type Kill struct {
+	Kind   string // FaultKill or FaultPause ("": a kill, in reports of older runs)
 	Victim string
 	At     time.Duration // since the chaos phase began
+	Paused time.Duration // how long a pause held the process stopped
 	// Restarted is when the process was ready again after the kill;
 	// Whole when every engine had all its members in step again (full
 	// service), both since the kill.
@@ -245,12 +282,18 @@ func runOn(ctx context.Context, cfg Config, c *cluster, res *Result) error {
 		}
 		vic := bag[0]
 		bag = bag[1:]
-		k := killOne(ctx, cfg, c, vic, began, &last)
+		var k Kill
+		switch kind := faultAt(cfg.Faults, len(res.Kills)); kind {
+		case FaultPause:
+			k = pauseOne(ctx, cfg, c, vic, began, &last, cfg.PauseMin+time.Duration(rng.Int64N(int64(cfg.PauseMax-cfg.PauseMin)+1)))
+		default:
+			k = killOne(ctx, cfg, c, vic, began, &last)
+		}
 		res.Kills = append(res.Kills, k)
 		if k.Err != "" {
 			cfg.logf("kill %d: %s: %s", len(res.Kills), vic.name, k.Err)
 		} else {
-			cfg.logf("kill %d: %s at %s: ready again after %s, full service after %s", len(res.Kills), vic.name, k.At.Round(time.Second), k.Restarted.Round(time.Millisecond), k.Whole.Round(time.Millisecond))
+			cfg.logf("fault %d, %s of %s at %s: ready again after %s, full service after %s", len(res.Kills), k.Kind, vic.name, k.At.Round(time.Second), k.Restarted.Round(time.Millisecond), k.Whole.Round(time.Millisecond))
 		}
 		next = next.Add(cfg.KillEvery)
 		if now := time.Now(); next.Before(now) {
@@ -308,11 +351,62 @@ func selfCPU() float64 {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
+// What names the fault: "kill", or "pause 12s".
+func (k Kill) What() string {
+	if k.Kind == FaultPause {
+		return fmt.Sprintf("pause %s", k.Paused.Round(time.Second))
+	}
+	return FaultKill
+}
+
+// faultAt is the kind of the n-th fault: the kinds in turn.
+func faultAt(kinds []string, n int) string {
+	if len(kinds) == 0 {
+		return FaultKill
+	}
+	return kinds[n%len(kinds)]
+}
+
+// pauseOne stops vic with SIGSTOP for d, continues it with SIGCONT and
+// waits until the cluster is whole.
+func pauseOne(ctx context.Context, cfg Config, c *cluster, vic *victim, began time.Time, last *atomic.Pointer[string], d time.Duration) Kill {
+	stopped := time.Now()
+	k := Kill{Kind: FaultPause, Victim: vic.name, At: stopped.Sub(began), Paused: d}
+	pid := vic.pid()
+	desc := fmt.Sprintf("%s paused at %s for %s", vic.name, k.At.Round(time.Second), d.Round(time.Second))
+	last.Store(&desc)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		k.Err = fmt.Sprintf("SIGSTOP %d: %v", pid, err)
+		return k
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		k.Err = fmt.Sprintf("SIGCONT %d: %v", pid, err)
+		return k
+	}
+	k.Restarted = time.Since(stopped)
+	desc2 := fmt.Sprintf("%s paused at %s for %s, continued, cluster not yet whole", vic.name, k.At.Round(time.Second), d.Round(time.Second))
+	last.Store(&desc2)
+	wctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	err := c.whole(wctx)
+	cancel()
+	k.Whole = time.Since(stopped)
+	if err != nil {
+		k.Err = err.Error()
+	}
+	desc3 := fmt.Sprintf("%s paused at %s for %s, full service again after %s", vic.name, k.At.Round(time.Second), d.Round(time.Second), k.Whole.Round(time.Millisecond))
+	last.Store(&desc3)
+	return k
+}
+
 // killOne kills vic with SIGKILL, leaves it down for cfg.Down, starts it
 // again and waits until the cluster is whole.
 func killOne(ctx context.Context, cfg Config, c *cluster, vic *victim, began time.Time, last *atomic.Pointer[string]) Kill {
 	killed := time.Now()
-	k := Kill{Victim: vic.name, At: killed.Sub(began)}
+	k := Kill{Kind: FaultKill, Victim: vic.name, At: killed.Sub(began)}
 	desc := fmt.Sprintf("%s killed at %s, being restarted", vic.name, k.At.Round(time.Second))
 	last.Store(&desc)
 	vic.kill()

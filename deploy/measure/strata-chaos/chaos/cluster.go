@@ -38,6 +38,7 @@ type victim struct {
 	engine string // nats, minio, weaviate or the service's name
 	kill   func()
 	start  func(ctx context.Context) error
+	pid    func() int // the running process's, for SIGSTOP and SIGCONT
 }
 
 // startCluster brings the whole loopback cluster up.
@@ -104,24 +105,29 @@ func (c *cluster) allVictims() []*victim {
 	for i := range srv.NATSNodes() {
 		out = append(out, &victim{name: fmt.Sprintf("nats-%d", i+1), engine: "nats",
 			kill:  func() { srv.NATSNodes()[i].Kill() },
+			pid:   func() int { return srv.NATSNodes()[i].Pid() },
 			start: func(ctx context.Context) error { return srv.RestartNATSNode(ctx, i) }})
 	}
 	for i := range srv.MinIONodes() {
 		out = append(out, &victim{name: fmt.Sprintf("minio-%d", i+1), engine: "minio",
 			kill:  func() { srv.MinIONodes()[i].Kill() },
+			pid:   func() int { return srv.MinIONodes()[i].Pid() },
 			start: func(ctx context.Context) error { return srv.RestartMinIONode(ctx, i) }})
 	}
 	for i := range srv.WeaviateNodes() {
 		out = append(out, &victim{name: fmt.Sprintf("weaviate-%d", i+1), engine: "weaviate",
 			kill:  func() { srv.WeaviateNodes()[i].Kill() },
+			pid:   func() int { return srv.WeaviateNodes()[i].Pid() },
 			start: func(ctx context.Context) error { return srv.RestartWeaviateNode(ctx, i) }})
 	}
 	for _, svc := range localstack.Services {
 		out = append(out, &victim{name: svc + "-1", engine: svc,
 			kill:  func() { c.st.Process(svc).Kill() },
+			pid:   func() int { return c.st.Process(svc).Pid() },
 			start: func(ctx context.Context) error { return c.st.StartService(ctx, svc) }})
 		out = append(out, &victim{name: svc + "-2", engine: svc,
 			kill: func() { c.st.Process(svc + "-2").Kill() },
+			pid:  func() int { return c.st.Process(svc + "-2").Pid() },
 			start: func(ctx context.Context) error {
 				r := c.replicas[svc]
 				_, err := c.st.StartReplicaWith(ctx, svc, 2, r.port, r.env...)

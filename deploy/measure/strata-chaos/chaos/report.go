@@ -143,11 +143,11 @@ func (r *Result) WriteMarkdown(out io.Writer) error {
 	if w, ok := r.WorstKill(); ok {
 		p("Worst time from a kill to full service: **%s** (%s; it includes the %s the process was left down).\n\n", w.Whole.Round(time.Millisecond), w.Victim, cfg.Down)
 	}
-	p("| # | killed | at | ready again | full service | error |\n|---|---|---|---|---|---|\n")
+	p("| # | fault | process | at | ready again | full service | error |\n|---|---|---|---|---|---|---|\n")
 	for i, k := range r.Kills {
-		p("| %d | %s | %s | %s | %s | %s |\n", i+1, k.Victim, k.At.Round(time.Second), k.Restarted.Round(time.Millisecond), k.Whole.Round(time.Millisecond), md(k.Err, 300))
+		p("| %d | %s | %s | %s | %s | %s | %s |\n", i+1, k.What(), k.Victim, k.At.Round(time.Second), k.Restarted.Round(time.Millisecond), k.Whole.Round(time.Millisecond), md(k.Err, 300))
 	}
-	p("\n\"Ready again\" is the killed process answering its readiness check; \"full service\" is every engine whole again: every NATS node's /healthz (its streams and consumers current), every MinIO node with its write quorum, the Weaviate cluster settled (every node healthy, one Raft leader, in sync) and all 8 service processes ready.\n\n")
+	p("\n\"Ready again\" is the killed process answering its readiness check (a paused one: continued with SIGCONT); \"full service\" is every engine whole again: every NATS node's /healthz (its streams and consumers current), every MinIO node with its write quorum, the Weaviate cluster settled (every node healthy, one Raft leader, in sync) and all 8 service processes ready.\n\n")
 	if len(r.CPU) > 0 {
 		names := make([]string, 0, len(r.CPU))
 		total := 0.0

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -21,5 +22,29 @@ func TestFailuresByKill(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v, want %+v", got, want)
+	}
+}
+
+// TestFaultsTakeTurns: -faults is checked, and its kinds are injected in
+// turn; a pause says how long it held its process.
+func TestFaultsTakeTurns(t *testing.T) {
+	kinds, err := ParseFaults("kill, pause")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for n := range 5 {
+		got = append(got, faultAt(kinds, n))
+	}
+	if strings.Join(got, ",") != "kill,pause,kill,pause,kill" || faultAt(nil, 3) != FaultKill {
+		t.Fatalf("turns %v", got)
+	}
+	for _, bad := range []string{"diskfull", "kill,", "stop"} {
+		if _, err := ParseFaults(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	if w := (Kill{Kind: FaultPause, Paused: 12400 * time.Millisecond}).What(); w != "pause 12s" {
+		t.Errorf("a pause reads %q", w)
 	}
 }
