@@ -43,6 +43,7 @@ func (w *Writer) batch(ctx context.Context, objs []*models.Object) error {
 		}
 	})
 	if first != nil {
+		w.afterFullDisk(ctx, objs, first)
 		return first
 	}
 	return context.Cause(ctx)
