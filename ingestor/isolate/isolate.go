@@ -124,7 +124,10 @@ func (e *Isolated) Extract(ctx context.Context, data []byte, name string, lim ex
 		return nil, fmt.Errorf("%w: encode the request: %v", extract.ErrInterrupted, err)
 	}
 	cmd := e.cfg.Command(childCtx)
-	cmd.Env = append(os.Environ(), ChildEnv+"=1")
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env, ChildEnv+"=1")
 	if e.cfg.MemoryBytes > 0 {
 		cmd.Env = append(cmd.Env, fmt.Sprintf("GOMEMLIMIT=%d", e.cfg.MemoryBytes*3/4))
 	}
