@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"strings"
 
 	"github.com/strata-kb/strata/queryd/auth"
 	"github.com/strata-kb/strata/queryd/cursor"
@@ -58,108 +57,6 @@ type PageInfo struct {
 // its embedding metadata from embeddingsOf.
 func chunkOut(c store.Chunk, embedding *EmbeddingOut) ChunkOut {
 	return ChunkOut{chunkFields: chunkFieldsOf(c), SourceChecksum: c.SourceChecksum, CreatedAt: c.CreatedAt, Embedding: embedding}
-}
-
-type listFileChunksArgs struct {
-	ProjectReference string `json:"project_reference"`
-	FilePath         string `json:"file_path"`
-	viewArgs
-	cursorArgs
-	IncludeEmbeddings bool `json:"include_embeddings"`
-}
-
-type listFileChunksOut struct {
-	Data     []ChunkOut `json:"data"`
-	PageInfo PageInfo   `json:"page_info"`
-}
-
-func (t *Tools) listFileChunks(ctx context.Context, p auth.Principal, a listFileChunksArgs) (any, error) {
-	project, err := t.resolveProject(ctx, p, a.ProjectReference)
-	if err != nil {
-		return nil, err
-	}
-	path := strings.TrimPrefix(a.FilePath, "/")
-	if path == "" || len(path) > 1024 {
-		return nil, userErrorf("file_path must be a project-relative path of 1 to 1024 bytes")
-	}
-	limit, err := intArg("limit", a.Limit, 100, 1, 100)
-	if err != nil {
-		return nil, err
-	}
-	view, err := t.resolveView(ctx, project, a.viewArgs)
-	if err != nil {
-		return nil, err
-	}
-	doc, err := t.versionAt(ctx, project, view, path)
-	if err != nil {
-		return nil, err
-	}
-	offset := 0
-	pos, err := t.position(a.cursorArgs, "list_file_chunks", project, func(pos cursor.Position) bool {
-		return strings.HasSuffix(pos.Scope, "|"+path)
-	})
-	if err != nil {
-		return nil, err
-	}
-	if pos != nil {
-		if !strings.HasPrefix(pos.Scope, doc.FileVersionID+"|") {
-			return nil, userErrorf("the file changed since this cursor was issued (new version %s); start again without a cursor", doc.FileVersionID)
-		}
-		offset = pos.Offset
-		if a.Limit == nil {
-			limit = pos.Limit
-		}
-	}
-	rows, err := t.read.ListChunks(ctx, project, doc.FileVersionID, offset, limit+1)
-	if err != nil {
-		return nil, err
-	}
-	more := len(rows) > limit
-	rows = rows[:min(len(rows), limit)]
-	out := listFileChunksOut{Data: make([]ChunkOut, 0, len(rows))}
-	emb := map[string]*EmbeddingOut{}
-	if a.IncludeEmbeddings {
-		if emb, err = t.embeddingsOf(ctx, project, rows); err != nil {
-			return nil, err
-		}
-	}
-	for _, c := range rows {
-		out.Data = append(out.Data, chunkOut(c, emb[c.ID]))
-	}
-	at := func(off int) *string {
-		s := t.cursor.Encode(cursor.Position{Tool: "list_file_chunks", Project: project, Scope: doc.FileVersionID + "|" + path, Offset: off, Limit: limit})
-		return &s
-	}
-	out.PageInfo = PageInfo{Self: at(offset), First: map[string]any{"cursor": *at(0)}}
-	if more {
-		out.PageInfo.Next = at(offset + limit)
-	}
-	if offset > 0 {
-		out.PageInfo.Prev = at(max(offset-limit, 0))
-	}
-	return out, nil
-}
-
-type getFileChunkArgs struct {
-	ProjectReference string `json:"project_reference"`
-	ChunkID          string `json:"chunk_id"`
-	IncludeEmbedding bool   `json:"include_embedding"`
-}
-
-func (t *Tools) getFileChunk(ctx context.Context, p auth.Principal, a getFileChunkArgs) (any, error) {
-	c, err := t.currentChunk(ctx, p, a.ProjectReference, a.ChunkID)
-	if err != nil {
-		return nil, err
-	}
-	var emb *EmbeddingOut
-	if a.IncludeEmbedding {
-		all, err := t.embeddingsOf(ctx, c.Project, []store.Chunk{*c})
-		if err != nil {
-			return nil, err
-		}
-		emb = all[c.ID]
-	}
-	return map[string]any{"chunk": chunkOut(*c, emb)}, nil
 }
 
 // currentChunk finds a chunk of a current file version in a project the
@@ -320,33 +217,6 @@ func (t *Tools) resolveBranch(ctx context.Context, project string, branchID *str
 		}
 	}
 	return "", userErrorf("branch not found: %s", *branchID)
-}
-
-type listBranchesArgs struct {
-	ProjectReference string `json:"project_reference"`
-}
-
-// BranchOut is one branch; main has branch_id null.
-type BranchOut struct {
-	BranchID *string `json:"branch_id"`
-	Name     string  `json:"name"`
-}
-
-func (t *Tools) listBranches(ctx context.Context, p auth.Principal, a listBranchesArgs) (any, error) {
-	project, err := t.resolveProject(ctx, p, a.ProjectReference)
-	if err != nil {
-		return nil, err
-	}
-	names, err := t.read.Branches(ctx, project)
-	if err != nil {
-		return nil, err
-	}
-	out := []BranchOut{{Name: "main"}}
-	for _, n := range names {
-		id := ids.Branch(project, n)
-		out = append(out, BranchOut{BranchID: &id, Name: n})
-	}
-	return map[string]any{"branches": out}, nil
 }
 
 // intArg validates an optional whole-number argument.

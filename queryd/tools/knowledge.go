@@ -56,26 +56,6 @@ const (
 	modePaginated = "paginated" // chunks, limit at a time from offset
 )
 
-// Descriptions: the page's words, then what Strata adds.
-const (
-	listContentsDescription = "List the contents of a folder. Pass null to list root-level folders. " +
-		"The root folders are the projects your key can read; a folder lists its subfolders, then its documents " +
-		"(with their status: a failed document says why). Paginated with limit/offset. On a document, section or chunk, use read instead."
-	findDescription = "Search across your entire knowledge base by name. Use this when you know the name (or part of the name) " +
-		"of what you are looking for. Matches a case-insensitive substring of folder and document names; kind FOLDER or DOCUMENT narrows it."
-	getInfoDescription = "Get metadata and a breadcrumb trail for any node in the knowledge base. This is the \"where am I?\" tool: " +
-		"node type, name, full path, breadcrumb (e.g. acme > docs > guide.md > Install), parent path_part_id and statistics."
-	readDescription = "Read any node in the knowledge base. The tool automatically adapts its response based on the content size: " +
-		"a document or section within the token budget comes back inline (all chunks); a larger document as a table of contents " +
-		"with per-section statistics (read a section by its path_part_id); a larger section as chunks paginated with limit/offset; " +
-		"a chunk as itself. The answer's mode says which: inline, toc or paginated."
-	readAroundDescription = "Expand the reading window around a search result. After finding a relevant chunk via search, use this " +
-		"to see the surrounding context. Returns the anchor chunk, window chunks before and after it, the anchor's position in the " +
-		"list, and whether the full section was returned (the whole section comes back when it fits the token budget)."
-	viewChunkImageDescription = "Fetch the original image for a chunk that has a visual asset (image or table screenshot). " +
-		"Returns the image with a text description (the chunk's text, page and document)."
-)
-
 // ImageReader reads the picture of an image chunk: ref is its image_ref
 // "<bucket>/<key>". A picture over maxBytes is refused with
 // store.ErrImageTooLarge rather than read.

@@ -98,12 +98,6 @@ func sortHits(hits []Hit) {
 	})
 }
 
-func (t *Tools) searchKeyword(ctx context.Context, p auth.Principal, a searchArgs) (any, error) {
-	return t.searchProjects(ctx, p, a, true, func(ctx context.Context, project, q string, topK int, where *store.Where, at int64) ([]store.Chunk, error) {
-		return t.read.SearchKeyword(ctx, project, q, topK, where, at)
-	})
-}
-
 // searchProjects runs one of Knowledge Stack's searches over every project
 // the caller may read, scoped by parent_path_part_ids, as of each project's
 // watermark, and keeps the best top_k hits.

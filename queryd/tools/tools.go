@@ -5,7 +5,6 @@ package tools
 
 import (
 	"context"
-	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,18 +20,6 @@ import (
 	"github.com/strata-kb/strata/queryd/store"
 	"github.com/strata-kb/strata/shared/ids"
 )
-
-//go:embed schemas/*.json
-var schemaFS embed.FS
-
-// Schema returns an embedded schema by file name (e.g. "get_file_chunk.input.json").
-func Schema(name string) json.RawMessage {
-	b, err := schemaFS.ReadFile("schemas/" + name)
-	if err != nil {
-		panic(fmt.Sprintf("missing embedded schema %s: %v", name, err))
-	}
-	return b
-}
 
 // Reader is what the tools read from.
 type Reader interface {
@@ -212,9 +199,11 @@ const (
 // AllToolsets is the default: every toolset.
 var AllToolsets = []string{ToolsetKnowledge, ToolsetChunks, ToolsetLocalRAG, ToolsetStrata}
 
-// Register adds the tools of the given toolsets (all when none is named) to s.
-// Tools that need query embeddings (search_knowledge, search_files,
-// query_documents) are served only with an embedding provider (SetEmbeddings).
+// Register adds the tools of the given toolsets (all when none is named) to
+// s: every tool of the list (tool.go) whose toolset is named and that
+// this server can serve (a tool's needs: the vector tools need an
+// embedding provider, SetEmbeddings; Strata's own the sources SetStrata
+// gives).
 func (t *Tools) Register(s *server.MCPServer, toolsets ...string) {
 	if len(toolsets) == 0 {
 		toolsets = AllToolsets
@@ -223,62 +212,25 @@ func (t *Tools) Register(s *server.MCPServer, toolsets ...string) {
 	for _, ts := range toolsets {
 		on[ts] = true
 	}
-	add := func(set, name, description string, h server.ToolHandlerFunc, outputSchema string) {
-		if !on[set] {
-			return
+	for _, d := range all {
+		if !on[d.Toolset] || (d.needs != nil && !d.needs(t)) {
+			continue
 		}
-		tool := mcp.NewToolWithRawSchema(name, description, Schema(name+".input.json"))
+		h := d.handle(t)
+		tool := mcp.NewToolWithRawSchema(d.Name, d.Description, json.RawMessage(d.Input))
 		if !t.skipArgumentChecks {
-			h = compileArguments(name, tool.RawInputSchema).checked(h)
+			h = compileArguments(d.Name, tool.RawInputSchema).checked(h)
 		}
-		if outputSchema != "" {
-			tool.RawOutputSchema = Schema(outputSchema)
+		if d.Output != "" {
+			tool.RawOutputSchema = json.RawMessage(d.Output)
 		}
 		tool.Annotations = readOnly
 		s.AddTool(tool, h)
 		if t.toolsetOf == nil {
 			t.toolsetOf = map[string]string{}
 		}
-		t.toolsetOf[name] = set
+		t.toolsetOf[d.Name] = d.Toolset
 	}
-	add(ToolsetChunks, "list_file_chunks", "List the indexed chunks of one file in order, with offsets, token counts and checksums. Paginated with opaque cursors.",
-		handler(t, "list_file_chunks", t.listFileChunks), "list_file_chunks.output.json")
-	add(ToolsetChunks, "get_file_chunk", "Get one indexed chunk by id, with its content, offsets and source checksum.",
-		handler(t, "get_file_chunk", t.getFileChunk), "get_file_chunk.output.json")
-	add(ToolsetChunks, "get_file_chunk_embedding", "Get the embedding of one chunk: model, status (ready, stale or missing) and optionally the vector.",
-		handler(t, "get_file_chunk_embedding", t.getFileChunkEmbedding), "")
-	add(ToolsetKnowledge, "search_keyword", "Search your knowledge base for exact terms using BM25 full-text search. Best for specific identifiers, error codes, filenames, and configuration values.",
-		handler(t, "search_keyword", t.searchKeyword), "")
-	add(ToolsetKnowledge, "list_contents", listContentsDescription, handler(t, "list_contents", t.listContents), "")
-	add(ToolsetKnowledge, "find", findDescription, handler(t, "find", t.find), "")
-	add(ToolsetKnowledge, "get_info", getInfoDescription, handler(t, "get_info", t.getInfo), "")
-	add(ToolsetKnowledge, "read", readDescription, handler(t, "read", t.readNode), "")
-	add(ToolsetKnowledge, "read_around", readAroundDescription, handler(t, "read_around", t.readAround), "")
-	add(ToolsetKnowledge, "view_chunk_image", viewChunkImageDescription, t.viewChunkImageHandler(), "")
-	add(ToolsetLocalRAG, "list_files", listFilesDescription, handler(t, "list_files", t.listFiles), "")
-	add(ToolsetLocalRAG, "status", statusDescription, handler(t, "status", t.status), "")
-	add(ToolsetLocalRAG, "read_chunk_neighbors", readChunkNeighborsDescription, t.readChunkNeighbors, "")
-	if t.queries != nil {
-		add(ToolsetKnowledge, "search_knowledge", searchKnowledgeDescription, handler(t, "search_knowledge", t.searchKnowledge), "")
-		add(ToolsetChunks, "search_files", "Vector search over file chunks. Requires a pre-computed query embedding vector of the index's model and dimension (get_file_chunk_embedding shows it).",
-			handler(t, "search_files", t.searchFiles), "search_files.output.json")
-		add(ToolsetLocalRAG, "query_documents", queryDocumentsDescription, handler(t, "query_documents", t.queryDocuments), "")
-	}
-	if t.keyword != nil {
-		add(ToolsetStrata, "hybrid_search", hybridSearchDescription, handler(t, "hybrid_search", t.hybridSearch), "")
-	}
-	if t.states != nil {
-		add(ToolsetStrata, "object_status", objectStatusDescription, handler(t, "object_status", t.objectStatus), "")
-	}
-	if t.changes != nil {
-		add(ToolsetStrata, "list_changes", listChangesDescription, handler(t, "list_changes", t.listChanges), "")
-	}
-	if t.lister != nil && t.meta != nil {
-		add(ToolsetStrata, "list_documents", listDocumentsDescription, handler(t, "list_documents", t.listDocuments), "")
-	}
-	add(ToolsetStrata, "list_failures", listFailuresDescription, handler(t, "list_failures", t.listFailures), "")
-	add(ToolsetStrata, "list_branches", "List a project's branches: main (branch_id null) and every branch that has files, with the branch_id the other tools take.",
-		handler(t, "list_branches", t.listBranches), "")
 }
 
 // projectsNamed is the project ref names when it names one, else every

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"strings"
 
@@ -10,6 +11,11 @@ import (
 	"github.com/strata-kb/strata/queryd/auth"
 	"github.com/strata-kb/strata/shared/objkey"
 )
+
+//go:embed schemas/read_chunk_neighbors.input.json
+var readChunkNeighborsInput string
+
+var readChunkNeighborsTool = defineRaw(ToolsetLocalRAG, "read_chunk_neighbors", readChunkNeighborsDescription, readChunkNeighborsInput, (*Tools).readChunkNeighbors)
 
 // readChunkNeighborsDescription is mcp-local-rag's own (src/server/tool-definitions.ts).
 const readChunkNeighborsDescription = "Read the chunks immediately before and after a query_documents result, in the same document, for more surrounding context. Pass chunkIndex from the result plus exactly one of filePath (ingest_file) or source (ingest_data). Returns the target chunk (isTarget: true) and its neighbors, ascending by chunkIndex; an out-of-range chunkIndex returns []. Defaults: before=2, after=2 (max 50 each)."

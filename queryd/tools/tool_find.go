@@ -1,9 +1,10 @@
 package tools
 
-// The Knowledge Stack tool list_contents and find: browsing folders and finding documents by name.
+// The Knowledge Stack tool find: finding folders and documents by name.
 
 import (
 	"context"
+	_ "embed"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -12,71 +13,13 @@ import (
 	"github.com/strata-kb/strata/queryd/store"
 )
 
-type listContentsArgs struct {
-	PathPartID *string `json:"path_part_id"`
-	pageArgs
-}
+const findDescription = "Search across your entire knowledge base by name. Use this when you know the name (or part of the name) " +
+	"of what you are looking for. Matches a case-insensitive substring of folder and document names; kind FOLDER or DOCUMENT narrows it."
 
-type listContentsOut struct {
-	PathPartID *string    `json:"path_part_id"` // the folder listed; null for the root
-	Name       string     `json:"name"`
-	Path       string     `json:"path"`
-	Breadcrumb string     `json:"breadcrumb"`
-	Items      []PathPart `json:"items"` // folders first, then documents, each by name
-	Page
-}
+//go:embed schemas/find.input.json
+var findInput string
 
-func (t *Tools) listContents(ctx context.Context, p auth.Principal, a listContentsArgs) (any, error) {
-	limit, offset, err := a.bounds()
-	if err != nil {
-		return nil, err
-	}
-	c, err := t.kb(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	out := listContentsOut{Items: []PathPart{}}
-	if a.PathPartID == nil || strings.TrimSpace(*a.PathPartID) == "" {
-		out.Path = "/"
-		for _, project := range c.projects[min(offset, len(c.projects)):min(offset+limit, len(c.projects))] {
-			out.Items = append(out.Items, folderPart(project, ""))
-		}
-		out.Page = pageOf(len(c.projects), offset, limit, len(out.Items))
-		return out, nil
-	}
-	id, err := idArg("path_part_id", *a.PathPartID)
-	if err != nil {
-		return nil, err
-	}
-	n, err := c.mustResolve(ctx, "path_part_id", id, typeFolder, typeDocument, typeSection, typeChunk)
-	if err != nil {
-		return nil, err
-	}
-	if n.typ != typeFolder {
-		return nil, wrongType("path_part_id", n, "a folder: use read with this path_part_id to read it")
-	}
-	folders, err := c.childFolders(ctx, n.project, n.folder)
-	if err != nil {
-		return nil, err
-	}
-	for i := offset; i < len(folders) && len(out.Items) < limit; i++ {
-		out.Items = append(out.Items, folderPart(n.project, folders[i]))
-	}
-	docs, docTotal, err := t.read.FolderDocuments(ctx, n.project, n.folder, max(0, offset-len(folders)), limit-len(out.Items))
-	if err != nil {
-		return nil, err
-	}
-	for _, d := range docs {
-		out.Items = append(out.Items, documentPart(n.project, d))
-	}
-	pid := n.id()
-	out.PathPartID, out.Name, out.Path = &pid, n.name(), n.fsPath()
-	out.Breadcrumb = breadcrumb(n.crumbs())
-	out.Page = pageOf(len(folders)+docTotal, offset, limit, len(out.Items))
-	return out, nil
-}
-
-// ---- find ----
+var findTool = define(ToolsetKnowledge, "find", findDescription, findInput, (*Tools).find)
 
 type findArgs struct {
 	Name string  `json:"name"`

@@ -8,6 +8,7 @@ package tools
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"math"
 	"slices"
@@ -19,6 +20,12 @@ import (
 	"github.com/strata-kb/strata/queryd/auth"
 	"github.com/strata-kb/strata/queryd/store"
 )
+
+//go:embed schemas/hybrid_search.input.json
+var hybridSearchInput string
+
+var hybridSearchTool = define(ToolsetStrata, "hybrid_search", hybridSearchDescription, hybridSearchInput, (*Tools).hybridSearch).
+	when(func(t *Tools) bool { return t.keyword != nil })
 
 const hybridSearchDescription = "Hybrid search you can steer and explain: BM25 keyword and dense vector rankings fused per call " +
 	"(fusion \"relative\" score or \"ranked\" reciprocal rank; alpha 0 = keyword only, 1 = vector only). Every hit shows its keyword " +

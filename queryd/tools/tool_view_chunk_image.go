@@ -4,6 +4,7 @@ package tools
 
 import (
 	"context"
+	_ "embed"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -11,11 +12,18 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/strata-kb/strata/queryd/auth"
 	"github.com/strata-kb/strata/queryd/store"
 )
+
+const viewChunkImageDescription = "Fetch the original image for a chunk that has a visual asset (image or table screenshot). " +
+	"Returns the image with a text description (the chunk's text, page and document)."
+
+//go:embed schemas/view_chunk_image.input.json
+var viewChunkImageInput string
+
+var viewChunkImageTool = define(ToolsetKnowledge, "view_chunk_image", viewChunkImageDescription, viewChunkImageInput, (*Tools).viewChunkImage)
 
 type viewChunkImageArgs struct {
 	ChunkID string `json:"chunk_id"`
@@ -37,38 +45,27 @@ type chunkImageOut struct {
 	PageEnd      int      `json:"page_end,omitempty"`
 }
 
+// chunkImage is view_chunk_image's answer: its structured content is meta;
+// its content the picture's description (text) and the picture itself.
 type chunkImage struct {
 	meta chunkImageOut
 	data []byte
 	text string
 }
 
-// viewChunkImageHandler is handler's conventions (principal, arguments, user
-// errors) with the picture added to a successful answer as image content.
-func (t *Tools) viewChunkImageHandler() server.ToolHandlerFunc {
-	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		var img *chunkImage
-		h := handler(t, "view_chunk_image", func(ctx context.Context, p auth.Principal, a viewChunkImageArgs) (any, error) {
-			out, err := t.viewChunkImage(ctx, p, a)
-			if err != nil {
-				return nil, err
-			}
-			img = out
-			return out.meta, nil
-		})
-		res, err := h(ctx, req)
-		if err != nil || res == nil || res.IsError || img == nil {
-			return res, err
-		}
-		res.Content = []mcp.Content{
-			mcp.NewTextContent(img.text),
-			mcp.NewImageContent(base64.StdEncoding.EncodeToString(img.data), img.meta.MIMEType),
-		}
-		return res, nil
+func (img *chunkImage) toolResult() (*mcp.CallToolResult, error) {
+	res, err := structured(img.meta)
+	if err != nil {
+		return nil, err
 	}
+	res.Content = []mcp.Content{
+		mcp.NewTextContent(img.text),
+		mcp.NewImageContent(base64.StdEncoding.EncodeToString(img.data), img.meta.MIMEType),
+	}
+	return res, nil
 }
 
-func (t *Tools) viewChunkImage(ctx context.Context, p auth.Principal, a viewChunkImageArgs) (*chunkImage, error) {
+func (t *Tools) viewChunkImage(ctx context.Context, p auth.Principal, a viewChunkImageArgs) (any, error) {
 	id, err := idArg("chunk_id", a.ChunkID)
 	if err != nil {
 		return nil, err

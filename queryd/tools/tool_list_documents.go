@@ -7,6 +7,7 @@ package tools
 import (
 	"context"
 	"crypto/sha256"
+	_ "embed"
 	"encoding/hex"
 	"encoding/json"
 	"strings"
@@ -16,6 +17,12 @@ import (
 	"github.com/strata-kb/strata/queryd/store"
 	"github.com/strata-kb/strata/shared/metadata"
 )
+
+//go:embed schemas/list_documents.input.json
+var listDocumentsInput string
+
+var listDocumentsTool = define(ToolsetStrata, "list_documents", listDocumentsDescription, listDocumentsInput, (*Tools).listDocuments).
+	when(func(t *Tools) bool { return t.lister != nil && t.meta != nil })
 
 const listDocumentsDescription = "List a project's documents with their metadata (S3 tags and x-amz-meta-*, front matter, HTML meta, DOCX and PDF properties), " +
 	"sorted by path, filtered by path_prefix and by a metadata filter such as {\"department\": \"legal\", \"year\": {\"gte\": 2024}}. Paginated with next_cursor."

@@ -4,12 +4,21 @@ package tools
 
 import (
 	"context"
+	_ "embed"
 	"slices"
 
 	"github.com/strata-kb/strata/queryd/auth"
 	"github.com/strata-kb/strata/shared/access"
 	"github.com/strata-kb/strata/shared/metadata"
 )
+
+const getInfoDescription = "Get metadata and a breadcrumb trail for any node in the knowledge base. This is the \"where am I?\" tool: " +
+	"node type, name, full path, breadcrumb (e.g. acme > docs > guide.md > Install), parent path_part_id and statistics."
+
+//go:embed schemas/get_info.input.json
+var getInfoInput string
+
+var getInfoTool = define(ToolsetKnowledge, "get_info", getInfoDescription, getInfoInput, (*Tools).getInfo)
 
 type getInfoArgs struct {
 	PathPartID string `json:"path_part_id"`

@@ -4,12 +4,23 @@ package tools
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 
 	"github.com/strata-kb/strata/queryd/auth"
 	"github.com/strata-kb/strata/queryd/store"
 	"github.com/strata-kb/strata/shared/pipeline"
 )
+
+const readDescription = "Read any node in the knowledge base. The tool automatically adapts its response based on the content size: " +
+	"a document or section within the token budget comes back inline (all chunks); a larger document as a table of contents " +
+	"with per-section statistics (read a section by its path_part_id); a larger section as chunks paginated with limit/offset; " +
+	"a chunk as itself. The answer's mode says which: inline, toc or paginated."
+
+//go:embed schemas/read.input.json
+var readInput string
+
+var readTool = define(ToolsetKnowledge, "read", readDescription, readInput, (*Tools).readNode)
 
 type readArgs struct {
 	PathPartID string `json:"path_part_id"`

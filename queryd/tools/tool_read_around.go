@@ -4,12 +4,22 @@ package tools
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"slices"
 
 	"github.com/strata-kb/strata/queryd/auth"
 	"github.com/strata-kb/strata/queryd/store"
 )
+
+const readAroundDescription = "Expand the reading window around a search result. After finding a relevant chunk via search, use this " +
+	"to see the surrounding context. Returns the anchor chunk, window chunks before and after it, the anchor's position in the " +
+	"list, and whether the full section was returned (the whole section comes back when it fits the token budget)."
+
+//go:embed schemas/read_around.input.json
+var readAroundInput string
+
+var readAroundTool = define(ToolsetKnowledge, "read_around", readAroundDescription, readAroundInput, (*Tools).readAround)
 
 type readAroundArgs struct {
 	ChunkID string   `json:"chunk_id"`
