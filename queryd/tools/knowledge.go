@@ -17,7 +17,6 @@ package tools
 // a node of a project the key may not read answers exactly like a missing one.
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -55,14 +54,6 @@ const (
 	modeTOC       = "toc"       // a document's table of contents, with per-section statistics
 	modePaginated = "paginated" // chunks, limit at a time from offset
 )
-
-// ImageReader reads the picture of an image chunk: ref is its image_ref
-// "<bucket>/<key>". A picture over maxBytes is refused with
-// store.ErrImageTooLarge rather than read.
-// store.Images reads them from MinIO.
-type ImageReader interface {
-	ReadImage(ctx context.Context, ref string, maxBytes int64) ([]byte, error)
-}
 
 // SetTokenBudget sets how many tokens read and read_around return whole
 // (DefaultTokenBudget when tokens <= 0). It returns t.

@@ -20,14 +20,6 @@ import (
 	"github.com/strata-kb/strata/shared/metafilter"
 )
 
-// MetadataIndex reads document metadata (the store); nil: the tools take
-// no metadata filter and hits carry none.
-type MetadataIndex interface {
-	MetadataWhere(ctx context.Context, f metadata.Filter) (*store.Where, error)
-	MetadataKeys(ctx context.Context, project string) (map[string]metadata.Kinds, error)
-	HitMetadata(ctx context.Context, project string, hits []store.Chunk) (map[string]metadata.Metadata, error)
-}
-
 // parseMetadataFilter reads a tool's metadata argument and checks it
 // against the keys the caller may see in projects.
 func (t *Tools) parseMetadataFilter(ctx context.Context, raw json.RawMessage, projects []string) (metadata.Filter, error) {

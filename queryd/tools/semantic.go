@@ -18,20 +18,6 @@ import (
 	"github.com/strata-kb/strata/queryd/store"
 )
 
-// VectorReader is what the vector tools read.
-type VectorReader interface {
-	SearchVector(ctx context.Context, project string, q store.VectorQuery) ([]store.Chunk, error)
-	Embeddings(ctx context.Context, project, model string, chunkIDs []string, withVector bool) (map[string]store.ChunkVectors, error)
-	EmbeddedChunkCount(ctx context.Context, project, model string) (int, error)
-}
-
-// QueryEmbedder embeds query text (embed.Provider).
-type QueryEmbedder interface {
-	Model() string
-	Dimensions() int
-	Embed(ctx context.Context, texts []string) ([][]float32, error)
-}
-
 // SetEmbeddings enables the vector tools, embedding queries with q.
 func (t *Tools) SetEmbeddings(v VectorReader, q QueryEmbedder, provider string) *Tools {
 	t.vectors, t.queries, t.provider = v, q, provider

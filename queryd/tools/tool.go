@@ -23,8 +23,9 @@ type Tool struct {
 	Description string
 	// Input is the input schema; Output the output schema, "" for none.
 	Input, Output string
-	// needs reports whether a server has what the tool reads (nil: every
-	// server does); a tool whose needs are not met is not served.
+	// Needs says when a server serves the tool ("": always); needs
+	// reports whether it does (nil: always).
+	Needs string
 	needs func(*Tools) bool
 	// handle is the tool's handler on a server's Tools.
 	handle func(*Tools) server.ToolHandlerFunc
@@ -86,9 +87,9 @@ func (d Tool) withOutput(schema string) Tool {
 	return d
 }
 
-// when is d served only where needs holds.
-func (d Tool) when(needs func(*Tools) bool) Tool {
-	d.needs = needs
+// when is d served only where needs holds, which condition says in words.
+func (d Tool) when(condition string, needs func(*Tools) bool) Tool {
+	d.Needs, d.needs = condition, needs
 	return d
 }
 

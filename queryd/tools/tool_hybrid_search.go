@@ -25,17 +25,12 @@ import (
 var hybridSearchInput string
 
 var hybridSearchTool = define(ToolsetStrata, "hybrid_search", hybridSearchDescription, hybridSearchInput, (*Tools).hybridSearch).
-	when(func(t *Tools) bool { return t.keyword != nil })
+	when("the store searches a branch by keyword (always in queryd)", func(t *Tools) bool { return t.keyword != nil })
 
 const hybridSearchDescription = "Hybrid search you can steer and explain: BM25 keyword and dense vector rankings fused per call " +
 	"(fusion \"relative\" score or \"ranked\" reciprocal rank; alpha 0 = keyword only, 1 = vector only). Every hit shows its keyword " +
 	"and vector rank and score. Scope by project, branch or release, parent_path_part_ids, path_prefix, content_types and modification time. " +
 	"The answer carries the index watermark (commit sequence) it read."
-
-// KeywordSearcher searches by keyword in a branch view.
-type KeywordSearcher interface {
-	SearchKeywordMatching(ctx context.Context, project, query string, match store.Match, limit int, where *store.Where, branch string, at int64) ([]store.Chunk, error)
-}
 
 type hybridArgs struct {
 	Query            string   `json:"query"`

@@ -25,7 +25,7 @@ const listChangesDescription = "Change feed: what changed in a project (files ad
 var listChangesInput string
 
 var listChangesTool = define(ToolsetStrata, "list_changes", listChangesDescription, listChangesInput, (*Tools).listChanges).
-	when(func(t *Tools) bool { return t.changes != nil })
+	when("the store lists commits (always in queryd)", func(t *Tools) bool { return t.changes != nil })
 
 type listChangesArgs struct {
 	ProjectReference string   `json:"project_reference"`

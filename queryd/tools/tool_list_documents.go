@@ -14,7 +14,6 @@ import (
 
 	"github.com/strata-kb/strata/queryd/auth"
 	"github.com/strata-kb/strata/queryd/cursor"
-	"github.com/strata-kb/strata/queryd/store"
 	"github.com/strata-kb/strata/shared/metadata"
 )
 
@@ -22,16 +21,10 @@ import (
 var listDocumentsInput string
 
 var listDocumentsTool = define(ToolsetStrata, "list_documents", listDocumentsDescription, listDocumentsInput, (*Tools).listDocuments).
-	when(func(t *Tools) bool { return t.lister != nil && t.meta != nil })
+	when("the store lists documents by metadata (always in queryd; it answers from the catalog of commits, with `-nats-url`)", func(t *Tools) bool { return t.lister != nil && t.meta != nil })
 
 const listDocumentsDescription = "List a project's documents with their metadata (S3 tags and x-amz-meta-*, front matter, HTML meta, DOCX and PDF properties), " +
 	"sorted by path, filtered by path_prefix and by a metadata filter such as {\"department\": \"legal\", \"year\": {\"gte\": 2024}}. Paginated with next_cursor."
-
-// DocumentLister lists documents by metadata (the store's catalog): ok is
-// false while it cannot answer.
-type DocumentLister interface {
-	ListDocuments(ctx context.Context, project, branch, pathPrefix string, f metadata.Filter, after string, limit int) (docs []store.Document, more, ok bool)
-}
 
 type listDocumentsArgs struct {
 	ProjectReference string          `json:"project_reference"`

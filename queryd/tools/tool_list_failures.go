@@ -111,3 +111,9 @@ func (t *Tools) listFailures(ctx context.Context, p auth.Principal, a listFailur
 func sortFailures(fs []failureOut) {
 	slices.SortStableFunc(fs, func(x, y failureOut) int { return strings.Compare(y.Time, x.Time) })
 }
+
+// accessFailure is the reason shown for a document whose groups could not
+// be read.
+func accessFailure(reason string) string {
+	return "groups not applied, readable by admins only: " + reason
+}

@@ -24,7 +24,7 @@ const objectStatusDescription = "Read-your-writes: given an uploaded object's ke
 var objectStatusInput string
 
 var objectStatusTool = define(ToolsetStrata, "object_status", objectStatusDescription, objectStatusInput, (*Tools).objectStatus).
-	when(func(t *Tools) bool { return t.states != nil })
+	when("queryd reads the objects' states in NATS KV (`-nats-url`)", func(t *Tools) bool { return t.states != nil })
 
 // MaxWait bounds object_status's wait.
 const MaxWait = 30 * time.Second

@@ -21,7 +21,7 @@ const queryDocumentsDescription = "Search ingested documents. Your query words a
 var queryDocumentsInput string
 
 var queryDocumentsTool = define(ToolsetLocalRAG, "query_documents", queryDocumentsDescription, queryDocumentsInput, (*Tools).queryDocuments).
-	when(func(t *Tools) bool { return t.queries != nil })
+	when("queryd has an embedding provider", func(t *Tools) bool { return t.queries != nil })
 
 type queryDocumentsArgs struct {
 	Query string          `json:"query"`

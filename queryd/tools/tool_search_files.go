@@ -28,7 +28,7 @@ var searchFilesInput string
 var searchFilesOutput string
 
 var searchFilesTool = define(ToolsetChunks, "search_files", searchFilesDescription, searchFilesInput, (*Tools).searchFiles).withOutput(searchFilesOutput).
-	when(func(t *Tools) bool { return t.queries != nil })
+	when("queryd has an embedding provider", func(t *Tools) bool { return t.queries != nil })
 
 type searchFilesArgs struct {
 	ProjectReference string    `json:"project_reference"`

@@ -17,7 +17,7 @@ const searchKnowledgeDescription = "Search your knowledge base by meaning using 
 var searchKnowledgeInput string
 
 var searchKnowledgeTool = define(ToolsetKnowledge, "search_knowledge", searchKnowledgeDescription, searchKnowledgeInput, (*Tools).searchKnowledge).
-	when(func(t *Tools) bool { return t.queries != nil })
+	when("queryd has an embedding provider", func(t *Tools) bool { return t.queries != nil })
 
 // searchKnowledge is Knowledge Stack's dense vector search: the query is
 // embedded and the nearest chunks of the current files are returned, with

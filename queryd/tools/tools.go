@@ -21,47 +21,6 @@ import (
 	"github.com/strata-kb/strata/shared/ids"
 )
 
-// Reader is what the tools read from.
-type Reader interface {
-	Projects(ctx context.Context) ([]string, error)
-	HasProject(ctx context.Context, project string) (bool, error)
-	// MayRead reports whether the caller in ctx may read a file (package access).
-	MayRead(ctx context.Context, project, fileID string) (bool, error)
-	FindDocument(ctx context.Context, project, branch, path string) (*store.Document, error)
-	Documents(ctx context.Context, project string, limit int) ([]store.Document, error)
-	ListChunks(ctx context.Context, project, fileVersionID string, offset, limit int) ([]store.Chunk, error)
-	GetChunk(ctx context.Context, project, id string, at int64) (*store.Chunk, error)
-	SearchKeyword(ctx context.Context, project, query string, limit int, where *store.Where, at int64) ([]store.Chunk, error)
-	Watermark(ctx context.Context, project string) (int64, error)
-	VersionAt(ctx context.Context, project, branch, path string, at int64) (*store.Version, error)
-	Branches(ctx context.Context, project string) ([]string, error)
-	ReleaseByID(ctx context.Context, project, id string) (*store.Release, error)
-	ReleaseByVersion(ctx context.Context, project, branch, version string) (*store.Release, error)
-	SectionExists(ctx context.Context, project, sectionID string) (bool, error)
-	AllDocuments(ctx context.Context, project string, where *store.Where, limit int) ([]store.Document, error)
-	Stats(ctx context.Context, project string) (store.Stats, error)
-	// Knowledge Stack navigation (knowledge.go, store/knowledge.go).
-	DocumentByID(ctx context.Context, project, fileID string) (*store.DocumentDetail, error)
-	Folders(ctx context.Context, project string, limit int) ([]string, error)
-	FolderDocuments(ctx context.Context, project, folder string, offset, limit int) ([]store.Document, int, error)
-	Sections(ctx context.Context, project, fileVersionID string, at int64, offset, limit int) ([]store.Section, error)
-	GetSection(ctx context.Context, project, id string, at int64) (*store.Section, error)
-	GetChunkDetail(ctx context.Context, project, id string, at int64) (*store.ChunkDetail, error)
-	ChunkDetails(ctx context.Context, project string, q store.ChunkQuery) ([]store.ChunkDetail, error)
-	CountChunks(ctx context.Context, project string, q store.ChunkQuery) (int, error)
-}
-
-// DocumentIndex answers document listings from memory (the store's catalog
-// of commits); each method's ok is false when it cannot, and the tools
-// read Weaviate instead.
-type DocumentIndex interface {
-	DocumentsNamed(ctx context.Context, project, needle string, limit int) ([]store.Document, bool)
-	DocumentsUnder(ctx context.Context, project string, scopes []store.PathScope, limit int) ([]store.Document, bool)
-	FailedDocuments(ctx context.Context, project string, limit int) ([]store.Document, bool)
-	CatalogFolders(ctx context.Context, project string, limit int) ([]string, bool)
-	DocumentAt(ctx context.Context, project, fileID string, at int64) (doc store.Document, found, ok bool)
-}
-
 // Tools holds what the handlers need.
 type Tools struct {
 	read        Reader
