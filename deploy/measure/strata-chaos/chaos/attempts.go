@@ -127,7 +127,10 @@ func serveRead(parent context.Context, deadline time.Time, replicas, first int, 
 				cancel()
 			default:
 				out.Errors = append(out.Errors, fmt.Sprintf("queryd-%d after %s: %v", res.replica+1, time.Since(started).Round(time.Millisecond), res.err))
-				if errors.Is(res.err, context.DeadlineExceeded) {
+				// An attempt cut by the read's deadline was slow, whatever
+				// its error says: a response body cut mid-read fails with
+				// "use of closed network connection", not the deadline.
+				if errors.Is(res.err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 					out.Slow = true
 					continue
 				}

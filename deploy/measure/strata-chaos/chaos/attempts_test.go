@@ -163,3 +163,18 @@ func TestHedgeBudget(t *testing.T) {
 		t.Error("saved tokens are not capped at burst (2)")
 	}
 }
+
+// TestServeReadCutByItsDeadlineIsSlow: an attempt whose answer is cut off
+// by the read's deadline mid-body fails with a closed connection, not with
+// the deadline; it was slow, not refused.
+func TestServeReadCutByItsDeadlineIsSlow(t *testing.T) {
+	cut := errors.New("transport error: failed to decode response: read tcp: use of closed network connection")
+	try := func(ctx context.Context, _ int) error {
+		<-ctx.Done()
+		return cut
+	}
+	got := serveRead(context.Background(), time.Now().Add(50*time.Millisecond), 2, 0, 0, nil, try)
+	if got.Served || !got.Slow {
+		t.Fatalf("outcome = %+v, want slow (cut by the deadline), not refused", got)
+	}
+}
