@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/strata-kb/strata/embedder/embed/uselite"
+	"github.com/strata-kb/strata/embedder/engine/uselite"
 	"github.com/strata-kb/strata/shared/testservers"
 )
 

@@ -20,12 +20,12 @@ var services = []string{"ingestor", "embedder", "indexer", "queryd"}
 // pendingFlags are flags the deployment files may set ahead of work landing
 // in parallel, by service. A missing pending flag is logged, not failed;
 // remove an entry once its flag exists. (The embedding flags that were
-// pending here have landed in embedder/embed.)
+// pending here have landed in embedder/engine.)
 var pendingFlags = map[string][]string{}
 
 // flagRE finds flag registrations: fs.StringVar(&c.X, "name", ...),
 // fs.Int("name", ...), fs.Func("name", ...), and so on.
-// A name may be built on a prefix (prefix+"name", see embed.Config's
+// A name may be built on a prefix (prefix+"name", see engine.Config's
 // RegisterFlagsWithPrefix); prefixRE finds the prefixes a service passes.
 var flagRE = regexp.MustCompile(`\.(?:String|Int|Int64|Uint|Uint64|Bool|Duration|Float64|Func|BoolFunc|TextVar)(?:Var)?\(\s*(?:&[\w.\[\]]+\s*,\s*)?(\w+\s*\+\s*)?"([a-z][a-z0-9.-]*)"`)
 

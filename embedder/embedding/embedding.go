@@ -14,7 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/strata-kb/strata/embedder/embed"
+	"github.com/strata-kb/strata/embedder/engine"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/worker"
 )
@@ -32,7 +32,7 @@ type Cache interface {
 
 // Embedder embeds file versions.
 type Embedder struct {
-	provider  embed.Provider // nil: no vectors
+	provider  engine.Provider // nil: no vectors
 	pub       Publisher
 	cache     Cache // nil: no cache
 	batchSize int
@@ -40,7 +40,7 @@ type Embedder struct {
 }
 
 // New returns an Embedder; provider and cache may be nil.
-func New(provider embed.Provider, pub Publisher, cache Cache, batchSize int, log *slog.Logger) *Embedder {
+func New(provider engine.Provider, pub Publisher, cache Cache, batchSize int, log *slog.Logger) *Embedder {
 	if batchSize < 1 {
 		batchSize = 32
 	}

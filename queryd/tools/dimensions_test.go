@@ -17,7 +17,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/strata-kb/strata/embedder/embed/hfmodel"
+	"github.com/strata-kb/strata/embedder/engine/hfmodel"
 	"github.com/strata-kb/strata/queryd/cursor"
 	"github.com/strata-kb/strata/queryd/store"
 	"github.com/strata-kb/strata/shared/pipeline"

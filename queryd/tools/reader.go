@@ -148,7 +148,7 @@ type VectorReader interface {
 	EmbeddedChunkCount(ctx context.Context, project, model string) (int, error)
 }
 
-// QueryEmbedder embeds query text (embed.Provider).
+// QueryEmbedder embeds query text (engine.Provider).
 type QueryEmbedder interface {
 	Model() string
 	Dimensions() int

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/strata-kb/strata/embedder/embed/uselite"
+	"github.com/strata-kb/strata/embedder/engine/uselite"
 	"github.com/strata-kb/strata/shared/ids"
 )
 

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/strata-kb/strata/deploy/localstack"
-	"github.com/strata-kb/strata/embedder/embed/uselite"
+	"github.com/strata-kb/strata/embedder/engine/uselite"
 	"github.com/strata-kb/strata/indexer/index"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"

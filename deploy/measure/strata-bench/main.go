@@ -50,7 +50,7 @@ import (
 
 	"github.com/strata-kb/strata/deploy/localstack"
 	"github.com/strata-kb/strata/deploy/measure/program"
-	"github.com/strata-kb/strata/embedder/embed/uselite"
+	"github.com/strata-kb/strata/embedder/engine/uselite"
 	"github.com/strata-kb/strata/indexer/index"
 	"github.com/strata-kb/strata/queryd/store/grpcsearch"
 	"github.com/strata-kb/strata/shared/schema"

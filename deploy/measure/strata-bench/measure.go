@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/strata-kb/strata/embedder/embed/uselite"
+	"github.com/strata-kb/strata/embedder/engine/uselite"
 )
 
 // bench measures every case at every concurrency.

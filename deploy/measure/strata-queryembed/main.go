@@ -2,7 +2,7 @@
 // vector (issue 38, docs/decisions.md "Where query vectors come from"),
 // side by side in one run:
 //
-//   - library: queryd imports the embedding engine (embedder/embed) and
+//   - library: queryd imports the embedding engine (embedder/engine) and
 //     embeds in its own process, as it does today;
 //   - request-reply: queryd asks a process that holds the model over NATS
 //     (a responder this command starts: itself, re-run with -responder).
@@ -31,7 +31,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/strata-kb/strata/deploy/measure/program"
-	"github.com/strata-kb/strata/embedder/embed"
+	"github.com/strata-kb/strata/embedder/engine"
 	"github.com/strata-kb/strata/embedder/vectorcache"
 )
 
@@ -58,7 +58,7 @@ func run(ctx context.Context, args []string) error {
 	fs.IntVar(&c.Queries, "queries", 200, "queries embedded per side in each round")
 	fs.IntVar(&c.Rounds, "rounds", 6, "rounds per side, alternating which side goes first")
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of the queries")
-	fs.StringVar(&c.ModelDir, "embedding-model-dir", embed.DefaultModelDir(), "directory of the USE-Lite model files (fetched by: go tool task install)")
+	fs.StringVar(&c.ModelDir, "embedding-model-dir", engine.DefaultModelDir(), "directory of the USE-Lite model files (fetched by: go tool task install)")
 	fs.IntVar(&c.Calls, "calls", 50, "hybrid_search calls each queryd answers before its memory is read")
 	fs.StringVar(&c.Out, "out", "", "also write the markdown report to this file")
 	fs.BoolVar(&c.Responder, "responder", false, "internal: answer query-vector requests over NATS (-nats-url) and exit when stdin closes")
@@ -72,8 +72,8 @@ func run(ctx context.Context, args []string) error {
 	return measure(ctx, c)
 }
 
-func newProvider(modelDir string) (embed.Provider, error) {
-	p, err := embed.New(embed.Config{Provider: "local", ModelDir: modelDir})
+func newProvider(modelDir string) (engine.Provider, error) {
+	p, err := engine.New(engine.Config{Provider: "local", ModelDir: modelDir})
 	if err != nil {
 		return nil, fmt.Errorf("load the local model from %s: %w", modelDir, err)
 	}

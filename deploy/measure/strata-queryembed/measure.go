@@ -287,7 +287,7 @@ func render(c config, l latency, mem []memRow, took time.Duration) string {
 	fmt.Fprintf(&b, "# Query vectors: in queryd against over NATS, side by side\n\n")
 	fmt.Fprintf(&b, "Written by `go run ./deploy/measure/strata-queryembed -queries %d -rounds %d -calls %d -out docs/bench/query-embedding.md` on %s (took %s).\n",
 		c.Queries, c.Rounds, c.Calls, time.Now().UTC().Format("2006-01-02 15:04 UTC"), took.Round(time.Second))
-	fmt.Fprintf(&b, "Machine: %d CPUs, %s; nats-server, weaviate-server and this command share it. Model: USE-Lite 512-d (embedder/embed/uselite), the default.\n\n", runtime.NumCPU(), runtime.Version())
+	fmt.Fprintf(&b, "Machine: %d CPUs, %s; nats-server, weaviate-server and this command share it. Model: USE-Lite 512-d (embedder/engine/uselite), the default.\n\n", runtime.NumCPU(), runtime.Version())
 	fmt.Fprintf(&b, "## Latency of one query's vector\n\n")
 	fmt.Fprintf(&b, "The same %d queries (4-9 words) per side per round, %d rounds alternating which side goes first, after a warm-up of both. "+
 		"Library: `Provider.Embed` in this process, as queryd does. Request-reply: a NATS request to a second process holding the same model "+
@@ -296,7 +296,7 @@ func render(c config, l latency, mem []memRow, took time.Duration) string {
 	for _, r := range []struct {
 		name string
 		ds   []time.Duration
-	}{{"library (queryd imports embedder/embed)", l.library}, {"request-reply over NATS", l.requestReply}} {
+	}{{"library (queryd imports embedder/engine)", l.library}, {"request-reply over NATS", l.requestReply}} {
 		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s |\n", r.name, len(r.ds), ms(pct(r.ds, .5)), ms(pct(r.ds, .95)), ms(pct(r.ds, .99)))
 	}
 	fmt.Fprintf(&b, "\nRequest-reply / library p50: %.2fx (+%s ms).\n\n",

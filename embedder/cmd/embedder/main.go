@@ -8,8 +8,8 @@ import (
 	"flag"
 	"time"
 
-	"github.com/strata-kb/strata/embedder/embed"
 	"github.com/strata-kb/strata/embedder/embedding"
+	"github.com/strata-kb/strata/embedder/engine"
 	"github.com/strata-kb/strata/embedder/vectorcache"
 	"github.com/strata-kb/strata/shared/config"
 	"github.com/strata-kb/strata/shared/pipeline"
@@ -21,7 +21,7 @@ import (
 // Config is the embedder's configuration.
 type Config struct {
 	config.Common
-	Embedding     embed.Config
+	Embedding     engine.Config
 	CacheBytes    int64
 	BatchSize     int
 	Concurrency   int
@@ -69,8 +69,8 @@ func run(ctx context.Context, args []string) error {
 // serve embeds file versions until ctx ends, then drains NATS.
 func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 	log, reg := deps.Log, deps.Metrics
-	provider, err := embed.New(cfg.Embedding)
-	if errors.Is(err, embed.ErrNoProvider) {
+	provider, err := engine.New(cfg.Embedding)
+	if errors.Is(err, engine.ErrNoProvider) {
 		log.Warn("no embedding provider configured: chunks are indexed for keyword search with embedding status missing")
 	} else if err != nil {
 		return err
@@ -114,7 +114,7 @@ func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 	return err
 }
 
-func modelName(p embed.Provider) string {
+func modelName(p engine.Provider) string {
 	if p == nil {
 		return "none"
 	}

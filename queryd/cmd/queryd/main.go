@@ -24,7 +24,7 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/strata-kb/strata/embedder/embed"
+	"github.com/strata-kb/strata/embedder/engine"
 	"github.com/strata-kb/strata/queryd/auth"
 	"github.com/strata-kb/strata/queryd/budget"
 	"github.com/strata-kb/strata/queryd/cursor"
@@ -72,9 +72,9 @@ type Config struct {
 	S3AccessKey    string
 	S3SecretKey    string
 	S3Secure       bool
-	Embedding      embed.Config
-	Previous       embed.Config // the model before Embedding's, during a model change
-	Web            webConfig    // CORS, OAuth metadata, resources (web.go)
+	Embedding      engine.Config
+	Previous       engine.Config // the model before Embedding's, during a model change
+	Web            webConfig     // CORS, OAuth metadata, resources (web.go)
 	Pprof          bool
 	SlowToolCall   time.Duration
 	ReadTimeout    time.Duration // one Weaviate read, every attempt of it (schema.ClientOptions)
@@ -316,17 +316,17 @@ func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 	mcpServer := newMCPServer(cfg, reg, counter, func(tool string) string { return tl.ToolsetOf(tool) }, log, files.Options()...)
 	files.Register(mcpServer)
 	tl = tools.New(st, signer, log).SetTokenBudget(cfg.TokenBudget).SetStrata(st, st, states, dead).SetStageHealth(stages)
-	provider, err := embed.New(cfg.Embedding)
+	provider, err := engine.New(cfg.Embedding)
 	switch {
-	case errors.Is(err, embed.ErrNoProvider):
+	case errors.Is(err, engine.ErrNoProvider):
 		log.Warn("no embedding provider: search_knowledge, search_files and query_documents are not served")
 	case err != nil:
 		return err
 	default:
 		tl.SetEmbeddings(st, provider, cfg.Embedding.Provider)
-		previous, err := embed.New(cfg.Previous)
+		previous, err := engine.New(cfg.Previous)
 		switch {
-		case errors.Is(err, embed.ErrNoProvider):
+		case errors.Is(err, engine.ErrNoProvider):
 		case err != nil:
 			return fmt.Errorf("previous embedding model: %w", err)
 		default:

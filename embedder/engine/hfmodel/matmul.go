@@ -3,7 +3,7 @@ package hfmodel
 import (
 	"sync"
 
-	"github.com/strata-kb/strata/embedder/embed/kernel"
+	"github.com/strata-kb/strata/embedder/engine/kernel"
 )
 
 // linear computes dst[m,n] = a[m,k] · w[n,k]ᵀ + bias[n]: a PyTorch

@@ -17,11 +17,11 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/strata-kb/strata/embedder/embed/kernel"
+	"github.com/strata-kb/strata/embedder/engine/kernel"
 )
 
 // Model is a loaded local model, static or BERT. It is immutable after
-// Load and safe for concurrent use; it implements embed.Provider.
+// Load and safe for concurrent use; it implements engine.Provider.
 type Model struct {
 	name     string
 	kind     string // "static" or "bert"

@@ -1,4 +1,4 @@
-package embed
+package engine
 
 import (
 	"crypto/sha256"
@@ -14,8 +14,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/strata-kb/strata/embedder/embed/embedtest"
-	"github.com/strata-kb/strata/embedder/embed/hfmodel"
+	"github.com/strata-kb/strata/embedder/engine/embedtest"
+	"github.com/strata-kb/strata/embedder/engine/hfmodel"
 	"github.com/strata-kb/strata/shared/config"
 )
 

@@ -19,8 +19,8 @@ import (
 	"time"
 )
 
-// The provider contract from embedder/embed, restated so the test does not
-// import embed (which imports this package).
+// The provider contract from embedder/engine, restated so the test does not
+// import engine (which imports this package).
 var _ interface {
 	Model() string
 	Dimensions() int

@@ -1,7 +1,7 @@
 // Package embedtest is the conformance suite every embedding provider runs,
 // in the style of go-cloud's drivertest: a provider's tests describe it in
 // a Harness and call RunConformance, which holds it to the contract of
-// embed.Provider and what the pipeline relies on:
+// engine.Provider and what the pipeline relies on:
 //
 //   - Model and Dimensions are stable; every text, whatever it holds
 //     (empty, white space, control characters, invalid UTF-8, scripts and
@@ -18,7 +18,7 @@
 //     promptly with an error that wraps ctx.Err().
 //
 // It imports nothing of Strata's, so the provider packages, which
-// embedder/embed imports, can use it.
+// embedder/engine imports, can use it.
 package embedtest
 
 import (
@@ -33,7 +33,7 @@ import (
 	"time"
 )
 
-// Provider is embed.Provider, restated: embed imports the providers.
+// Provider is engine.Provider, restated: engine imports the providers.
 type Provider interface {
 	Model() string
 	Dimensions() int

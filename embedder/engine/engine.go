@@ -1,4 +1,4 @@
-// Package embed is the embedding engine: the provider contract used by the
+// Package engine is the embedding engine: the provider contract used by the
 // embedder (documents) and by queryd (queries, importing this package: the
 // one arrow between stages, docs/decisions.md), so both always use the same
 // model, and the configuration that picks one:
@@ -12,7 +12,7 @@
 //     per file (package hfmodel).
 //   - openai: any OpenAI-compatible /v1/embeddings endpoint (package openai).
 //   - none: no vectors; chunks stay at embedding status "missing".
-package embed
+package engine
 
 import (
 	"context"
@@ -25,9 +25,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/strata-kb/strata/embedder/embed/hfmodel"
-	"github.com/strata-kb/strata/embedder/embed/openai"
-	"github.com/strata-kb/strata/embedder/embed/uselite"
+	"github.com/strata-kb/strata/embedder/engine/hfmodel"
+	"github.com/strata-kb/strata/embedder/engine/openai"
+	"github.com/strata-kb/strata/embedder/engine/uselite"
 	"github.com/strata-kb/strata/shared/config"
 )
 

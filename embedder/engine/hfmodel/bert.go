@@ -1,7 +1,7 @@
 package hfmodel
 
 import (
-	"github.com/strata-kb/strata/embedder/embed/kernel"
+	"github.com/strata-kb/strata/embedder/engine/kernel"
 
 	"encoding/json"
 	"errors"

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/strata-kb/strata/embedder/embed/embedtest"
+	"github.com/strata-kb/strata/embedder/engine/embedtest"
 )
 
 // spread is the vector the conformance server returns for a text: every

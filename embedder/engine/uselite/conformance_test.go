@@ -3,7 +3,7 @@ package uselite
 import (
 	"testing"
 
-	"github.com/strata-kb/strata/embedder/embed/embedtest"
+	"github.com/strata-kb/strata/embedder/engine/embedtest"
 )
 
 func TestConformance(t *testing.T) {

@@ -7,8 +7,8 @@
 //
 // and answer with {"data": [{"index": i, "embedding": [...]}, ...]}.
 //
-// A Client satisfies the embed.Provider interface structurally (this package
-// does not import embed, so embed can import it). It splits input into
+// A Client satisfies the engine.Provider interface structurally (this package
+// does not import engine, so engine can import it). It splits input into
 // batches bounded by both a text count and an encoded request size, retries
 // rate limits (429), server errors (5xx) and network failures with jittered
 // exponential backoff that honours Retry-After, and checks every response:

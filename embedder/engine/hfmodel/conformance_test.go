@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/strata-kb/strata/embedder/embed/embedtest"
+	"github.com/strata-kb/strata/embedder/engine/embedtest"
 )
 
 // conformanceTexts are texts of testVocab's words, which the test models

@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"sort"
 
-	"github.com/strata-kb/strata/embedder/embed/kernel"
+	"github.com/strata-kb/strata/embedder/engine/kernel"
 )
 
 const (
