@@ -154,7 +154,7 @@ func TestAccessChangeBeforeFirstCommit(t *testing.T) {
 func TestHandleAccessChangeBeforeFirstCommit(t *testing.T) {
 	_, wv := newWriter(t)
 	log, logs := capturingLogger()
-	w := New(sharedClient, sharedSeqs, nil, log)
+	w := New(Config{Weaviate: sharedClient, Sequences: sharedSeqs, Log: log})
 	ctx := context.Background()
 	const p = "acl-early-handler"
 	t0 := time.Now().UTC()

@@ -24,7 +24,7 @@ func TestGarbageCollectionOfAProjectWithoutVectors(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	fresh := New(wv, sharedSeqs, nil, w.log) // knows no tenants: asks Weaviate, as after a restart
+	fresh := New(Config{Weaviate: wv, Sequences: sharedSeqs, Log: w.log}) // knows no tenants: asks Weaviate, as after a restart
 	deleted, err := fresh.CollectGarbage(ctx, project, 0)
 	if err != nil || deleted != 1 {
 		t.Fatalf("gc deleted %d: %v; want the superseded version", deleted, err)

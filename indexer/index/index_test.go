@@ -69,7 +69,7 @@ func newWriter(t *testing.T) (*Writer, *weaviate.Client) {
 	if sharedClient == nil {
 		t.Fatal("weaviate did not start")
 	}
-	return New(sharedClient, sharedSeqs, nil, slog.New(slog.NewTextHandler(io.Discard, nil))), sharedClient
+	return New(Config{Weaviate: sharedClient, Sequences: sharedSeqs, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}), sharedClient
 }
 
 func version(project, path, etag, sequencer string, contents ...string) pipeline.FileVersion {

@@ -33,7 +33,7 @@ func TestTwoIndexersShareAProject(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := New(wv, sharedSeqs, nil, log)
+		w := New(Config{Weaviate: wv, Sequences: sharedSeqs, Log: log})
 		w.SetCommitLocks(leases)
 		writers = append(writers, w)
 	}

@@ -23,9 +23,6 @@ type Relabels interface {
 	Withdraw(ctx context.Context, project, fileID string, revision uint64) error
 }
 
-// SetRelabels makes access changes announce themselves to readers.
-func (w *Writer) SetRelabels(r Relabels) { w.relabels = r }
-
 // announceRelabel records, for readers, that ac is about to give the
 // file's version fileVersionID its readers; the returned func withdraws
 // the record once the change is done (applied, skipped or failed: a

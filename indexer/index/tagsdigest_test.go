@@ -24,7 +24,7 @@ func TestStateRecordsTheTagsReadTheIndexHolds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := New(sharedClient, sharedSeqs, states, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	w := New(Config{Weaviate: sharedClient, Sequences: sharedSeqs, States: states, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	const p = "acl-digest"
 	t0 := time.Now().UTC()
 	read := func(fv pipeline.FileVersion, at time.Time, digest string, groups ...string) pipeline.FileVersion {
@@ -95,8 +95,8 @@ func TestRedeliveredCommitRecordsEarlyVectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	stateless := New(sharedClient, sharedSeqs, nil, log)
-	w := New(sharedClient, sharedSeqs, states, log)
+	stateless := New(Config{Weaviate: sharedClient, Sequences: sharedSeqs, Log: log})
+	w := New(Config{Weaviate: sharedClient, Sequences: sharedSeqs, States: states, Log: log})
 	const p = "early-vectors"
 	v1 := version(p, "early.md", "e1", "10", "one")
 	mustVectors(t, w, vectorsOf(v1, testModel, 3))

@@ -60,9 +60,50 @@ type Writer struct {
 	relabels Relabels
 }
 
-// New returns a Writer.
-func New(wv *weaviate.Client, seqs Sequences, states States, log *slog.Logger) *Writer {
-	return &Writer{wv: wv, seqs: seqs, states: states, log: log, now: time.Now, maxGroup: DefaultMaxGroup, batchParallel: DefaultBatchParallel}
+// Config is what a Writer is built from: the stores it writes, and what
+// it reports to and shares with other indexers. Only Weaviate, Sequences
+// and Log are required.
+type Config struct {
+	Weaviate  *weaviate.Client
+	Sequences Sequences
+	// States records each file version's indexing state (nil: not recorded).
+	States States
+	Log    *slog.Logger
+	// Replication is the replication factor of collections created later
+	// (ChunkVector, on the first vectors).
+	Replication int
+	// Freshness, when set, is told upload-to-searchable times.
+	Freshness FreshnessObserver
+	// CommitLocks, when set, make commits, releases and garbage collection
+	// of a project exclusive across every indexer sharing them.
+	CommitLocks CommitLocks
+	// EmbeddedMarks, when set, record each version ApplyVectors embeds.
+	EmbeddedMarks EmbeddedMarks
+	// Relabels, when set, announce access changes to readers (relabels.go).
+	Relabels Relabels
+	// MaxGroup is how many waiting file versions one commit may take (0:
+	// DefaultMaxGroup; 1: a commit per file version, as before group
+	// commit; for comparison).
+	MaxGroup int
+	// BatchParallel is how many batch requests one write sends at once (0:
+	// DefaultBatchParallel). The objects of one write are distinct, and a
+	// commit's are invisible until it is published, so their order does not
+	// matter.
+	BatchParallel int
+}
+
+// New returns a Writer built from cfg.
+func New(cfg Config) *Writer {
+	w := &Writer{wv: cfg.Weaviate, seqs: cfg.Sequences, states: cfg.States, log: cfg.Log, now: time.Now,
+		maxGroup: DefaultMaxGroup, batchParallel: DefaultBatchParallel,
+		replication: cfg.Replication, fresh: cfg.Freshness, locks: cfg.CommitLocks, marks: cfg.EmbeddedMarks, relabels: cfg.Relabels}
+	if cfg.MaxGroup != 0 {
+		w.maxGroup = max(cfg.MaxGroup, 1)
+	}
+	if cfg.BatchParallel != 0 {
+		w.batchParallel = max(cfg.BatchParallel, 1)
+	}
+	return w
 }
 
 // Outcome says what an apply did.
@@ -74,27 +115,9 @@ const (
 	Duplicate Outcome = "duplicate" // this very event was applied already
 )
 
-// SetReplication sets the replication factor of collections created later
-// (ChunkVector, on the first vectors).
-func (w *Writer) SetReplication(factor int) { w.replication = factor }
-
-// SetFreshnessObserver makes the writer report upload-to-searchable times.
-func (w *Writer) SetFreshnessObserver(o FreshnessObserver) { w.fresh = o }
-
-// SetCommitLocks makes commits, releases and garbage collection of a
-// project exclusive across every indexer sharing locks.
-func (w *Writer) SetCommitLocks(l CommitLocks) { w.locks = l }
-
-// SetEmbeddedMarks makes ApplyVectors record each version it embeds.
-func (w *Writer) SetEmbeddedMarks(m EmbeddedMarks) { w.marks = m }
-
 // DefaultMaxGroup bounds the file versions of one commit (and so the size
 // of its write batches).
 const DefaultMaxGroup = 64
-
-// SetMaxGroup sets how many waiting file versions one commit may take
-// (1: a commit per file version, as before group commit; for comparison).
-func (w *Writer) SetMaxGroup(n int) { w.maxGroup = max(n, 1) }
 
 // DefaultBatchParallel is how many batch requests of one write are in
 // flight at once: a commit of many file versions is many batches, and
@@ -102,8 +125,3 @@ func (w *Writer) SetMaxGroup(n int) { w.maxGroup = max(n, 1) }
 // 8 stored 1.07x the chunks a second of 4 to 200k, side by side
 // (docs/bench/loading.md).
 const DefaultBatchParallel = 8
-
-// SetBatchParallel sets how many batch requests one write sends at once
-// (at least 1). The objects of one write are distinct, and a commit's are
-// invisible until it is published, so their order does not matter.
-func (w *Writer) SetBatchParallel(n int) { w.batchParallel = max(n, 1) }

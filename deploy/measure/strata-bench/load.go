@@ -115,7 +115,7 @@ type loader struct {
 
 // openWriter connects an index.Writer to the stack's Weaviate and NATS; the
 // returned close releases the NATS connection.
-func openWriter(ctx context.Context, st *localstack.Stack) (*index.Writer, func(), error) {
+func openWriter(ctx context.Context, st *localstack.Stack, maxGroup, batchParallel int) (*index.Writer, func(), error) {
 	wv, err := schema.NewClient(st.Servers.WeaviateHost, st.Servers.WeaviateGRPCHost, testservers.LocalWeaviateWriter)
 	if err != nil {
 		return nil, nil, err
@@ -134,8 +134,7 @@ func openWriter(ctx context.Context, st *localstack.Stack) (*index.Writer, func(
 		nc.Close()
 		return nil, nil, err
 	}
-	w := index.New(wv, seqs, nil, slog.New(slog.DiscardHandler))
-	w.SetEmbeddedMarks(marks)
+	w := index.New(index.Config{Weaviate: wv, Sequences: seqs, Log: slog.New(slog.DiscardHandler), EmbeddedMarks: marks, MaxGroup: max(maxGroup, 1), BatchParallel: batchParallel})
 	return w, nc.Close, nil
 }
 

@@ -362,13 +362,11 @@ func run(ctx context.Context, args []string) error {
 		}
 		program.Logf(progress, "compression report: %s", out)
 	}
-	w, closeWriter, err := openWriter(ctx, st)
+	w, closeWriter, err := openWriter(ctx, st, cfg.MaxGroup, cfg.BatchParallel)
 	if err != nil {
 		return err
 	}
 	defer closeWriter()
-	w.SetMaxGroup(cfg.MaxGroup)
-	w.SetBatchParallel(cfg.BatchParallel)
 	if len(cfg.Sizes) > 0 {
 		_, err := runScale(ctx, cfg, st, w, rep.corpus, model, sample, progress)
 		return err

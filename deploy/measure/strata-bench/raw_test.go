@@ -51,7 +51,7 @@ func TestRawWriteStoresObjectsButPublishesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := index.New(wv, seqs, nil, slog.New(slog.DiscardHandler)) // reads the watermark
+	w := index.New(index.Config{Weaviate: wv, Sequences: seqs, Log: slog.New(slog.DiscardHandler)}) // reads the watermark
 	r := newRawWriterTo(wv, 2)
 
 	const project = "raw"

@@ -120,25 +120,27 @@ func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 	if err != nil {
 		return err
 	}
-	writer := index.New(wv, seqs, states, log)
 	marks, err := index.OpenEmbeddedMarks(ctx, js, cfg.KVReplicas)
 	if err != nil {
 		return err
 	}
-	writer.SetEmbeddedMarks(marks)
 	relabels, err := index.OpenRelabels(ctx, js, cfg.KVReplicas)
 	if err != nil {
 		return err
 	}
-	writer.SetRelabels(relabels)
-	writer.SetFreshnessObserver(reg.NewFreshness())
 	host, _ := os.Hostname()
 	leases, err := index.OpenLeases(ctx, js, cfg.KVReplicas, fmt.Sprintf("%s-%d", host, os.Getpid()), cfg.CommitLease)
 	if err != nil {
 		return err
 	}
-	writer.SetCommitLocks(leases) // replicas commit one project one at a time
-	writer.SetReplication(cfg.Replication)
+	writer := index.New(index.Config{
+		Weaviate: wv, Sequences: seqs, States: states, Log: log,
+		Replication:   cfg.Replication,
+		Freshness:     reg.NewFreshness(),
+		CommitLocks:   leases, // replicas commit one project one at a time
+		EmbeddedMarks: marks,
+		Relabels:      relabels,
+	})
 	stopReleases, err := writer.ServeReleases(ctx, nc)
 	if err != nil {
 		return err
