@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"time"
 
 	"github.com/strata-kb/strata/embedder/embedding"
 	"github.com/strata-kb/strata/embedder/engine"
@@ -14,8 +13,7 @@ import (
 	"github.com/strata-kb/strata/shared/config"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/service"
-	"github.com/strata-kb/strata/shared/stagehealth"
-	"github.com/strata-kb/strata/shared/worker"
+	"github.com/strata-kb/strata/shared/stage"
 )
 
 // Config is the embedder's configuration.
@@ -68,50 +66,35 @@ func run(ctx context.Context, args []string) error {
 
 // serve embeds file versions until ctx ends, then drains NATS.
 func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
-	log, reg := deps.Log, deps.Metrics
+	log := deps.Log
 	provider, err := engine.New(cfg.Embedding)
 	if errors.Is(err, engine.ErrNoProvider) {
 		log.Warn("no embedding provider configured: chunks are indexed for keyword search with embedding status missing")
 	} else if err != nil {
 		return err
 	}
-	nc, js, err := pipeline.Connect(cfg.NATSURL, "strata-embedder", log)
+	st, err := stage.Connect(stage.Config{Name: "embedder", Common: &cfg.Common, Concurrency: cfg.Concurrency, MaxAckPending: cfg.MaxAckPending,
+		Running: func(httpAddr string) {
+			log.Info("embedder running", "nats", cfg.NATSURL, "provider", cfg.Embedding.Provider, "model", modelName(provider), "http", httpAddr)
+		}}, deps)
 	if err != nil {
 		return err
 	}
-	defer nc.Close()
-	stage := reg.NewStage("embedder")
-	cons, err := pipeline.EnsureConsumer(ctx, js, pipeline.ChunksStream, pipeline.ConsumerConfig(pipeline.EmbedderConsumer, cfg.MaxAckPending))
-	if err != nil {
+	defer st.Close()
+	chunks := &stage.Loop{Metric: "embedder", Worker: "embedder", Stream: pipeline.ChunksStream, Consumer: pipeline.EmbedderConsumer}
+	if err := st.Consume(ctx, chunks); err != nil {
 		return err
 	}
 	var cache embedding.Cache
 	if cfg.CacheBytes > 0 && provider != nil {
-		kv, err := vectorcache.Open(ctx, js, cfg.KVReplicas, cfg.CacheBytes)
+		kv, err := vectorcache.Open(ctx, st.JS, cfg.KVReplicas, cfg.CacheBytes)
 		if err != nil {
 			return err
 		}
 		cache = kv
 	}
-	emb := embedding.New(provider, pipeline.Publisher{JS: js}, cache, cfg.BatchSize, log)
-	health, err := stagehealth.Open(ctx, js, cfg.KVReplicas, "embedder", stagehealth.Instance())
-	if err != nil {
-		return err
-	}
-	go health.Run(ctx)
-	loop := worker.New(worker.Config{Stage: "embedder", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver, Observer: stage, RetryDelays: cfg.Retries(), Health: health},
-		js, cons, emb.Handle, log)
-	go stage.WatchLag(ctx, cons, 5*time.Second)
-	httpAddr, err := deps.ServeHealth(ctx, cfg.HTTPAddr, service.NATSConnected(nc))
-	if err != nil {
-		return err
-	}
-	log.Info("embedder running", "nats", cfg.NATSURL, "provider", cfg.Embedding.Provider, "model", modelName(provider), "http", httpAddr)
-	err = loop.Run(ctx)
-	drainCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_ = pipeline.Drain(drainCtx, nc)
-	return err
+	chunks.Handle = embedding.New(provider, pipeline.Publisher{JS: st.JS}, cache, cfg.BatchSize, log).Handle
+	return st.Run(ctx, chunks)
 }
 
 func modelName(p engine.Provider) string {

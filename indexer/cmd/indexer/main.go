@@ -18,8 +18,7 @@ import (
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/service"
-	"github.com/strata-kb/strata/shared/stagehealth"
-	"github.com/strata-kb/strata/shared/worker"
+	"github.com/strata-kb/strata/shared/stage"
 )
 
 // Config is the indexer's configuration.
@@ -93,7 +92,7 @@ func run(ctx context.Context, args []string) error {
 
 // serve indexes file versions and vectors until ctx ends, then drains NATS.
 func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
-	log, reg := deps.Log, deps.Metrics
+	log := deps.Log
 	wv, err := schema.NewClientWith(cfg.WeaviateHost, cfg.WeaviateGRPC, cfg.WeaviateAPIKey,
 		schema.ClientOptions{WriteTimeout: cfg.WriteTimeout, ReadTimeout: cfg.ReadTimeout})
 	if err != nil {
@@ -102,14 +101,17 @@ func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 	if err := schema.EnsureReplicated(ctx, wv, cfg.Replication); err != nil {
 		return err
 	}
-	nc, js, err := pipeline.Connect(cfg.NATSURL, "strata-indexer", log)
+	st, err := stage.Connect(stage.Config{Name: "indexer", Common: &cfg.Common, Concurrency: cfg.Concurrency, MaxAckPending: cfg.MaxAckPending,
+		Running: func(httpAddr string) {
+			log.Info("indexer running", "nats", cfg.NATSURL, "weaviate", cfg.WeaviateHost, "http", httpAddr)
+		}}, deps)
 	if err != nil {
 		return err
 	}
-	defer nc.Close()
-	stage := reg.NewStage("indexer")
-	cons, err := pipeline.EnsureConsumer(ctx, js, pipeline.ChunksStream, pipeline.ConsumerConfig(pipeline.IndexerChunksConsumer, cfg.MaxAckPending))
-	if err != nil {
+	defer st.Close()
+	js := st.JS
+	chunks := &stage.Loop{Metric: "indexer", Worker: "indexer", Stream: pipeline.ChunksStream, Consumer: pipeline.IndexerChunksConsumer}
+	if err := st.Consume(ctx, chunks); err != nil {
 		return err
 	}
 	states, err := freshness.Open(ctx, js, cfg.KVReplicas)
@@ -136,12 +138,12 @@ func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 	writer := index.New(index.Config{
 		Weaviate: wv, Sequences: seqs, States: states, Log: log,
 		Replication:   cfg.Replication,
-		Freshness:     reg.NewFreshness(),
+		Freshness:     deps.Metrics.NewFreshness(),
 		CommitLocks:   leases, // replicas commit one project one at a time
 		EmbeddedMarks: marks,
 		Relabels:      relabels,
 	})
-	stopReleases, err := writer.ServeReleases(ctx, nc)
+	stopReleases, err := writer.ServeReleases(ctx, st.NC)
 	if err != nil {
 		return err
 	}
@@ -149,39 +151,14 @@ func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 	if cfg.GCInterval > 0 {
 		go collectGarbage(ctx, wv, writer, cfg.GCInterval, cfg.GCRetention, log)
 	}
-	health, err := stagehealth.Open(ctx, js, cfg.KVReplicas, "indexer", stagehealth.Instance())
-	if err != nil {
-		return err
-	}
-	go health.Run(ctx)
-	loop := worker.New(worker.Config{Stage: "indexer", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver, Observer: stage, RetryDelays: cfg.Retries(), Health: health},
-		js, cons, writer.HandleChunks, log)
 	// Vectors are applied by a second loop of their own, so a backlog of
 	// embeddings never delays keyword indexing (and the other way round).
-	vectorStage := reg.NewStage("indexer_vectors")
-	vcons, err := pipeline.EnsureConsumer(ctx, js, pipeline.EmbeddingsStream, pipeline.ConsumerConfig(pipeline.IndexerVectorsConsumer, cfg.MaxAckPending))
-	if err != nil {
+	vectors := &stage.Loop{Metric: "indexer_vectors", Worker: "indexer-vectors", Stream: pipeline.EmbeddingsStream, Consumer: pipeline.IndexerVectorsConsumer}
+	if err := st.Consume(ctx, vectors); err != nil {
 		return err
 	}
-	vectorLoop := worker.New(worker.Config{Stage: "indexer-vectors", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver, Observer: vectorStage, RetryDelays: cfg.Retries(), Health: health},
-		js, vcons, writer.HandleVectors, log)
-	vectorsDone := make(chan error, 1)
-	go func() { vectorsDone <- vectorLoop.Run(ctx) }()
-	go stage.WatchLag(ctx, cons, 5*time.Second)
-	httpAddr, err := deps.ServeHealth(ctx, cfg.HTTPAddr, service.NATSConnected(nc))
-	if err != nil {
-		return err
-	}
-	log.Info("indexer running", "nats", cfg.NATSURL, "weaviate", cfg.WeaviateHost, "http", httpAddr)
-	go vectorStage.WatchLag(ctx, vcons, 5*time.Second)
-	err = loop.Run(ctx)
-	if verr := <-vectorsDone; err == nil {
-		err = verr
-	}
-	drainCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_ = pipeline.Drain(drainCtx, nc)
-	return err
+	chunks.Handle, vectors.Handle = writer.HandleChunks, writer.HandleVectors
+	return st.Run(ctx, chunks, vectors)
 }
 
 // collectGarbage removes superseded, unpinned versions of every project now and then.

@@ -31,8 +31,7 @@ import (
 	"github.com/strata-kb/strata/shared/freshness"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/service"
-	"github.com/strata-kb/strata/shared/stagehealth"
-	"github.com/strata-kb/strata/shared/worker"
+	"github.com/strata-kb/strata/shared/stage"
 )
 
 // Config is the ingestor's configuration.
@@ -232,14 +231,22 @@ func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 	if err != nil {
 		return err
 	}
-	nc, js, err := pipeline.Connect(cfg.NATSURL, "strata-ingestor", log)
+	st, err := stage.Connect(stage.Config{Name: "ingestor", Common: &cfg.Common, Concurrency: cfg.Concurrency, MaxAckPending: cfg.MaxAckPending,
+		Running: func(httpAddr string) {
+			pictures := cfg.PictureReader
+			if pictures == "" {
+				pictures = "pdfimages only (" + pictureReaderName + " not found or -pdf-picture-reader empty)"
+			}
+			log.Info("ingestor running", "nats", cfg.NATSURL, "s3", cfg.S3Endpoint, "http", httpAddr, "pdf_pictures", pictures)
+		},
+		Stopped: func() { log.Info("ingestor stopped; draining NATS") }}, deps)
 	if err != nil {
 		return err
 	}
-	defer nc.Close()
-	stage := reg.NewStage("ingestor")
-	cons, err := pipeline.EnsureConsumer(ctx, js, pipeline.ObjectsStream, pipeline.ConsumerConfig(pipeline.IngestorConsumer, cfg.MaxAckPending))
-	if err != nil {
+	defer st.Close()
+	nc, js := st.NC, st.JS
+	objects := &stage.Loop{Metric: "ingestor", Worker: "ingestor", Stream: pipeline.ObjectsStream, Consumer: pipeline.IngestorConsumer}
+	if err := st.Consume(ctx, objects); err != nil {
 		return err
 	}
 	states, err := freshness.Open(ctx, js, cfg.KVReplicas)
@@ -271,12 +278,6 @@ func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 		rec := &ingest.Reconciler{Bucket: cfg.Bucket, Heads: objectstore.Store{Client: s3}, Pub: pipeline.Publisher{JS: js}, Interval: cfg.Reconcile, Log: log}
 		go rec.Run(ctx)
 	}
-	health, err := stagehealth.Open(ctx, js, cfg.KVReplicas, "ingestor", stagehealth.Instance())
-	if err != nil {
-		return err
-	}
-	go health.Run(ctx)
-	loop := worker.New(worker.Config{Stage: "ingestor", Concurrency: cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver, Observer: stage, RetryDelays: cfg.Retries(), Health: health}, js, cons, handle, log)
 	if cfg.LiveSubject != "" {
 		outcomes := reg.NewOutcomes("ingestor_live_events", "bucket events taken from MinIO's live target, by outcome (dropped and failed ones are processed from the durable copy)",
 			"processed", "failed", "dropped")
@@ -288,23 +289,8 @@ func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 		}
 		defer waitLive()
 	}
-
-	go stage.WatchLag(ctx, cons, 5*time.Second)
-	httpAddr, err := deps.ServeHealth(ctx, cfg.HTTPAddr, service.NATSConnected(nc))
-	if err != nil {
-		return err
-	}
-	pictures := cfg.PictureReader
-	if pictures == "" {
-		pictures = "pdfimages only (" + pictureReaderName + " not found or -pdf-picture-reader empty)"
-	}
-	log.Info("ingestor running", "nats", cfg.NATSURL, "s3", cfg.S3Endpoint, "http", httpAddr, "pdf_pictures", pictures)
-	err = loop.Run(ctx)
-	log.Info("ingestor stopped; draining NATS")
-	drainCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_ = pipeline.Drain(drainCtx, nc)
-	return err
+	objects.Handle = handle
+	return st.Run(ctx, objects)
 }
 
 // ocrReader is Tesseract, as -ocr and -ocr-languages say. Where it is
