@@ -5,14 +5,41 @@ package index
 // Commits are serialised per project, and each costs a lock, an intent, a
 // publish and several writes whatever its size; sharing them lets a
 // project take many small uploads a second instead of one commit's worth.
-// The steps, each in a file of its own, are listed in the package doc.
+//
+// This file is the commit's only orchestrator: commitGroup takes the
+// steps in order (begin, decide, repair, publish), and each step calls
+// down into the layer that keeps state in NATS KV (state_kv.go) or the one
+// that reads and writes Weaviate (store_weaviate.go) and comes back.
+//
+//   - begin: the project is locked (in this process and across indexers),
+//     what an interrupted commit left is undone (settle, recover) and the
+//     next sequence is intended before any of its objects is written. A
+//     crash before publishing leaves objects above the watermark, which
+//     the next commit rolls back before it intends its own sequence; a
+//     crash after publishing may lose the mirror's write, caught up there
+//     too, or the documents' write, which repairDocuments makes once the
+//     events are delivered again.
+//   - decide: what becomes of each event. An event is applied unless it
+//     was committed already (Duplicate) or a newer event of its file was
+//     (Stale); a committed one may also have lost its document (repaired)
+//     or be torn by a Weaviate crash (its objects deleted by id and
+//     committed again, store_weaviate.go).
+//   - publish: once its objects are written at the intended sequence, the
+//     sequence is published (readers switch to them at once); the
+//     documents and object states follow.
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
+	"github.com/weaviate/weaviate/entities/models"
+
+	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/schema"
+	"github.com/strata-kb/strata/shared/wvquery"
 )
 
 // commitQueue holds one project's file versions waiting to be committed.
@@ -114,3 +141,306 @@ func (w *Writer) commitGroup(ctx context.Context, group []*pendingVersion) {
 // perFileParallel bounds the per-file reads and state writes of one
 // commit that run at once.
 const perFileParallel = 8
+
+// begin locks the project, undoes what an interrupted commit left behind,
+// and returns the next sequence. The caller must call the returned unlock.
+func (w *Writer) begin(ctx context.Context, project string) (next int64, unlock func(), err error) {
+	if err := w.ensureTenant(ctx, project); err != nil {
+		return 0, nil, err
+	}
+	unlock, err = w.lock(ctx, project)
+	if err != nil {
+		return 0, nil, err
+	}
+	wm, err := w.settle(ctx, project)
+	if err == nil {
+		err = w.intend(ctx, project, wm+1)
+	}
+	if err != nil {
+		unlock()
+		return 0, nil, err
+	}
+	return wm + 1, unlock, nil
+}
+
+// settle returns the watermark of project, whose commit lock the caller
+// holds, after undoing what an interrupted commit left behind.
+func (w *Writer) settle(ctx context.Context, project string) (watermark int64, err error) {
+	wm, err := w.Watermark(ctx, project)
+	if err != nil {
+		return 0, err
+	}
+	if err := w.recover(ctx, project, wm); err != nil {
+		return 0, err
+	}
+	return wm, nil
+}
+
+// recover undoes what an interrupted commit left: objects above the
+// watermark and a lost mirror write. It runs on this process's first commit
+// of a project and whenever an intent lies above the watermark; otherwise
+// the last commit completed and there is nothing to undo.
+func (w *Writer) recover(ctx context.Context, project string, wm int64) error {
+	intent, err := w.seqs.Intent(ctx, project)
+	if err != nil {
+		return err
+	}
+	if _, seen := w.checked.Load(project); seen && intent <= wm {
+		return nil
+	}
+	if err := w.rollback(ctx, project, wm); err != nil {
+		return err
+	}
+	if wm > 0 {
+		if err := w.mirror(ctx, project, wm); err != nil { // catches up a mirror write lost in a crash
+			return err
+		}
+	}
+	w.checked.Store(project, struct{}{})
+	return nil
+}
+
+// Watermark returns the project's published commit sequence (0 before the first commit).
+// The authority is the Sequences store; an index written before it existed
+// is read from its ProjectState once and then recorded there.
+func (w *Writer) Watermark(ctx context.Context, project string) (int64, error) {
+	seq, found, err := w.seqs.Get(ctx, project)
+	if err != nil || found {
+		return seq, err
+	}
+	props, err := w.object(ctx, schema.ProjectStateClass, project, ids.Project(project))
+	if err != nil || props == nil {
+		return 0, err
+	}
+	return int64(wvquery.Float(props, "sequence")), nil
+}
+
+// decideGroup decides what becomes of each version of group, whose commit
+// follows watermark: it concludes the versions that are stale, duplicates
+// or failed, and marks those whose document to repair; the others are to
+// be committed. Of two events of one file in group the older is stale (or,
+// the same version, a duplicate).
+func (w *Writer) decideGroup(ctx context.Context, project string, group []*pendingVersion, watermark int64) {
+	newest := map[string]*pendingVersion{}
+	for _, p := range group {
+		cur := newest[p.fv.FileID]
+		if cur == nil || pipeline.CompareSequencers(p.fv.Object.Sequencer, cur.fv.Object.Sequencer) > 0 {
+			newest[p.fv.FileID] = p
+		}
+	}
+	// Each file's decision is two reads; they run at once, as the commit
+	// lock is held meanwhile and every other writer of the project waits.
+	type decision struct {
+		verdict
+		err error
+	}
+	decisions := make([]decision, len(group))
+	inParallel(len(group), perFileParallel, func(i int) {
+		p := group[i]
+		if newest[p.fv.FileID] == p {
+			o := p.fv.Object
+			d := &decisions[i]
+			d.verdict, d.err = w.decide(ctx, project, p.fv.FileID, o.Sequencer, p.fv.FileVersionID, watermark)
+			// An access change applied while fv was on its way wins over fv's older read.
+			p.labels = d.doc.labelsFor(p.fv)
+			p.replaces = d.doc.exists && !d.doc.deleted
+		}
+	})
+	for i, p := range group {
+		if n := newest[p.fv.FileID]; n != p {
+			out := Stale
+			if n.fv.FileVersionID == p.fv.FileVersionID {
+				out = Duplicate
+			}
+			p.conclude(out, nil)
+			continue
+		}
+		out, done, err := decisions[i].out, decisions[i].done, decisions[i].err
+		switch {
+		case err != nil:
+			p.conclude("", err)
+		case done && out == repairDocument:
+			p.repair = true
+		case done && out == tornVersion:
+			// Committed again once its objects are gone.
+			if err := w.deleteVersionObjects(ctx, p.fv); err != nil {
+				p.conclude("", err)
+			}
+		case done && out == Duplicate:
+			// A redelivery, maybe of a commit whose vectors could not be
+			// looked up or given their readers (markEmbedded): again, and
+			// for the current version the embedded state with them.
+			doc := decisions[i].doc
+			if doc.fileVersionID == p.fv.FileVersionID && p.fv.Status == pipeline.StatusIndexed {
+				p.conclude(out, w.markEmbedded(ctx, p.fv, doc.labels, doc.commitSeq))
+			} else {
+				p.conclude(out, w.syncVectorReaders(ctx, project, textFilter("file_version_id", p.fv.FileVersionID), doc.labels))
+			}
+		case done:
+			p.conclude(out, nil)
+		}
+	}
+}
+
+// verdict is decide's answer about an event.
+type verdict struct {
+	out  Outcome
+	done bool    // false: apply the event
+	doc  current // the file's document as decide read it
+}
+
+// repairDocument is decide's answer for a committed event whose document
+// write was lost: rewrite the document, commit nothing.
+const repairDocument Outcome = "repair-document"
+
+// tornVersion is decide's answer for a committed version whose chunks a
+// filtered read does not all find: delete its objects by id and commit it
+// again.
+const tornVersion Outcome = "torn-version"
+
+// decide says whether an event was committed already (its Version exists at
+// or below the watermark: Duplicate) or is older than the file's current
+// event (Stale). done=false means apply it.
+//
+// A Duplicate whose document is behind (a crash after publishing, before the
+// document was written) is reported as repairDocument.
+//
+// The Version is looked up by its object id, which is the file_version_id
+// of the commit that wrote it; an access change's Version repeats the
+// file_version_id under an id of its own (access.go), so it is never taken
+// for the file version's commit.
+func (w *Writer) decide(ctx context.Context, project, fileID, sequencer, versionID string, watermark int64) (verdict, error) {
+	cur, err := w.document(ctx, project, fileID)
+	if err != nil {
+		return verdict{}, err
+	}
+	newer := cur.exists && pipeline.CompareSequencers(cur.sequencer, sequencer) > 0
+	v, err := w.object(ctx, schema.VersionClass, project, versionID)
+	if err != nil {
+		return verdict{}, err
+	}
+	switch {
+	case newer:
+		return verdict{Stale, true, cur}, nil
+	case v != nil && int64(wvquery.Float(v, "valid_from")) <= watermark:
+		// Committed, by its Version found by id; readers find chunks by
+		// filters, which a weaviate-server killed inside a batch may have
+		// left without some objects' index entries (a torn version, store_weaviate.go).
+		if whole, err := w.chunksFound(ctx, project, versionID, int(wvquery.Float(v, "chunk_count"))); err != nil || !whole {
+			return verdict{tornVersion, err == nil, cur}, err
+		}
+		if !cur.exists || cur.fileVersionID != versionID {
+			return verdict{repairDocument, true, cur}, nil
+		}
+		return verdict{Duplicate, true, cur}, nil
+	}
+	return verdict{doc: cur}, nil
+}
+
+// repairDocuments writes the documents of the versions of group that
+// decide found committed at or below watermark without their document (a
+// crash after publishing), and concludes them: Duplicate, as nothing is
+// committed.
+func (w *Writer) repairDocuments(ctx context.Context, project string, group []*pendingVersion, watermark int64, now string) {
+	var repair []*pendingVersion
+	var docs []*models.Object
+	for _, p := range group {
+		if !p.finished && p.repair {
+			repair = append(repair, p)
+			docs = append(docs, fileDocument(p.fv, p.labels, watermark, now))
+		}
+	}
+	if len(repair) == 0 {
+		return
+	}
+	err := w.batch(ctx, docs)
+	for _, p := range repair {
+		if err != nil {
+			p.conclude(Duplicate, err)
+			continue
+		}
+		// Vectors written while the document was missing have no readers.
+		p.conclude(Duplicate, w.syncVectorReaders(ctx, project, textFilter("file_version_id", p.fv.FileVersionID), p.labels))
+	}
+}
+
+// publishVersions commits at seq the versions of group still to commit
+// (those neither decide nor the repair concluded), and concludes them: it
+// writes their objects, publishes seq, and then writes their documents and
+// records their states.
+func (w *Writer) publishVersions(ctx context.Context, project string, group []*pendingVersion, seq int64, now string) {
+	var apply []*pendingVersion
+	for _, p := range group {
+		if !p.finished {
+			apply = append(apply, p)
+		}
+	}
+	if len(apply) == 0 {
+		return
+	}
+	fail := func(err error) { concludeAll(apply, "", err) }
+	var objs, docs []*models.Object
+	for _, p := range apply {
+		if err := w.prepareMetadata(ctx, &p.labels); err != nil {
+			fail(fmt.Errorf("metadata properties of %s: %w", project, err))
+			return
+		}
+		objs = append(objs, versionObjects(p.fv, p.labels, seq, now, p.terms)...)
+		docs = append(docs, fileDocument(p.fv, p.labels, seq, now))
+	}
+	if err := w.fenced(ctx, project, "write"); err != nil {
+		fail(err)
+		return
+	}
+	if err := w.batch(ctx, objs); err != nil {
+		fail(fmt.Errorf("write %d file versions of %s: %w", len(apply), project, err))
+		return
+	}
+	if err := w.publish(ctx, project, seq); err != nil {
+		fail(fmt.Errorf("publish commit %d of %s: %w", seq, project, err))
+		return
+	}
+	// Documents are the files' current state for listings, written once the commit is visible.
+	if err := w.batch(ctx, docs); err != nil {
+		fail(fmt.Errorf("write %d documents of %s: %w", len(docs), project, err))
+		return
+	}
+	// Each file's state (and, with its vectors there, embedded) is a write
+	// and a read of its own: at once too.
+	inParallel(len(apply), perFileParallel, func(i int) {
+		p := apply[i]
+		fv := p.fv
+		state := pipeline.StateIndexed
+		if fv.Status != pipeline.StatusIndexed {
+			state = pipeline.StateFailed
+		}
+		w.recordState(ctx, fv.Object, state, fv.Error, seq, fv.FileVersionID, fv.ExtractedAt, fv.Access)
+		if p.replaces {
+			w.closeReplacedOrWarn(ctx, project, fv.FileID, seq)
+		}
+		if state == pipeline.StateIndexed {
+			if err := w.markEmbedded(ctx, fv, p.labels, seq); err != nil {
+				p.conclude("", err)
+				return
+			}
+		}
+		p.conclude(Applied, nil)
+	})
+}
+
+// publish makes seq visible: first in the authoritative store
+// (publishSequence, state_kv.go), then in the ProjectState mirror that
+// queryd reads (store_weaviate.go).
+func (w *Writer) publish(ctx context.Context, project string, seq int64) error {
+	if w.publishHook != nil {
+		return w.publishHook()
+	}
+	if err := w.publishSequence(ctx, project, seq); err != nil {
+		return err
+	}
+	return w.mirror(ctx, project, seq)
+}
+
+// Commits is how many commits this writer has made visible: one per
+// sequence, which may hold many file versions (commit.go).
+func (w *Writer) Commits() int64 { return w.published.Load() }

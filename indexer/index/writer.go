@@ -53,7 +53,7 @@ type Writer struct {
 	// published counts the commits this writer made visible.
 	published atomic.Int64
 	maxGroup  int // file versions per commit at most (commit.go)
-	// batchParallel is how many batch requests one write sends at once (batch.go).
+	// batchParallel is how many batch requests one write sends at once (store_weaviate.go).
 	batchParallel int
 	ranges        rangeProperties // metadata range properties known to exist (metadata.go)
 	// relabels announces access changes to readers while they are applied (relabels.go; nil: not announced).

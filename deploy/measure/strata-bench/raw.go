@@ -26,7 +26,7 @@ import (
 	"github.com/strata-kb/strata/shared/testservers"
 )
 
-// rawBatchSize is the indexer's batch size (batchSize, indexer/index/batch.go).
+// rawBatchSize is the indexer's batch size (batchSize, indexer/index/store_weaviate.go).
 const rawBatchSize = 200
 
 // rawWriter writes files by the raw write path.
