@@ -337,15 +337,15 @@ func (r *testRun) failureReport() string {
 const failureLines = 4
 
 // lastLines is out's last n lines that say something: not the go test
-// result lines ("--- FAIL", "=== RUN") nor blank ones. A test that keeps its
-// services' logs says where ("logs kept in ...") after its assertion and
-// then prints their tails: the summary ends at that line, so the assertion
-// stays in view.
+// result lines ("--- FAIL", "=== RUN") nor blank ones. A test that dumps its
+// services' logs after its assertion ("--- indexer log (last 3000 bytes):")
+// has its summary end before the first dump, so the assertion and where
+// the whole logs were kept stay in view.
 func lastLines(out string, n int) []string {
 	lines := strings.Split(out, "\n")
 	for i, l := range lines {
-		if strings.Contains(l, keptLogsMarker) {
-			lines = lines[:i+1]
+		if strings.Contains(l, dumpedLogMarker) {
+			lines = lines[:i]
 			break
 		}
 	}
@@ -361,9 +361,9 @@ func lastLines(out string, n int) []string {
 	return keep
 }
 
-// keptLogsMarker is what the end-to-end tests print before the logs they
-// dump on failure (deploy/e2e's dumpLogsOnFailure and the chaos test).
-const keptLogsMarker = "logs kept in "
+// dumpedLogMarker heads each log tail the end-to-end tests dump on failure
+// (deploy/e2e's dumpLogsOnFailure: "--- <service> log (last 3000 bytes):").
+const dumpedLogMarker = " log (last "
 
 func (r *testRun) summary() string {
 	r.mu.Lock()

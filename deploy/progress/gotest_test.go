@@ -158,3 +158,18 @@ func TestFailureReportEndsWithAssertions(t *testing.T) {
 		t.Fatalf("report's summary:\n%s", tail)
 	}
 }
+
+// TestFailureReportKeepsAnAssertionAfterTheKeptLogs: the chaos test says
+// where it kept the logs, then fails: both stay in the summary.
+func TestFailureReportKeepsAnAssertionAfterTheKeptLogs(t *testing.T) {
+	got := lastLines(strings.Join([]string{
+		"    chaos_test.go:51: kills 5, objects 45, lost 0",
+		"    chaos_test.go:133: whole cluster logs kept in /tmp/x",
+		"    chaos_test.go:54: the cluster did not survive: kills 5:",
+		"        3 reads refused by both queryd replicas",
+		"--- FAIL: TestChaosShort (282.90s)",
+	}, "\n"), 3)
+	if len(got) != 3 || !strings.Contains(got[0], "kept in /tmp/x") || !strings.Contains(got[2], "3 reads refused") {
+		t.Fatalf("summary %q", got)
+	}
+}
