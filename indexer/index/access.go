@@ -134,6 +134,9 @@ func (w *Writer) changeAccess(ctx context.Context, project string, ac pipeline.T
 	if err != nil {
 		return "", err
 	}
+	if err := w.fenced(ctx, project, "write"); err != nil {
+		return "", err
+	}
 	if err := w.setFileReaders(ctx, project, fileID, objectID(visible), want); err != nil {
 		return "", err
 	}

@@ -164,10 +164,14 @@ func (w *Writer) begin(ctx context.Context, project string) (next int64, unlock 
 }
 
 // settle returns the watermark of project, whose commit lock the caller
-// holds, after undoing what an interrupted commit left behind.
+// holds, claims the project at it (the commit's fence) and then undoes what
+// an interrupted commit left behind.
 func (w *Writer) settle(ctx context.Context, project string) (watermark int64, err error) {
 	wm, err := w.Watermark(ctx, project)
 	if err != nil {
+		return 0, err
+	}
+	if err := w.claim(ctx, project, wm); err != nil {
 		return 0, err
 	}
 	if err := w.recover(ctx, project, wm); err != nil {
@@ -187,6 +191,11 @@ func (w *Writer) recover(ctx context.Context, project string, wm int64) error {
 	}
 	if _, seen := w.checked.Load(project); seen && intent <= wm {
 		return nil
+	}
+	// Deleting above the watermark is right only while no other indexer
+	// has published since this commit's claim.
+	if err := w.fenced(ctx, project, "rollback"); err != nil {
+		return err
 	}
 	if err := w.rollback(ctx, project, wm); err != nil {
 		return err

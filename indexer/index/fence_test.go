@@ -53,12 +53,12 @@ func (l *handLease) expire() {
 }
 
 // TestAHolderPausedPastItsLeaseLeavesNothing: a commit paused (as SIGSTOP
-// would) past its lease, before writing its objects or before publishing
-// them, while another indexer takes the lease and commits, publishes
+// would) past its lease, after reading the watermark and before claiming it,
+// before writing its objects or before publishing them, while another indexer takes the lease and commits, publishes
 // nothing and leaves nothing visible when it wakes: its fence is gone. The
 // other commit is visible, at the next sequence.
 func TestAHolderPausedPastItsLeaseLeavesNothing(t *testing.T) {
-	for _, step := range []string{"write", "publish"} {
+	for _, step := range []string{"claim", "write", "publish"} {
 		t.Run(step, func(t *testing.T) {
 			paused, _ := newWriter(t)
 			other, wv := newWriter(t)

@@ -119,8 +119,14 @@ func (k *KVSequences) Claim(ctx context.Context, project string, published int64
 		case err != nil:
 			return 0, wrapClaim(project, err)
 		default:
-			// The value stays as it is (it never goes down); only its
-			// revision moves, and becomes the fence.
+			// A sequence other than the one this commit read was published
+			// since (by an indexer that took the lease while this one was
+			// paused): this commit must not go on.
+			if len(e.Value()) != 8 || int64(binary.BigEndian.Uint64(e.Value())) != published {
+				return 0, fmt.Errorf("claim sequence of %s at %d: %w", project, published, ErrFenced)
+			}
+			// The value stays as it is; only its revision moves, and
+			// becomes the fence.
 			rev, err := k.kv.Update(ctx, project, e.Value(), e.Revision())
 			if err == nil || !errors.Is(err, jetstream.ErrKeyExists) {
 				return rev, wrapClaim(project, err)
@@ -412,10 +418,18 @@ func (w *Writer) lock(ctx context.Context, project string) (unlock func(), err e
 // comes before any of them is: a crash from here on leaves an intent above
 // the watermark for the next commit to see.
 func (w *Writer) intend(ctx context.Context, project string, seq int64) error {
-	if err := w.seqs.Intend(ctx, project, seq); err != nil {
-		return err
+	return w.seqs.Intend(ctx, project, seq)
+}
+
+// claim makes this commit the project's committer in the sequence store
+// at watermark published (Sequences.Claim) and keeps the fence for its
+// writes and its publish. It comes before anything the commit deletes or
+// writes, the roll-back of an interrupted commit included.
+func (w *Writer) claim(ctx context.Context, project string, published int64) error {
+	if w.pauseHook != nil {
+		w.pauseHook("claim")
 	}
-	fence, err := w.seqs.Claim(ctx, project, seq-1)
+	fence, err := w.seqs.Claim(ctx, project, published)
 	if err != nil {
 		return err
 	}
