@@ -165,10 +165,11 @@ func (in *Ingestor) handleRecord(ctx context.Context, r event.Record, redelivere
 		log.Debug("skipping a second copy of a committed event", "state", recorded.State, "sequence", recorded.Sequence)
 		return nil
 	}
-	// An attempt at this very upload began and has not committed: it is in
-	// flight still, or was cut short (the live copy of the event was read
-	// by a worker that died, or this message's last delivery was).
-	isolated := in.cfg.Isolated != nil && (redelivered || begunBefore(recorded, r))
+	// A delivery again, or an attempt at this very upload that began longer
+	// ago than any read may take and has not committed: the attempt was cut
+	// short (its worker died). One still in flight (the live copy of the
+	// event, read a moment ago) is not.
+	isolated := in.cfg.Isolated != nil && (redelivered || begunBefore(recorded, r, in.now().Add(-in.attemptWindow())))
 	if r.Op == event.Put {
 		if err := in.states.Put(ctx, pipeline.ObjectState{Key: r.Key, Project: key.Project, ETag: r.ETag, VersionID: r.VersionID,
 			Sequencer: r.Sequencer, State: pipeline.StatePending,
@@ -323,9 +324,15 @@ func committedAlready(st *pipeline.ObjectState, r event.Record, now time.Time) b
 }
 
 // begunBefore says whether st records an attempt at r's upload (its
-// sequencer and ETag) that began and has not committed.
-func begunBefore(st *pipeline.ObjectState, r event.Record) bool {
-	return st != nil && st.State == pipeline.StatePending && st.Sequencer == r.Sequencer && st.ETag == r.ETag
+// sequencer and ETag) that began before then and has not committed.
+func begunBefore(st *pipeline.ObjectState, r event.Record, then time.Time) bool {
+	return st != nil && st.State == pipeline.StatePending && st.Sequencer == r.Sequencer && st.ETag == r.ETag && st.Stages.Seen.Before(then)
+}
+
+// attemptWindow is the longest one attempt at a file may take: its
+// extraction's limits and a margin for fetching and publishing.
+func (in *Ingestor) attemptWindow() time.Duration {
+	return in.cfg.Limits.Timeout + in.cfg.Limits.OCRTimeout + time.Minute
 }
 
 // versionOf is the object-store identity of a version: its version id when

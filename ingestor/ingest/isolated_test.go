@@ -41,10 +41,13 @@ func TestAFileWhoseAttemptWasCutShortIsReadAlone(t *testing.T) {
 	}
 	const key = "acme/guide.md"
 	put := eventJSON("s3:ObjectCreated:Put", key, 7)
-	pendingFrom := func(etag, sequencer string) *fakeStates {
+	pendingFrom := func(etag, sequencer string, ago time.Duration) *fakeStates {
 		return &fakeStates{states: []pipeline.ObjectState{{Key: key, Project: "acme", ETag: etag, Sequencer: sequencer,
-			State: pipeline.StatePending, Stages: pipeline.StageTimes{Seen: time.Now().Add(-time.Second)}}}}
+			State: pipeline.StatePending, Stages: pipeline.StageTimes{Seen: time.Now().Add(-ago)}}}}
 	}
+	// limits() allows 20 s of extraction and 10 min of OCR: an attempt
+	// older than that and a minute was cut short.
+	cutShort, inFlight := 12*time.Minute, 3*time.Second
 	died := fmt.Errorf("%w (signal: killed)", extract.ErrReaderDied)
 	interrupted := fmt.Errorf("%w: shutting down", extract.ErrInterrupted)
 	for _, tc := range []struct {
@@ -58,8 +61,9 @@ func TestAFileWhoseAttemptWasCutShortIsReadAlone(t *testing.T) {
 	}{
 		{"first delivery", &fakeStates{}, 1, nil, false, pipeline.StatusIndexed, false},
 		{"redelivered", &fakeStates{}, 2, nil, true, pipeline.StatusIndexed, false},
-		{"an attempt at this upload began", pendingFrom("etag1", "0A"), 1, nil, true, pipeline.StatusIndexed, false},
-		{"an attempt at an older upload began", pendingFrom("etag0", "09"), 1, nil, false, pipeline.StatusIndexed, false},
+		{"an attempt at this upload was cut short", pendingFrom("etag1", "0A", cutShort), 1, nil, true, pipeline.StatusIndexed, false},
+		{"an attempt at this upload is in flight", pendingFrom("etag1", "0A", inFlight), 1, nil, false, pipeline.StatusIndexed, false},
+		{"an attempt at an older upload began", pendingFrom("etag0", "09", cutShort), 1, nil, false, pipeline.StatusIndexed, false},
 		{"the isolated reader died", &fakeStates{}, 3, died, true, pipeline.StatusFailed, false},
 		{"the isolated reader was stopped from outside", &fakeStates{}, 2, interrupted, true, "", true},
 	} {

@@ -29,6 +29,10 @@ import (
 // ChildEnv, set to "1", makes the ingestor serve one isolated read and exit.
 const ChildEnv = "STRATA_ISOLATED_READER"
 
+// ready is the first byte a child writes, once its start-up is over: a
+// child that ends before it failed to start, which is not the file's doing.
+const ready = 'R'
+
 // Extractor reads one file (detect.Registry).
 type Extractor interface {
 	Extract(ctx context.Context, data []byte, name string, lim extract.Limits) (*extract.Document, error)
@@ -109,10 +113,16 @@ func (e remoteError) Unwrap() error { return e.kind }
 // extract.ErrReaderDied (or ErrTimeout) with the cause. A child that cannot
 // start, or a ctx that ends, is not: extract.ErrInterrupted.
 func (e *Isolated) Extract(ctx context.Context, data []byte, name string, lim extract.Limits) (*extract.Document, error) {
+	// One at a time; a file that waits longer than one read may take goes
+	// back to be read later, so worker slots do not queue behind it.
+	wait := time.NewTimer(lim.Timeout + lim.OCRTimeout + e.cfg.Grace)
+	defer wait.Stop()
 	select {
 	case e.turn <- struct{}{}:
 	case <-ctx.Done():
 		return nil, fmt.Errorf("%w: waiting for the isolated reader: %v", extract.ErrInterrupted, ctx.Err())
+	case <-wait.C:
+		return nil, fmt.Errorf("%w: waiting for the isolated reader, busy with another file", extract.ErrInterrupted)
 	}
 	defer func() { <-e.turn }()
 
@@ -134,7 +144,7 @@ func (e *Isolated) Extract(ctx context.Context, data []byte, name string, lim ex
 	var out bytes.Buffer
 	errTail := &tail{max: 4 << 10}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = &in, &out, errTail
-	dieWithParent(cmd)
+	ownGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%w: start the isolated reader: %v", extract.ErrInterrupted, err)
 	}
@@ -157,9 +167,14 @@ func (e *Isolated) Extract(ctx context.Context, data []byte, name string, lim ex
 		return nil, fmt.Errorf("%w: %v", extract.ErrInterrupted, ctx.Err())
 	case childCtx.Err() != nil:
 		return nil, fmt.Errorf("%w: the isolated reader gave no answer within %v", extract.ErrTimeout, limit)
+	case len(out.Bytes()) == 0 || out.Bytes()[0] != ready:
+		// It ended before it was ready to read: its start-up failed (its
+		// flags, a missing tool), not the file.
+		return nil, fmt.Errorf("%w: the isolated reader did not start (%s)", extract.ErrInterrupted, cause(waitErr, errTail.String()))
 	case waitErr != nil:
 		return nil, fmt.Errorf("%w (%s)", extract.ErrReaderDied, cause(waitErr, errTail.String()))
 	}
+	out.Next(1)
 	var rep reply
 	if err := gob.NewDecoder(&out).Decode(&rep); err != nil {
 		return nil, fmt.Errorf("%w: its answer is unreadable: %v (%s)", extract.ErrReaderDied, err, cause(nil, errTail.String()))
@@ -193,7 +208,7 @@ func (e *Isolated) watchMemory(p *os.Process, stop <-chan struct{}, over *atomic
 		rss, ok := residentBytes(p.Pid)
 		if ok && rss > e.cfg.MemoryBytes {
 			over.Store(rss)
-			_ = p.Kill()
+			killGroup(p)
 			return
 		}
 	}
@@ -232,6 +247,9 @@ func lastWords(stderr string) string {
 // Serve is a child's whole work: one request read from in, extracted by ex
 // within lim, the reply written to out.
 func Serve(ctx context.Context, ex Extractor, lim extract.Limits, in io.Reader, out io.Writer) error {
+	if _, err := out.Write([]byte{ready}); err != nil {
+		return fmt.Errorf("isolated reader: say it is ready: %w", err)
+	}
 	var req request
 	if err := gob.NewDecoder(in).Decode(&req); err != nil {
 		return fmt.Errorf("isolated reader: read the request: %w", err)

@@ -137,6 +137,14 @@ func TestAReadStoppedFromOutsideIsNotTheFilesFault(t *testing.T) {
 	if _, err := missing.Extract(context.Background(), []byte("x"), "ok.md", quickLimits()); !errors.Is(err, extract.ErrInterrupted) {
 		t.Fatalf("no reader: %v", err)
 	}
+	// A reader whose start-up fails (its flags, a missing tool) ends before
+	// it says it is ready: not the file's doing either.
+	broken := New(Config{Command: func(ctx context.Context) *exec.Cmd {
+		return exec.CommandContext(ctx, "sh", "-c", "echo 'ingestor: -poppler-dir: pdftotext not found' >&2; exit 2")
+	}})
+	if _, err := broken.Extract(context.Background(), []byte("x"), "ok.md", quickLimits()); !errors.Is(err, extract.ErrInterrupted) || !strings.Contains(err.Error(), "did not start") {
+		t.Fatalf("a reader that did not start: %v", err)
+	}
 }
 
 // TestOneIsolatedReadAtATime: a second read waits for the first.

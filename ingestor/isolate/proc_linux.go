@@ -10,14 +10,27 @@ import (
 	"syscall"
 )
 
-// dieWithParent has the kernel kill the child when the worker dies: a
-// worker killed mid-read leaves no reader behind, and its file is read
-// again (not recorded as failed) on redelivery.
-func dieWithParent(cmd *exec.Cmd) {
+// ownGroup puts the child in a process group of its own, killed whole
+// (its poppler and tesseract processes too) when its time is up, and has
+// the kernel kill the child when the worker dies: a worker killed mid-read
+// leaves no reader behind, and its file is read again on redelivery.
+func ownGroup(cmd *exec.Cmd) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	cmd.SysProcAttr.Setpgid = true
+	cmd.Cancel = func() error {
+		killGroup(cmd.Process)
+		return nil
+	}
+}
+
+// killGroup kills p's process group.
+func killGroup(p *os.Process) {
+	if syscall.Kill(-p.Pid, syscall.SIGKILL) != nil {
+		_ = p.Kill()
+	}
 }
 
 // residentBytes is pid's resident memory (VmRSS).

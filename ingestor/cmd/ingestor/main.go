@@ -104,7 +104,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.OCRMaxPages, "ocr-max-pages", def.MaxOCRPages, "pages or pictures of one file read by OCR; the rest are named in a warning (0: no limit)")
 	fs.DurationVar(&c.OCRTimeout, "ocr-timeout", def.OCRTimeout, "time OCR may take on one file, beyond -extract-timeout; the pages left are named in a warning (0: -extract-timeout alone)")
 	fs.Int64Var(&c.MaxFileBytes, "max-file-bytes", def.MaxFileBytes, "text, structure and images one file's reading may hold, counted as it reads (text-only formats: at most 64 MiB); over it the file is recorded as failed")
-	fs.Int64Var(&c.FileMemory, "file-memory-bytes", 512<<20, "memory budget of one file read again alone, in a process of its own, after an attempt at it was cut short (a crash): over it the file is recorded as failed")
+	fs.Int64Var(&c.FileMemory, "file-memory-bytes", 1<<30, "memory budget of one file read again alone, in a process of its own, after an attempt at it was cut short (a crash): over it the file is recorded as failed")
 }
 
 // Limits returns the extraction limits.
@@ -254,7 +254,7 @@ func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 		return err
 	}
 	ing := ingest.New(ingest.Config{MaxObjectBytes: cfg.MaxObjectBytes, MaxMessageBytes: cfg.MaxMessageBytes, TargetTokens: cfg.TargetTokens,
-		OverlapTokens: cfg.OverlapTokens, Limits: lim, Isolated: isolate.New(isolate.Config{Command: isolate.Self, MemoryBytes: cfg.FileMemory})},
+		OverlapTokens: cfg.OverlapTokens, Limits: lim, Isolated: isolate.New(isolate.Config{Command: isolatedReader, MemoryBytes: cfg.FileMemory})},
 		objectstore.Store{Client: s3}, objectstore.Assets{Client: s3, Bucket: cfg.AssetsBucket},
 		readers, pipeline.Publisher{JS: js}, states, counter, log)
 	if exists, err := s3.BucketExists(ctx, cfg.AssetsBucket); err != nil || !exists {
@@ -307,4 +307,12 @@ func ocrReader(cfg *Config, log *slog.Logger) extract.OCR {
 	}
 	log.Info("OCR with Tesseract", "languages", t.Languages())
 	return t
+}
+
+// isolatedReader is the child that reads a file alone: this ingestor, with
+// its flags, tracing off (spans on standard output would garble the answer).
+func isolatedReader(ctx context.Context) *exec.Cmd {
+	cmd := isolate.Self(ctx)
+	cmd.Args = append(cmd.Args, "-trace-exporter=none")
+	return cmd
 }
