@@ -187,7 +187,7 @@ func (s *Store) Projects(ctx context.Context) ([]string, error) {
 		last := s.lastProjects
 		s.mu.Unlock()
 		if last != nil && ctx.Err() == nil {
-			return last, nil
+			return slices.Clone(last), nil // callers filter it in place
 		}
 		return nil, fmt.Errorf("list projects: %w", err)
 	}

@@ -114,7 +114,8 @@ const lagEvery = 5 * time.Second
 func (s *Stage) Run(ctx context.Context, loops ...*Loop) error {
 	health, err := stagehealth.Open(ctx, s.JS, s.cfg.Common.KVReplicas, s.cfg.Name, stagehealth.Instance())
 	if err != nil {
-		return err
+		// The stage runs without its reports; each one tries the bucket again.
+		s.deps.Log.Warn("stage health not reported yet", "err", err)
 	}
 	go health.Run(ctx)
 	workers := make([]*worker.Loop, len(loops))

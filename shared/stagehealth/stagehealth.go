@@ -85,8 +85,10 @@ func DiskFull(err error) bool {
 
 // Reporter keeps and puts one replica's report.
 type Reporter struct {
-	kv    jetstream.KeyValue
-	key   string
+	js       jetstream.JetStream
+	replicas int
+	kv       jetstream.KeyValue // nil until the bucket is open
+	key      string
 	now   func() time.Time
 	rss   func() int64
 	limit func() int64
@@ -95,15 +97,27 @@ type Reporter struct {
 	report Report
 }
 
-// Open creates or opens the bucket and returns the reporter of one replica.
+// Open returns the reporter of one replica and creates or opens the
+// bucket. The reporter works without it (a NATS server short of disk may
+// refuse to create it, exactly when the report matters): the error is
+// returned to be logged, and each Put tries to open it again.
 func Open(ctx context.Context, js jetstream.JetStream, replicas int, stage, instance string) (*Reporter, error) {
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: Bucket, History: 1, TTL: TTL, Replicas: replicas,
+	r := &Reporter{js: js, replicas: replicas, key: stage + "." + keySafe(instance), now: time.Now, rss: residentBytes, limit: memoryLimit,
+		report: Report{Stage: stage, Instance: instance}}
+	return r, r.open(ctx)
+}
+
+func (r *Reporter) open(ctx context.Context) error {
+	if r.kv != nil {
+		return nil
+	}
+	kv, err := r.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: Bucket, History: 1, TTL: TTL, Replicas: r.replicas,
 		Description: "Strata: each worker replica's conditions (full disk, memory budget)"})
 	if err != nil {
-		return nil, fmt.Errorf("stage health bucket: %w", err)
+		return fmt.Errorf("stage health bucket: %w", err)
 	}
-	return &Reporter{kv: kv, key: stage + "." + keySafe(instance), now: time.Now, rss: residentBytes, limit: memoryLimit,
-		report: Report{Stage: stage, Instance: instance}}, nil
+	r.kv = kv
+	return nil
 }
 
 // Observe records the outcome of one attempt: a disk-full refusal starts
@@ -135,6 +149,9 @@ func (r *Reporter) Put(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := r.open(ctx); err != nil {
+		return err
+	}
 	if _, err := r.kv.Put(ctx, r.key, b); err != nil {
 		return fmt.Errorf("put stage health %s: %w", r.key, err)
 	}
@@ -158,8 +175,14 @@ func (r *Reporter) Run(ctx context.Context) {
 	}
 }
 
+// ReadTimeout bounds Read: a status call never waits long on a paused or
+// cut-off NATS server for it.
+const ReadTimeout = 2 * time.Second
+
 // Read returns every live report, by stage then instance.
 func Read(ctx context.Context, js jetstream.JetStream) ([]Report, error) {
+	ctx, cancel := context.WithTimeout(ctx, ReadTimeout)
+	defer cancel()
 	kv, err := js.KeyValue(ctx, Bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		return nil, nil
@@ -185,6 +208,9 @@ func Read(ctx context.Context, js jetstream.JetStream) ([]Report, error) {
 			continue // not a report: written by something else
 		}
 		out = append(out, rep)
+	}
+	if err := ctx.Err(); err != nil { // the key list was cut short
+		return nil, fmt.Errorf("list stage health: %w", err)
 	}
 	slices.SortFunc(out, func(a, b Report) int {
 		if c := strings.Compare(a.Stage, b.Stage); c != 0 {

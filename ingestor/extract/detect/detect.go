@@ -154,8 +154,9 @@ func kindOf(ext, fallback string) string {
 
 // FormatCaps lower a file's budget (Limits.MaxFileBytes) for formats that
 // keep no images: their text is at most MaxTextBytes (16 MiB by default) and
-// their blocks a small multiple of it, so more than 64 MiB held is a file
-// built to blow up (a million one-character paragraphs), not a document.
+// their blocks a small multiple of it, so more than 64 MiB held (or four
+// times a larger MaxTextBytes) is a file built to blow up (a million
+// one-character paragraphs), not a document.
 // Formats with pictures (PDF, DOCX, slides, EPUB, ODT, images) keep the
 // whole budget, of which their images take their share.
 var FormatCaps = map[string]int64{
@@ -187,8 +188,12 @@ func (r Registry) Extract(ctx context.Context, data []byte, name string, lim ext
 	if !ok {
 		return nil, fmt.Errorf("%w: no extractor for %s", extract.ErrUnsupported, format)
 	}
-	if c, ok := FormatCaps[format]; ok && lim.MaxFileBytes > c {
-		lim.MaxFileBytes = c
+	if c, ok := FormatCaps[format]; ok {
+		// A text limit raised past 16 MiB raises the cap with it.
+		c = max(c, 4*int64(lim.MaxTextBytes))
+		if lim.MaxFileBytes > c {
+			lim.MaxFileBytes = c
+		}
 	}
 	if lim.Timeout > 0 {
 		// OCR has a time limit of its own, beside the reading's.

@@ -56,3 +56,16 @@ func TestFormatCapsBoundTextFormats(t *testing.T) {
 		t.Fatalf("12 MB in paragraphs of 100 bytes: %v", err)
 	}
 }
+
+// TestFormatCapsFollowTheTextLimit: with -max-text-bytes raised to 32 MiB
+// a text format's cap is 128 MiB, so the same 12 MiB of one-character
+// paragraphs that the default refuses (about 224 MiB of blocks) still is,
+// and the cap named is the raised one.
+func TestFormatCapsFollowTheTextLimit(t *testing.T) {
+	lim := extract.DefaultLimits()
+	lim.MaxTextBytes = 32 << 20
+	_, err := NewRegistry(nil).Extract(context.Background(), []byte(strings.Repeat("a\n\n", 4<<20)), "notes.txt", lim)
+	if !errors.Is(err, extract.ErrTooLarge) || !strings.Contains(err.Error(), "128 MiB") {
+		t.Fatalf("with a 32 MiB text limit: %v, want ErrTooLarge naming a 128 MiB cap", err)
+	}
+}
