@@ -89,9 +89,9 @@ type Reporter struct {
 	replicas int
 	kv       jetstream.KeyValue // nil until the bucket is open
 	key      string
-	now   func() time.Time
-	rss   func() int64
-	limit func() int64
+	now      func() time.Time
+	rss      func() int64
+	limit    func() int64
 
 	mu     sync.Mutex
 	report Report
