@@ -272,7 +272,9 @@ func (w *Writer) decideGroup(ctx context.Context, project string, group []*pendi
 			p.repair = true
 		case done && out == tornVersion:
 			// Committed again once its objects are gone.
-			if err := w.deleteVersionObjects(ctx, p.fv); err != nil {
+			if err := w.fenced(ctx, p.fv.Object.Project, "write"); err != nil {
+				p.conclude("", err)
+			} else if err := w.deleteVersionObjects(ctx, p.fv); err != nil {
 				p.conclude("", err)
 			}
 		case done && out == Duplicate:
@@ -362,7 +364,10 @@ func (w *Writer) repairDocuments(ctx context.Context, project string, group []*p
 	if len(repair) == 0 {
 		return
 	}
-	err := w.batch(ctx, docs)
+	err := w.fenced(ctx, project, "write")
+	if err == nil {
+		err = w.batch(ctx, docs)
+	}
 	for _, p := range repair {
 		if err != nil {
 			p.conclude(Duplicate, err)
