@@ -1,11 +1,13 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,8 +17,13 @@ import (
 // TestChaosShort is strata-chaos for 2 minutes (package chaos): a loopback
 // cluster of 3 NATS, 4 MinIO and 3 Weaviate nodes with two processes of
 // every service, loaded with uploads, overwrites and deletes of five
-// formats and MCP reads, a random process killed with SIGKILL every 20 s
-// and started again. It takes about 4-5 minutes.
+// formats and MCP reads, a fault every 20 s, each kind in turn: a random
+// process killed with SIGKILL and started again, one paused with SIGSTOP
+// for 5-15 s, one engine node's disk filled for 10 s (then an upload must
+// be searchable within 30 s of the disk being freed). It takes about 4-5
+// minutes. The full-disk fault needs a tmpfs per engine node in a mount
+// namespace of the run's own, so as root the test runs itself again
+// under unshare -m; without root the fault is skipped, and said so.
 //
 // It fails when the index does not match the bucket (anything lost,
 // duplicated or stale), when a killed process did not come back, when the
@@ -35,6 +42,23 @@ func TestChaosShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := chaos.DefaultConfig(2 * time.Minute)
+	cfg.Faults = []string{chaos.FaultKill, chaos.FaultPause, chaos.FaultDiskFull}
+	cfg.PauseMax, cfg.DiskFullHold = 15*time.Second, 10*time.Second
+	if chaos.NeedsMounts(cfg.Faults) {
+		cmd, err := chaos.MountNamespaceCommand(context.Background(), []string{os.Args[0], "-test.run=^TestChaosShort$", "-test.v=true", "-test.count=1", "-test.timeout=30m"})
+		if err == nil {
+			t.Log("running again in a mount namespace of its own (unshare -m), for the full-disk fault")
+			out := &lineLog{t: t}
+			cmd.Stdout, cmd.Stderr = out, out
+			err := cmd.Run()
+			out.flush()
+			if err != nil {
+				t.Fatalf("the run in its own mount namespace failed (%v): its output is above", err)
+			}
+			return
+		}
+		t.Logf("full-disk faults will be skipped: %v", err)
+	}
 	cfg.Root, cfg.StateDir = root, t.TempDir()
 	cfg.Progress, cfg.Log = logWriter{t}, t.Logf
 	res, err := chaos.Run(context.Background(), cfg)
@@ -52,6 +76,38 @@ func TestChaosShort(t *testing.T) {
 	if problems := chaosShortProblems(res); len(problems) > 0 {
 		keepChaosLogs(t, cfg.StateDir)
 		t.Fatalf("the cluster did not survive: %s:\n%s", res.Summary(), strings.Join(problems, "\n"))
+	}
+}
+
+// lineLog logs a child test process's output a line at a time, each
+// behind the test's own prefix, so its "=== RUN" and "--- FAIL" lines are
+// never read as this process's.
+type lineLog struct {
+	t    *testing.T
+	mu   sync.Mutex
+	part []byte
+}
+
+func (l *lineLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.part = append(l.part, p...)
+	for {
+		i := bytes.IndexByte(l.part, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		l.t.Log("ns| " + string(l.part[:i]))
+		l.part = l.part[i+1:]
+	}
+}
+
+func (l *lineLog) flush() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.part) > 0 {
+		l.t.Log("ns| " + string(l.part))
+		l.part = nil
 	}
 }
 
@@ -92,6 +148,11 @@ func chaosShortProblems(res *chaos.Result) []string {
 	if n := res.RefusedReads(); n > 0 {
 		f := firstRefused(res)
 		out = append(out, fmt.Sprintf("%d reads refused by both queryd replicas (the first: %s at %s: %s)", n, f.Tool, f.At.Round(time.Second), strings.Join(f.Errors, "; ")))
+	}
+	for _, k := range res.Kills {
+		if k.Kind == chaos.FaultDiskFull && k.Skipped == "" && k.Err == "" && k.Resumed > 30*time.Second {
+			out = append(out, fmt.Sprintf("ingest resumed %s after %s's disk was freed, not within 30 s", k.Resumed.Round(time.Second), k.Victim))
+		}
 	}
 	if res.LongestReadGap > maxReadGap {
 		out = append(out, fmt.Sprintf("no read served for %s from %s", res.LongestReadGap.Round(time.Millisecond), res.LongestReadGapAt.Round(time.Second)))

@@ -103,9 +103,9 @@ func (s *Stack) startMinIONode(i int) (*Process, error) {
 	name := fmt.Sprintf("node%d", i+1)
 	var endpoints []string
 	for j, n := range nodes {
-		endpoints = append(endpoints, fmt.Sprintf("http://127.0.0.1:%d%s", n.API, filepath.Join(s.opts.DataDir, "minio", fmt.Sprintf("node%d", j+1))))
+		endpoints = append(endpoints, fmt.Sprintf("http://127.0.0.1:%d%s", n.API, MinIONodeDir(s.opts.DataDir, j)))
 	}
-	drive := filepath.Join(s.opts.DataDir, "minio", name)
+	drive := MinIONodeDir(s.opts.DataDir, i)
 	queueDir := filepath.Join(s.opts.DataDir, "minio-events", name)
 	for _, d := range []string{drive, queueDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {

@@ -40,11 +40,11 @@ func (s *Stack) RestartNATSNode(ctx context.Context, i int) error {
 	for _, n := range nodes {
 		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", n.Route))
 	}
-	n, name := nodes[i], fmt.Sprintf("strata-%d", i+1)
+	n, name := nodes[i], NATSNodeName(i)
 	cluster := fmt.Sprintf("cluster {\n  name: strata\n  listen: 127.0.0.1:%d\n  routes: [%s]\n}\n", n.Route, strings.Join(routes, ", "))
 	return restartNode("restart nats node "+name, i, &s.NATS, s.NATSPeers,
 		func() (*Process, error) {
-			return startNATSNode(ctx, o.Bins[NATSServer.Name], filepath.Join(o.DataDir, "nats", name), name, n.Client, n.Monitor, cluster, filepath.Join(o.DataDir, "logs"), o.Detach)
+			return startNATSNode(ctx, o.Bins[NATSServer.Name], NATSNodeDir(o.DataDir, i), name, n.Client, n.Monitor, cluster, filepath.Join(o.DataDir, "logs"), o.Detach)
 		}, nil)
 }
 

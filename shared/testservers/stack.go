@@ -206,11 +206,11 @@ func (s *Stack) startNATSCluster(ctx context.Context, logs string) error {
 	}
 	results := make(chan started, len(nodes))
 	for i, n := range nodes {
-		name := fmt.Sprintf("strata-%d", i+1)
+		name := NATSNodeName(i)
 		cluster := fmt.Sprintf("cluster {\n  name: strata\n  listen: 127.0.0.1:%d\n  routes: [%s]\n}\n", n.Route, strings.Join(routes, ", "))
 		fmt.Fprintf(o.Progress, "starting nats-server %s on nats://127.0.0.1:%d\n", name, n.Client)
 		go func() { // JetStream waits for its peers: start every node before waiting
-			p, err := startNATSNode(ctx, o.Bins[NATSServer.Name], filepath.Join(o.DataDir, "nats", name), name, n.Client, n.Monitor, cluster, logs, o.Detach)
+			p, err := startNATSNode(ctx, o.Bins[NATSServer.Name], NATSNodeDir(o.DataDir, i), name, n.Client, n.Monitor, cluster, logs, o.Detach)
 			results <- started{i, p, err}
 		}()
 	}

@@ -36,19 +36,25 @@
 // (-reconcile; the product default is 5 minutes). The writers, like any S3
 // client behind a load balancer, move to the next node when one fails.
 //
-// Faults (-faults, in turn): kill (SIGKILL, down -down, started again)
-// and pause (SIGSTOP for -pause-min to -pause-max, 5-30 s, then SIGCONT: a
+// Faults (-faults, in turn): kill (SIGKILL, down -down, started again),
+// pause (SIGSTOP for -pause-min to -pause-max, 5-30 s, then SIGCONT: a
 // GC pause or a frozen VM; an indexer paused past its commit lease finds
-// its commit fenced). A full-disk fault is not built yet.
+// its commit fenced) and diskfull (one NATS, MinIO or Weaviate node's disk
+// filled by a ballast file, held full for -diskfull-hold, then freed; the
+// run then uploads a file and times how soon it is searchable). For
+// diskfull every engine node's data directory is a tmpfs of -disk-size of
+// its own, mounted in a mount namespace of the run's own: as root,
+// strata-chaos runs itself again under unshare(1); without root, or where
+// a mount is refused, full-disk faults are skipped and the report says so.
 //
-// Every 20 s (-kill-every) one process is killed with SIGKILL, taken in
-// turn from a shuffled list of all 16 (3 NATS, 4 MinIO, 3 Weaviate nodes,
-// 8 service processes), left down 3 s (-down) and started again. The next
-// kill waits until the cluster is whole again (every NATS node healthy with
-// its streams current, every MinIO node with write quorum, Weaviate
-// settled, every service ready), so never are two nodes of one engine nor
-// both replicas of a service down at once. Meanwhile 6 bucket operations a
-// second (uploads, overwrites, deletes of Markdown, text, HTML, PDF and
+// 20 s (-kill-every) after the last fault ended, the next one (of
+// -faults, in turn) takes one process from a shuffled list of all 16 (3
+// NATS, 4 MinIO, 3 Weaviate nodes, 8 service processes); a kill leaves it
+// down 3 s (-down) and starts it again. A fault ends when the cluster is
+// whole again (every NATS node healthy with its streams current, every
+// MinIO node with write quorum, Weaviate settled, every service ready), so
+// never are two nodes of one engine nor both replicas of a service down
+// at once. Meanwhile 6 bucket operations a second (uploads, overwrites, deletes of Markdown, text, HTML, PDF and
 // DOCX files) and 24 MCP reads a second (with the stack's admin key) go on.
 // A read counts as served when it, or its retry on the other queryd
 // replica, answers within 2 s.
@@ -72,6 +78,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -88,11 +95,13 @@ func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("strata-chaos", flag.ContinueOnError)
 	minutes := fs.Float64("minutes", 2, "length of the chaos phase (load and kills)")
 	d := chaos.DefaultConfig(0)
-	fs.DurationVar(&d.KillEvery, "kill-every", d.KillEvery, "a process is killed this often (0: never, a baseline of the same load)")
+	fs.DurationVar(&d.KillEvery, "kill-every", d.KillEvery, "the next fault comes this long after the last one ended (0: none, a baseline of the same load)")
 	fs.DurationVar(&d.Down, "down", d.Down, "how long a killed process stays down before it is started again")
-	faults := fs.String("faults", strings.Join(d.Faults, ","), "the kinds of fault injected in turn, comma-separated: kill ("+chaos.FaultKinds[chaos.FaultKill]+"), pause ("+chaos.FaultKinds[chaos.FaultPause]+"); diskfull is not built yet")
+	faults := fs.String("faults", strings.Join(d.Faults, ","), "the kinds of fault injected in turn, comma-separated: kill ("+chaos.FaultKinds[chaos.FaultKill]+"), pause ("+chaos.FaultKinds[chaos.FaultPause]+"), diskfull ("+chaos.FaultKinds[chaos.FaultDiskFull]+")")
 	fs.DurationVar(&d.PauseMin, "pause-min", d.PauseMin, "shortest pause of a pause fault")
 	fs.DurationVar(&d.PauseMax, "pause-max", d.PauseMax, "longest pause of a pause fault")
+	fs.Int64Var(&d.DiskSize, "disk-size", d.DiskSize, "bytes of each engine node's disk (a tmpfs) with -faults diskfull")
+	fs.DurationVar(&d.DiskFullHold, "diskfull-hold", d.DiskFullHold, "how long a full-disk fault keeps the disk full")
 	fs.Float64Var(&d.WriteRate, "writes", d.WriteRate, "bucket operations (uploads, overwrites, deletes) a second")
 	fs.Float64Var(&d.ReadRate, "reads", d.ReadRate, "MCP reads a second")
 	fs.IntVar(&d.Readers, "readers", d.Readers, "concurrent readers")
@@ -135,9 +144,30 @@ Flags:
 		return program.Status(2)
 	}
 	var err error
-	if d.Faults, err = chaos.ParseFaults(*faults); err != nil || d.PauseMin <= 0 || d.PauseMax < d.PauseMin {
-		fmt.Fprintf(os.Stderr, "strata-chaos: -faults: %v; -pause-min must be positive and at most -pause-max\n", err)
+	if d.Faults, err = chaos.ParseFaults(*faults); err != nil || d.PauseMin <= 0 || d.PauseMax < d.PauseMin || d.DiskSize < 64<<20 || d.DiskFullHold <= 0 {
+		fmt.Fprintf(os.Stderr, "strata-chaos: -faults: %v; -pause-min must be positive and at most -pause-max, -disk-size at least 64 MiB, -diskfull-hold positive\n", err)
 		return program.Status(2)
+	}
+	if chaos.NeedsMounts(d.Faults) {
+		// A disk per engine node needs a mount namespace of the run's own.
+		exe, err := os.Executable()
+		var cmd *exec.Cmd
+		if err == nil {
+			cmd, err = chaos.MountNamespaceCommand(ctx, append([]string{exe}, os.Args[1:]...))
+		}
+		if err == nil {
+			err = cmd.Run()
+			var exit *exec.ExitError
+			if errors.As(err, &exit) {
+				return program.Status(exit.ExitCode())
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "strata-chaos: run in a mount namespace of its own:", err)
+				return program.Status(1)
+			}
+			return nil
+		}
+		logf("full-disk faults will be skipped: %v", err)
 	}
 	if *minutes <= 0 || d.WriteRate <= 0 || d.ReadRate <= 0 || d.Readers < 1 || d.Keys < 5 || d.KillEvery < 0 || d.HedgeAfter < 0 {
 		fmt.Fprintln(os.Stderr, "strata-chaos: -minutes, -writes, -reads and -readers must be positive, -kill-every and -hedge-after not negative and -keys at least 5")

@@ -11,6 +11,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,9 +32,14 @@ type Config struct {
 	Faults []string
 	// PauseMin and PauseMax bound a pause fault's length, drawn uniformly.
 	PauseMin, PauseMax time.Duration
-	WriteRate          float64 // bucket operations a second
-	ReadRate           float64 // MCP reads a second
-	Readers            int     // concurrent readers
+	// DiskSize is each engine node's disk (a tmpfs) when the faults
+	// include diskfull; DiskFullHold how long a full-disk fault keeps it
+	// full.
+	DiskSize     int64
+	DiskFullHold time.Duration
+	WriteRate    float64 // bucket operations a second
+	ReadRate     float64 // MCP reads a second
+	Readers      int     // concurrent readers
 	// HedgeAfter is how long a read waits for its replica before it is
 	// also sent to the other one (0, the default: never; a failed attempt
 	// is retried at once either way). Off because it made reads worse:
@@ -65,12 +71,16 @@ const (
 	// pause or a frozen VM. An indexer paused past its commit lease finds
 	// its commit fenced when it wakes.
 	FaultPause = "pause"
+	// FaultDiskFull: one engine node's disk (a tmpfs of its own) filled
+	// by a ballast file, held full for DiskFullHold, then freed.
+	FaultDiskFull = "diskfull"
 )
 
 // FaultKinds are the kinds -faults takes, with what each does (-h).
 var FaultKinds = map[string]string{
-	FaultKill:  "SIGKILL one process, leave it down -down, start it again",
-	FaultPause: "SIGSTOP one process for -pause-min to -pause-max, then SIGCONT",
+	FaultKill:     "SIGKILL one process, leave it down -down, start it again",
+	FaultPause:    "SIGSTOP one process for -pause-min to -pause-max, then SIGCONT",
+	FaultDiskFull: "fill one NATS, MinIO or Weaviate node's disk (a tmpfs of -disk-size; needs root) for -diskfull-hold, then free it",
 }
 
 // ParseFaults checks a comma-separated list of fault kinds.
@@ -79,7 +89,7 @@ func ParseFaults(s string) ([]string, error) {
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
 		if _, ok := FaultKinds[f]; !ok {
-			return nil, fmt.Errorf("unknown fault %q (kinds: kill, pause; diskfull is not built yet)", f)
+			return nil, fmt.Errorf("unknown fault %q (kinds: kill, pause, diskfull)", f)
 		}
 		out = append(out, f)
 	}
@@ -91,6 +101,7 @@ func ParseFaults(s string) ([]string, error) {
 // of them unissued on a loaded 2-core machine.
 func DefaultConfig(d time.Duration) Config {
 	return Config{Duration: d, KillEvery: 20 * time.Second, Down: 3 * time.Second, Faults: []string{FaultKill}, PauseMin: 5 * time.Second, PauseMax: 30 * time.Second,
+		DiskSize: 1 << 30, DiskFullHold: 15 * time.Second,
 		WriteRate: 6, ReadRate: 24, Readers: 32, Keys: 60,
 		Settle: 5 * time.Minute, Seed: uint64(time.Now().UnixNano()), ReconcileInterval: 30 * time.Second, ReconcileMinAge: 6 * time.Second}
 }
@@ -106,7 +117,15 @@ type Kill struct {
 	Kind   string // FaultKill or FaultPause ("": a kill, in reports of older runs)
 	Victim string
 	At     time.Duration // since the chaos phase began
-	Paused time.Duration // how long a pause held the process stopped
+	Paused time.Duration // how long a pause held the process stopped, or a full-disk fault the disk full
+	// Filled is the ballast a full-disk fault wrote; Helped what the
+	// harness did for the engine after the disk was freed ("": nothing);
+	// Resumed how soon after it was freed an upload was searchable;
+	// Skipped why the fault was not made.
+	Filled  int64
+	Helped  string
+	Resumed time.Duration
+	Skipped string
 	// Restarted is when the process was ready again after the kill;
 	// Whole when every engine had all its members in step again (full
 	// service), both since the kill.
@@ -151,6 +170,9 @@ type Result struct {
 	SettleTook time.Duration
 	Comparison *Comparison
 	LogDir     string // where the processes' logs are (kept when the run found problems)
+	// DisksRefused says why the engine nodes got no disks of their own,
+	// so every full-disk fault was skipped ("": they did, or none was asked).
+	DisksRefused string
 }
 
 // Summary is the run's last line.
@@ -203,14 +225,20 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		state = dir
 	}
+	d := mountDisks(state, cfg.Faults, cfg.DiskSize)
+	defer d.unmount()
+	if d.refused != "" {
+		cfg.logf("full-disk faults are skipped: %s", d.refused)
+	}
 	cfg.logf("starting the cluster in %s: NATS 3 nodes (R3), MinIO 4 nodes (erasure coded), Weaviate 3 nodes (replication 2), two replicas of each service", state)
-	c, err := startCluster(ctx, cfg, state)
+	c, err := startCluster(ctx, cfg, state, d)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Config: cfg, LogDir: state}
-	err = runOn(ctx, cfg, c, res)
+	res := &Result{Config: cfg, LogDir: state, DisksRefused: d.refused}
+	err = runOn(ctx, cfg, c, d, res)
 	c.stop()
+	d.unmount()
 	if err == nil && res.OK() && cfg.StateDir == "" {
 		_ = os.RemoveAll(state) // nothing to look into
 		res.LogDir = ""
@@ -218,7 +246,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	return res, err
 }
 
-func runOn(ctx context.Context, cfg Config, c *cluster, res *Result) error {
+func runOn(ctx context.Context, cfg Config, c *cluster, d disks, res *Result) error {
 	w, err := newWriter(cfg, c.st)
 	if err != nil {
 		return err
@@ -246,6 +274,18 @@ func runOn(ctx context.Context, cfg Config, c *cluster, res *Result) error {
 	r := &reader{cfg: cfg, urls: c.mcpURLs, apiKey: c.st.Env.APIKey, w: w, began: began, lastKill: func() string { return *last.Load() }}
 	phase, stopPhase := context.WithTimeout(ctx, cfg.Duration)
 	defer stopPhase()
+	type phaseSnapshot struct {
+		took      time.Duration
+		done, ops int64
+		cpu       cpuSample
+		self      float64
+	}
+	phaseEnd := make(chan phaseSnapshot, 1)
+	go func() {
+		<-phase.Done()
+		done := w.uploads.Load() + w.overwrites.Load()
+		phaseEnd <- phaseSnapshot{took: time.Since(began), done: done, ops: done + w.deletes.Load(), cpu: c.sampleCPU(), self: selfCPU()}
+	}()
 	var load sync.WaitGroup
 	load.Add(2)
 	go func() { defer load.Done(); w.run(phase) }()
@@ -280,10 +320,23 @@ func runOn(ctx context.Context, cfg Config, c *cluster, res *Result) error {
 			bag = append(bag, c.victims...)
 			rng.Shuffle(len(bag), func(i, j int) { bag[i], bag[j] = bag[j], bag[i] })
 		}
+		kind := faultAt(cfg.Faults, len(res.Kills))
+		if kind == FaultDiskFull {
+			k := Kill{Kind: FaultDiskFull, At: time.Since(began), Skipped: d.refused}
+			if k.Skipped == "" {
+				vic := diskVictim(&bag, c.victims, d, rng)
+				k = fillOne(ctx, cfg, c, vic, d.dirs[vic.name], began, &last, ingestProbe(w, v, int64(len(res.Kills)+1)))
+			}
+			res.Kills = append(res.Kills, k)
+			cfg.logf("fault %d, %s of %s at %s: freed after %s, full service after %s, ingest resumed %s after; %s%s%s", len(res.Kills), k.What(), k.Victim, k.At.Round(time.Second),
+				k.Restarted.Round(time.Millisecond), k.Whole.Round(time.Millisecond), k.Resumed.Round(time.Millisecond), k.Helped, k.Skipped, k.Err)
+			next = time.Now().Add(cfg.KillEvery)
+			continue
+		}
 		vic := bag[0]
 		bag = bag[1:]
 		var k Kill
-		switch kind := faultAt(cfg.Faults, len(res.Kills)); kind {
+		switch kind {
 		case FaultPause:
 			k = pauseOne(ctx, cfg, c, vic, began, &last, cfg.PauseMin+time.Duration(rng.Int64N(int64(cfg.PauseMax-cfg.PauseMin)+1)))
 		default:
@@ -295,22 +348,21 @@ func runOn(ctx context.Context, cfg Config, c *cluster, res *Result) error {
 		} else {
 			cfg.logf("fault %d, %s of %s at %s: ready again after %s, full service after %s", len(res.Kills), k.Kind, vic.name, k.At.Round(time.Second), k.Restarted.Round(time.Millisecond), k.Whole.Round(time.Millisecond))
 		}
-		next = next.Add(cfg.KillEvery)
-		if now := time.Now(); next.Before(now) {
-			next = now
-		}
+		// The next fault comes KillEvery after this one ended (the
+		// cluster whole again), so faults never pile up.
+		next = time.Now().Add(cfg.KillEvery)
 	}
-	<-phase.Done()
 	// The rates and the longest gap are counted over the phase's own
-	// window, the one the readers read in: a write that hangs past it (a
-	// PUT waiting for a lock that a killed MinIO node held, up to MinIO's
-	// 1-minute lock validity; docs/bench/chaos-runs.md) is awaited below,
-	// not counted as an outage.
-	phaseTook := time.Since(began)
-	doneInPhase := w.uploads.Load() + w.overwrites.Load()
-	opsInPhase := doneInPhase + w.deletes.Load()
-	res.CPU = cpuSince(cpuBefore, c.sampleCPU())
-	res.CPU["strata-chaos"] = selfCPU() - selfBefore
+	// window, the one the readers read in, taken when it ends: a write
+	// that hangs past it (a PUT waiting for a lock that a killed MinIO node
+	// held, up to MinIO's 1-minute lock validity; docs/bench/chaos-runs.md)
+	// is awaited below, and a fault still going on (a full disk is held
+	// and freed) is finished, neither counted as an outage.
+	at := <-phaseEnd
+	phaseTook := at.took
+	doneInPhase, opsInPhase := at.done, at.ops
+	res.CPU = cpuSince(cpuBefore, at.cpu)
+	res.CPU["strata-chaos"] = at.self - selfBefore
 	load.Wait()
 	res.WritesAfterPhase = time.Since(began) - phaseTook
 	res.PhaseTook = phaseTook
@@ -351,12 +403,36 @@ func selfCPU() float64 {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
-// What names the fault: "kill", or "pause 12s".
+// What names the fault: "kill", "pause 12s" or "diskfull 15s".
 func (k Kill) What() string {
-	if k.Kind == FaultPause {
+	switch k.Kind {
+	case FaultPause:
 		return fmt.Sprintf("pause %s", k.Paused.Round(time.Second))
+	case FaultDiskFull:
+		if k.Skipped != "" {
+			return "diskfull (skipped)"
+		}
+		return fmt.Sprintf("diskfull %s", k.Paused.Round(time.Second))
 	}
 	return FaultKill
+}
+
+// diskVictim takes the next engine node with a disk of its own from the
+// bag (any such node, at random, when the bag holds none).
+func diskVictim(bag *[]*victim, all []*victim, d disks, rng *rand.Rand) *victim {
+	for i, v := range *bag {
+		if _, ok := d.dirs[v.name]; ok {
+			*bag = slices.Delete(*bag, i, i+1)
+			return v
+		}
+	}
+	var withDisk []*victim
+	for _, v := range all {
+		if _, ok := d.dirs[v.name]; ok {
+			withDisk = append(withDisk, v)
+		}
+	}
+	return withDisk[rng.IntN(len(withDisk))]
 }
 
 // faultAt is the kind of the n-th fault: the kinds in turn.

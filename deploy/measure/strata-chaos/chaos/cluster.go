@@ -42,7 +42,7 @@ type victim struct {
 }
 
 // startCluster brings the whole loopback cluster up.
-func startCluster(ctx context.Context, cfg Config, state string) (_ *cluster, err error) {
+func startCluster(ctx context.Context, cfg Config, state string, d disks) (_ *cluster, err error) {
 	ports, err := localstack.FreePorts()
 	if err != nil {
 		return nil, err
@@ -51,6 +51,12 @@ func startCluster(ctx context.Context, cfg Config, state string) (_ *cluster, er
 		"STRATA_RECONCILE_INTERVAL=" + cfg.ReconcileInterval.String(),
 		"STRATA_RECONCILE_MIN_AGE=" + cfg.ReconcileMinAge.String(),
 	}
+	var embedderEnv []string
+	if d.dirs != nil {
+		// The vector cache reserves its whole size on every NATS node's
+		// disk up front (1 GiB by default): a quarter of a small disk.
+		embedderEnv = append(embedderEnv, "STRATA_CACHE_BYTES="+strconv.FormatInt(cfg.DiskSize/4, 10))
+	}
 	st, err := localstack.Up(ctx, localstack.Options{
 		Root: cfg.Root, StateDir: state, Ports: ports, Progress: cfg.Progress, Prebuilt: cfg.Prebuilt,
 		NATSCluster: true, WeaviateCluster: true, MinIONodes: 4,
@@ -58,6 +64,7 @@ func startCluster(ctx context.Context, cfg Config, state string) (_ *cluster, er
 			// The readers make far more calls in one session than an agent run's budget.
 			"queryd":   {"STRATA_TOOL_BUDGET=0"},
 			"ingestor": ingestorEnv,
+			"embedder": embedderEnv,
 		},
 	})
 	if err != nil {

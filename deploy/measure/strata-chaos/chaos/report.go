@@ -64,8 +64,8 @@ func killsText(cfg Config) string {
 	if cfg.KillEvery == 0 {
 		return "No process is killed (-kill-every 0: a baseline of the same load)."
 	}
-	return fmt.Sprintf("Every %s one process, chosen in turn from a shuffled list of all %d (3 NATS, 4 MinIO, 3 Weaviate nodes, 8 service processes), is killed with SIGKILL, left down %s and started again; the next kill waits until the cluster is whole again, so no two members of one engine are ever down at once.",
-		cfg.KillEvery, 16, cfg.Down)
+	return fmt.Sprintf("%s after the previous fault ended (the cluster whole again; so no two members of one engine are ever down at once) one process, chosen in turn from a shuffled list of all %d (3 NATS, 4 MinIO, 3 Weaviate nodes, 8 service processes), takes the next fault of -faults %s: kill (SIGKILL, left down %s, started again), pause (SIGSTOP for %s to %s, then SIGCONT), diskfull (a NATS, MinIO or Weaviate node's disk filled for %s, then freed).",
+		cfg.KillEvery, 16, strings.Join(cfg.Faults, ","), cfg.Down, cfg.PauseMin, cfg.PauseMax, cfg.DiskFullHold)
 }
 
 // WriteMarkdown writes the run's report.
@@ -143,11 +143,23 @@ func (r *Result) WriteMarkdown(out io.Writer) error {
 	if w, ok := r.WorstKill(); ok {
 		p("Worst time from a kill to full service: **%s** (%s; it includes the %s the process was left down).\n\n", w.Whole.Round(time.Millisecond), w.Victim, cfg.Down)
 	}
-	p("| # | fault | process | at | ready again | full service | error |\n|---|---|---|---|---|---|---|\n")
+	p("| # | fault | process | at | ready again | full service | ingest resumed | error or note |\n|---|---|---|---|---|---|---|---|\n")
 	for i, k := range r.Kills {
-		p("| %d | %s | %s | %s | %s | %s | %s |\n", i+1, k.What(), k.Victim, k.At.Round(time.Second), k.Restarted.Round(time.Millisecond), k.Whole.Round(time.Millisecond), md(k.Err, 300))
+		resumed := ""
+		if k.Kind == FaultDiskFull && k.Skipped == "" {
+			resumed = k.Resumed.Round(time.Millisecond).String()
+		}
+		note := strings.Join(slices.DeleteFunc([]string{k.Err, k.Helped, k.Skipped}, func(s string) bool { return s == "" }), "; ")
+		p("| %d | %s | %s | %s | %s | %s | %s | %s |\n", i+1, k.What(), k.Victim, k.At.Round(time.Second), k.Restarted.Round(time.Millisecond), k.Whole.Round(time.Millisecond), resumed, md(note, 300))
 	}
-	p("\n\"Ready again\" is the killed process answering its readiness check (a paused one: continued with SIGCONT); \"full service\" is every engine whole again: every NATS node's /healthz (its streams and consumers current), every MinIO node with its write quorum, the Weaviate cluster settled (every node healthy, one Raft leader, in sync) and all 8 service processes ready.\n\n")
+	p("\n\"Ready again\" is the killed process answering its readiness check (a paused one: continued with SIGCONT; a full disk: freed); \"full service\" is every engine whole again: every NATS node's /healthz (its streams and consumers current), every MinIO node with its write quorum, the Weaviate cluster settled (every node healthy, one Raft leader, in sync) and all 8 service processes ready. \"Ingest resumed\": a file uploaded when a full disk was freed was embedded and searchable this long after (object_status).\n\n")
+	if slices.Contains(cfg.Faults, FaultDiskFull) {
+		if r.DisksRefused != "" {
+			p("Full-disk faults were skipped: %s.\n\n", r.DisksRefused)
+		} else {
+			p("Every engine node's data directory was a tmpfs of %d MiB of its own (a mount namespace of the run's own); the embedders' vector cache was a quarter of it (it reserves its size on every NATS node's disk). A full-disk fault wrote a ballast file until the disk was full, held it %s and deleted it. An engine not whole 30 s after its disk was freed is restarted, as an operator would, and the note says so.\n\n", cfg.DiskSize>>20, cfg.DiskFullHold)
+		}
+	}
 	if len(r.CPU) > 0 {
 		names := make([]string, 0, len(r.CPU))
 		total := 0.0

@@ -28,7 +28,7 @@ func TestFailuresByKill(t *testing.T) {
 // TestFaultsTakeTurns: -faults is checked, and its kinds are injected in
 // turn; a pause says how long it held its process.
 func TestFaultsTakeTurns(t *testing.T) {
-	kinds, err := ParseFaults("kill, pause")
+	kinds, err := ParseFaults("kill, pause, diskfull")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,15 +36,21 @@ func TestFaultsTakeTurns(t *testing.T) {
 	for n := range 5 {
 		got = append(got, faultAt(kinds, n))
 	}
-	if strings.Join(got, ",") != "kill,pause,kill,pause,kill" || faultAt(nil, 3) != FaultKill {
+	if strings.Join(got, ",") != "kill,pause,diskfull,kill,pause" || faultAt(nil, 3) != FaultKill {
 		t.Fatalf("turns %v", got)
 	}
-	for _, bad := range []string{"diskfull", "kill,", "stop"} {
+	for _, bad := range []string{"disk", "kill,", "stop"} {
 		if _, err := ParseFaults(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}
 	if w := (Kill{Kind: FaultPause, Paused: 12400 * time.Millisecond}).What(); w != "pause 12s" {
 		t.Errorf("a pause reads %q", w)
+	}
+	if w := (Kill{Kind: FaultDiskFull, Paused: 15 * time.Second}).What(); w != "diskfull 15s" {
+		t.Errorf("a full disk reads %q", w)
+	}
+	if w := (Kill{Kind: FaultDiskFull, Skipped: "not root"}).What(); w != "diskfull (skipped)" {
+		t.Errorf("a skipped full disk reads %q", w)
 	}
 }
