@@ -6,6 +6,16 @@ package index
 // indexer sets the shards a write was refused by READY again and the
 // message is retried: while the disk is still full, Weaviate marks them
 // read-only at its next check and the write is refused again.
+//
+// With replication, a write at consistency ALL that one replica refuses
+// comes back as "cannot reach enough replicas", the replica's reason
+// lost (strata-chaos's full-disk fault on a Weaviate node: indexing
+// stopped for good until the shards were set ready). So that refusal sets
+// the shards READY too, at most once every readyEvery: a shard status is
+// a Raft command that every node applies to its own replica, and one more
+// while a replica is merely down costs nothing. An operator who wants a
+// project left alone stops its indexer; a shard set READONLY by hand is
+// set ready by the next write refused (docs/decisions.md).
 
 import (
 	"context"
@@ -17,13 +27,24 @@ import (
 	"github.com/weaviate/weaviate/entities/models"
 )
 
-// fullDiskRefusal says whether err is Weaviate refusing a write because a
-// node's disk passed its read-only threshold (storagestate's "store is
-// read-only due to: disk usage too high ..."), not read-only for another
-// reason (an operator's, or a vector index being reconfigured).
+// fullDiskRefusal says whether err may be Weaviate refusing a write
+// because a node's disk is or was full: the read-only threshold passed
+// (storagestate's "store is read-only due to: disk usage too high ..."),
+// a write that met the full disk itself ("no space left on device"), or
+// a replicated write that a replica refused without a reason passed on.
+// Read-only for another reason named (a vector index being reconfigured)
+// is not one.
 func fullDiskRefusal(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "read-only due to: disk usage too high")
+	if err == nil {
+		return false
+	}
+	s := err.Error()
+	return strings.Contains(s, "read-only due to: disk usage too high") || strings.Contains(s, "no space left on device") ||
+		strings.Contains(s, "cannot reach enough replicas")
 }
+
+// readyEvery is how often afterFullDisk sets one shard READY at most.
+const readyEvery = 5 * time.Second
 
 // readyShards sets READY the shards (class, tenant) of objs.
 func (w *Writer) readyShards(ctx context.Context, objs []*models.Object) error {
@@ -36,6 +57,10 @@ func (w *Writer) readyShards(ctx context.Context, objs []*models.Object) error {
 			continue
 		}
 		seen[s] = true
+		if last, ok := w.readied.Load(s); ok && time.Since(last.(time.Time)) < readyEvery {
+			continue
+		}
+		w.readied.Store(s, time.Now())
 		if _, err := w.wv.Schema().ShardUpdater().WithClassName(s.class).WithShardName(s.tenant).WithStatus("READY").Do(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("set shard %s of %s ready: %w", s.tenant, s.class, err))
 		}

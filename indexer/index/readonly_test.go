@@ -12,8 +12,12 @@ import (
 
 func TestFullDiskRefusal(t *testing.T) {
 	full := errors.New(`batch object 5f0c: store is read-only due to: disk usage too high. Set to read-only at 91.20%, threshold set to 90.00%`)
-	if !fullDiskRefusal(full) {
-		t.Error("Weaviate's full-disk refusal not recognised")
+	for _, refused := range []error{full,
+		errors.New(`batch object 908455dd: conflict "write /data/weaviate/node2/projectstate/chaos/proplengths.tmp: no space left on device": <nil>`),
+		errors.New(`batch object 908455dd: broadcast: cannot reach enough replicas`)} {
+		if !fullDiskRefusal(refused) {
+			t.Errorf("Weaviate's full-disk refusal not recognised: %v", refused)
+		}
 	}
 	for _, other := range []error{nil, errors.New("store is read-only due to: UpdateVectorIndexConfig"), errors.New("store is read-only")} {
 		if fullDiskRefusal(other) {

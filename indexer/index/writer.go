@@ -35,6 +35,9 @@ type Writer struct {
 	// fences hold each project's fence (Sequences.Claim) while a commit of
 	// this writer holds it.
 	fences sync.Map // project -> uint64
+	// readied: shard -> when afterFullDisk last set it READY (at most once
+	// a readyEvery, as refusals of a replica that is down repeat).
+	readied sync.Map
 	// pauseHook, when set, is called at each step a pause can fall between
 	// ("write", "publish"): tests pause a holder past its lease there.
 	pauseHook func(step string)

@@ -157,7 +157,7 @@ func (r *Result) WriteMarkdown(out io.Writer) error {
 		if r.DisksRefused != "" {
 			p("Full-disk faults were skipped: %s.\n\n", r.DisksRefused)
 		} else {
-			p("Every engine node's data directory was a tmpfs of %d MiB of its own (a mount namespace of the run's own); the embedders' vector cache was a quarter of it (it reserves its size on every NATS node's disk). A full-disk fault wrote a ballast file until the disk was full, held it %s and deleted it. An engine not whole 30 s after its disk was freed is restarted, as an operator would, and the note says so.\n\n", cfg.DiskSize>>20, cfg.DiskFullHold)
+			p("Every engine node's data directory was a tmpfs of %d MiB of its own (a mount namespace of the run's own); the embedders' vector cache was a quarter of it (it reserves its size on every NATS node's disk). A full-disk fault wrote a ballast file until the disk was full, held it %s and deleted it. A NATS or a Weaviate node is restarted once its disk is freed, as an operator would: the note says why each needs it; MinIO needs nothing.\n\n", cfg.DiskSize>>20, cfg.DiskFullHold)
 		}
 	}
 	if len(r.CPU) > 0 {
