@@ -82,7 +82,7 @@ func (w *Writer) applyAccessChange(ctx context.Context, ac pipeline.TagsChanged)
 	// another commit of the project (or this file's previous change) runs.
 	withdraw := w.announceRelabel(ctx, ac, doc.fileVersionID)
 	defer withdraw()
-	unlock, err := w.lock(ctx, project)
+	ctx, unlock, err := w.lock(ctx, project)
 	if err != nil {
 		return "", err
 	}

@@ -126,7 +126,7 @@ func (w *Writer) ApplyFileVersion(ctx context.Context, fv pipeline.FileVersion) 
 // left unconcluded.
 func (w *Writer) commitGroup(ctx context.Context, group []*pendingVersion) {
 	project := group[0].fv.Object.Project
-	seq, unlock, err := w.begin(ctx, project)
+	ctx, seq, unlock, err := w.begin(ctx, project)
 	if err != nil {
 		concludeAll(group, "", err)
 		return
@@ -144,13 +144,13 @@ const perFileParallel = 8
 
 // begin locks the project, undoes what an interrupted commit left behind,
 // and returns the next sequence. The caller must call the returned unlock.
-func (w *Writer) begin(ctx context.Context, project string) (next int64, unlock func(), err error) {
+func (w *Writer) begin(ctx context.Context, project string) (held context.Context, next int64, unlock func(), err error) {
 	if err := w.ensureTenant(ctx, project); err != nil {
-		return 0, nil, err
+		return nil, 0, nil, err
 	}
-	unlock, err = w.lock(ctx, project)
+	ctx, unlock, err = w.lock(ctx, project)
 	if err != nil {
-		return 0, nil, err
+		return nil, 0, nil, err
 	}
 	wm, err := w.settle(ctx, project)
 	if err == nil {
@@ -158,9 +158,9 @@ func (w *Writer) begin(ctx context.Context, project string) (next int64, unlock 
 	}
 	if err != nil {
 		unlock()
-		return 0, nil, err
+		return nil, 0, nil, err
 	}
-	return wm + 1, unlock, nil
+	return ctx, wm + 1, unlock, nil
 }
 
 // settle returns the watermark of project, whose commit lock the caller

@@ -20,7 +20,7 @@ import (
 // Both keep the file's last readers (deletedLabels).
 func (w *Writer) ApplyDelete(ctx context.Context, d pipeline.FileDeleted) (Outcome, error) {
 	o := d.Object
-	seq, unlock, err := w.begin(ctx, o.Project)
+	ctx, seq, unlock, err := w.begin(ctx, o.Project)
 	if err != nil {
 		return "", err
 	}

@@ -5,21 +5,27 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/strata-kb/strata/shared/schema"
 )
 
-// handLease is a commit lease the test expires by hand: a holder paused
-// past its lease does not know it lost it (its renewals were paused too),
-// and another holder may acquire it.
+// handLease is a commit lease the test expires by hand, and another holder
+// may acquire it. Unaware, a holder paused past its lease does not know it
+// lost it (its renewals were paused too, and its until says so): the
+// fence alone must stop it. Aware, its until says the lease passed, as a
+// real lease's does once the time is gone.
 type handLease struct {
 	sem    chan struct{}
 	mu     sync.Mutex
 	gen    int // acquisitions so far
 	holder int // the acquisition holding the lease, 0 when free or expired
+	aware  bool
 }
 
 func newHandLease() *handLease { return &handLease{sem: make(chan struct{}, 1)} }
 
-func (l *handLease) Acquire(ctx context.Context, _ string) (func(), func() bool, error) {
+func (l *handLease) Acquire(ctx context.Context, _ string) (func(), func() time.Time, error) {
 	select {
 	case l.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -41,7 +47,15 @@ func (l *handLease) Acquire(ctx context.Context, _ string) (func(), func() bool,
 			}
 		})
 	}
-	return release, func() bool { return false }, nil
+	until := func() time.Time {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.aware && l.holder != mine {
+			return time.Time{}
+		}
+		return time.Now().Add(time.Hour)
+	}
+	return release, until, nil
 }
 
 // expire frees the lease under its holder, as its TTL would.
@@ -108,5 +122,58 @@ func TestAHolderPausedPastItsLeaseLeavesNothing(t *testing.T) {
 				t.Fatalf("the other holder's commit: %v", got)
 			}
 		})
+	}
+}
+
+// TestAHolderPausedAfterItsFenceCheckSendsNothing: a commit paused (as
+// SIGSTOP would) after its fence check passed and before its write was
+// sent, past its lease, while another indexer takes the lease and commits
+// the next sequence, sends nothing when it wakes: its lease may have
+// passed (schema.HeldUntil). Without that guard its objects would land at
+// the sequence the other holder published, visible.
+func TestAHolderPausedAfterItsFenceCheckSendsNothing(t *testing.T) {
+	paused, _ := newWriter(t)
+	other, wv := newWriter(t)
+	lease := newHandLease()
+	lease.aware = true
+	paused.SetCommitLocks(lease)
+	other.SetCommitLocks(lease)
+	ctx := context.Background()
+	p := "paused-after-check"
+	if _, err := other.ApplyFileVersion(ctx, version(p, "base.md", "e0", "10", "base")); err != nil {
+		t.Fatal(err)
+	}
+	asleep, wake := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	paused.pauseHook = func(s string) {
+		if s == "write checked" {
+			once.Do(func() { close(asleep); <-wake })
+		}
+	}
+	stale := version(p, "stale.md", "e1", "20", "written by the paused holder")
+	done := make(chan error, 1)
+	go func() {
+		_, err := paused.ApplyFileVersion(ctx, stale)
+		done <- err
+	}()
+	<-asleep
+	lease.expire()
+	fresh := version(p, "fresh.md", "e2", "30", "written by the other holder")
+	if _, err := other.ApplyFileVersion(ctx, fresh); err != nil {
+		t.Fatal(err)
+	}
+	close(wake)
+	if err := <-done; !errors.Is(err, schema.ErrLeasePassed) {
+		t.Fatalf("the paused holder woke and got %v, want schema.ErrLeasePassed", err)
+	}
+	wm := watermark(t, other, p)
+	if wm != 2 {
+		t.Fatalf("watermark %d, want 2: the base commit and the other holder's", wm)
+	}
+	if got := visible(t, wv, p, stale.FileID, wm); len(got) != 0 {
+		t.Fatalf("the paused holder's file is visible: %v", got)
+	}
+	if got := visible(t, wv, p, fresh.FileID, wm); got[fresh.FileVersionID] != 1 {
+		t.Fatalf("the other holder's commit: %v", got)
 	}
 }

@@ -21,7 +21,7 @@ import (
 // visible at R), with their sections and chunks. The latest version of every
 // file is always kept. It returns how many versions it deleted.
 func (w *Writer) CollectGarbage(ctx context.Context, project string, retention time.Duration) (int, error) {
-	unlock, err := w.lock(ctx, project)
+	ctx, unlock, err := w.lock(ctx, project)
 	if err != nil {
 		return 0, err
 	}

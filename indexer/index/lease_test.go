@@ -113,7 +113,7 @@ func TestLeaseIsExclusiveAndExpires(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := OpenLeases(ctx, sharedJS, 1, "b", 3*time.Second)
-	release, lost, err := a.Acquire(ctx, "lease-test")
+	release, until, err := a.Acquire(ctx, "lease-test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,8 +123,8 @@ func TestLeaseIsExclusiveAndExpires(t *testing.T) {
 	}
 	cancel()
 	time.Sleep(2500 * time.Millisecond) // past the TTL: renewals keep it
-	if lost() {
-		t.Fatal("a renewed lease was lost")
+	if u := until(); !time.Now().Before(u) {
+		t.Fatalf("a renewed lease is sure only until %v", u)
 	}
 	release()
 	releaseB, _, err := b.Acquire(ctx, "lease-test")

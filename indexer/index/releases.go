@@ -41,7 +41,7 @@ func (w *Writer) CreateRelease(ctx context.Context, req pipeline.ReleaseRequest)
 	if !ok {
 		return nil, fmt.Errorf("project %q has no indexed files", req.Project)
 	}
-	unlock, err := w.lock(ctx, req.Project)
+	ctx, unlock, err := w.lock(ctx, req.Project)
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/strata-kb/strata/shared/pipeline"
+	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/tick"
 )
 
@@ -234,14 +235,19 @@ func OpenLeases(ctx context.Context, js jetstream.JetStream, replicas int, holde
 
 // Acquire waits until it holds project's lease (or ctx ends) and returns
 // the release function. The lease is renewed in the background until
-// released; lost reports (non-blocking) whether a renewal failed, in which
-// case the caller must not publish.
-func (l *Leases) Acquire(ctx context.Context, project string) (release func(), lost func() bool, err error) {
+// released; until reports (non-blocking) the time until which it surely
+// holds: a third of the TTL short of the TTL after the last renewal that
+// succeeded was sent (so it is never later than the bucket's expiry,
+// counted from the renewal's arrival, whatever the holder's pauses), the
+// zero time once a renewal failed. Past it the caller must not write or
+// publish.
+func (l *Leases) Acquire(ctx context.Context, project string) (release func(), until func() time.Time, err error) {
 	backoff := 5 * time.Millisecond
 	for {
+		sent := time.Now()
 		rev, err := l.kv.Create(ctx, project, []byte(l.holder))
 		if err == nil {
-			return l.hold(project, rev)
+			return l.hold(project, rev, sent)
 		}
 		if !errors.Is(err, jetstream.ErrKeyExists) {
 			return nil, nil, fmt.Errorf("commit lease of %s: %w", project, err)
@@ -255,19 +261,21 @@ func (l *Leases) Acquire(ctx context.Context, project string) (release func(), l
 	}
 }
 
-func (l *Leases) hold(project string, rev uint64) (func(), func() bool, error) {
+func (l *Leases) hold(project string, rev uint64, sent time.Time) (func(), func() time.Time, error) {
 	var mu sync.Mutex
-	lostLease := false
+	sure := l.ttl - l.ttl/3
+	validUntil := sent.Add(sure)
 	// Renew the lease until it is released, or lost (then no more).
 	stopRenewing := tick.Every(l.ttl/3, func() bool {
+		sent := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), l.ttl/3)
 		next, err := l.kv.Update(ctx, project, []byte(l.holder), rev)
 		cancel()
 		mu.Lock()
 		if err != nil {
-			lostLease = true
+			validUntil = time.Time{}
 		} else {
-			rev = next
+			rev, validUntil = next, sent.Add(sure)
 		}
 		mu.Unlock()
 		return err == nil
@@ -284,17 +292,17 @@ func (l *Leases) hold(project string, rev uint64) (func(), func() bool, error) {
 			_ = l.kv.Delete(ctx, project, jetstream.LastRevision(rev))
 		})
 	}
-	lost := func() bool {
+	until := func() time.Time {
 		mu.Lock()
 		defer mu.Unlock()
-		return lostLease
+		return validUntil
 	}
-	return release, lost, nil
+	return release, until, nil
 }
 
 // CommitLocks serialise a project's commits across indexer processes (Leases).
 type CommitLocks interface {
-	Acquire(ctx context.Context, project string) (release func(), lost func() bool, err error)
+	Acquire(ctx context.Context, project string) (release func(), until func() time.Time, err error)
 }
 
 // EmbeddedMarks records that a file version's vectors of a model are written
@@ -392,23 +400,25 @@ func (w *Writer) recordTags(ctx context.Context, ac pipeline.TagsChanged) {
 }
 
 // lock makes the caller the only committer of project: in this process
-// (a mutex) and across processes (the commit lease).
-func (w *Writer) lock(ctx context.Context, project string) (unlock func(), err error) {
+// (a mutex) and across processes (the commit lease). Writes made with the
+// context it returns are sent only while the lease surely holds
+// (schema.HeldUntil): one paused past it sends nothing when it wakes.
+func (w *Writer) lock(ctx context.Context, project string) (held context.Context, unlock func(), err error) {
 	m, _ := w.projects.LoadOrStore(project, &sync.Mutex{})
 	mu := m.(*sync.Mutex)
 	mu.Lock()
 	if w.locks == nil {
-		return mu.Unlock, nil
+		return ctx, mu.Unlock, nil
 	}
-	release, lost, err := w.locks.Acquire(ctx, project)
+	release, until, err := w.locks.Acquire(ctx, project)
 	if err != nil {
 		mu.Unlock()
-		return nil, err
+		return nil, nil, err
 	}
-	w.leaseLost.Store(project, lost)
-	return func() {
+	w.leaseUntil.Store(project, until)
+	return schema.HeldUntil(ctx, until), func() {
 		w.fences.Delete(project)
-		w.leaseLost.Delete(project)
+		w.leaseUntil.Delete(project)
 		release()
 		mu.Unlock()
 	}, nil
@@ -449,16 +459,22 @@ func (w *Writer) fenced(ctx context.Context, project string, step string) error 
 	if !ok {
 		return fmt.Errorf("%s: no fence: the commit did not intend its sequence", project)
 	}
-	return w.seqs.Check(ctx, project, fence.(uint64))
+	if err := w.seqs.Check(ctx, project, fence.(uint64)); err != nil {
+		return err
+	}
+	if w.pauseHook != nil { // a pause between the check and the write: the lease guard's case
+		w.pauseHook(step + " checked")
+	}
+	return nil
 }
 
 // publishSequence raises project's published sequence to seq by
-// compare-and-set on the commit's fence, unless the commit's lease was
-// lost; it counts the commit (Commits).
+// compare-and-set on the commit's fence, unless the commit's lease may
+// have passed; it counts the commit (Commits).
 func (w *Writer) publishSequence(ctx context.Context, project string, seq int64) error {
-	if lost, ok := w.leaseLost.Load(project); ok && lost.(func() bool)() {
+	if until, ok := w.leaseUntil.Load(project); ok && !time.Now().Before(until.(func() time.Time)()) {
 		// Another indexer may hold the project now; its next commit rolls this one back.
-		return fmt.Errorf("commit lease of %s lost before publishing %d", project, seq)
+		return fmt.Errorf("publish %d of %s: %w", seq, project, schema.ErrLeasePassed)
 	}
 	if w.pauseHook != nil {
 		w.pauseHook("publish")

@@ -209,6 +209,9 @@ func (w *Writer) writeBatch(ctx context.Context, objs []*models.Object) error {
 func (w *Writer) writeBatchOnce(ctx context.Context, objs []*models.Object) (again []*models.Object, err error) {
 	// ALL: every replica holds an object before its commit is published,
 	// so readers may ask any one replica (queryd reads with ONE).
+	if err := sendable(ctx); err != nil {
+		return nil, err
+	}
 	resp, err := w.wv.Batch().ObjectsBatcher().WithConsistencyLevel("ALL").WithObjects(objs...).Do(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("batch of %d objects: %w", len(objs), err)
@@ -259,4 +262,14 @@ func (w *Writer) deleteVersionObjects(ctx context.Context, fv pipeline.FileVersi
 func (w *Writer) mirror(ctx context.Context, project string, seq int64) error {
 	return w.batch(ctx, []*models.Object{{Class: schema.ProjectStateClass, ID: strfmt.UUID(ids.Project(project)), Tenant: project,
 		Properties: map[string]any{"sequence": seq, "updated_at": w.now().UTC().Format(time.RFC3339Nano)}}})
+}
+
+// sendable refuses a write whose commit lease may have passed
+// (schema.HeldUntil). The REST transport checks every attempt itself; a
+// batch may go by gRPC, which it does not carry, so the batch checks here.
+func sendable(ctx context.Context) error {
+	if schema.LeasePassed(ctx) {
+		return schema.ErrLeasePassed
+	}
+	return nil
 }

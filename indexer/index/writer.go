@@ -30,8 +30,8 @@ type Writer struct {
 	// replication is the replication factor of collections the writer creates.
 	replication int
 	// locks serialise commits across indexer processes (nil: this process is alone).
-	locks     CommitLocks
-	leaseLost sync.Map // project -> func() bool, while its lease is held
+	locks      CommitLocks
+	leaseUntil sync.Map // project -> func() time.Time (Leases.Acquire's until), while its lease is held
 	// fences hold each project's fence (Sequences.Claim) while a commit of
 	// this writer holds it.
 	fences sync.Map // project -> uint64

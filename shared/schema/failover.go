@@ -149,6 +149,32 @@ func isIdempotent(ctx context.Context) bool {
 	return b
 }
 
+// heldUntilKey marks a context whose writes are made under a lease.
+type heldUntilKey struct{}
+
+// ErrLeasePassed: a request made under a lease (HeldUntil) was not sent
+// because the lease may have passed.
+var ErrLeasePassed = errors.New("not sent: the lease it is made under may have passed")
+
+// HeldUntil marks the requests made with ctx as made under a lease that
+// surely holds until until() (the zero time: lost). Each attempt is sent
+// only before then: a holder paused (SIGSTOP, a frozen VM) between
+// deciding to write and sending, past its lease, sends nothing when it
+// wakes, while another holder may be writing. The body is encoded before
+// the check, so what is left is the time the transport takes to put the
+// request on the wire.
+func HeldUntil(ctx context.Context, until func() time.Time) context.Context {
+	return context.WithValue(ctx, heldUntilKey{}, until)
+}
+
+// LeasePassed says whether ctx's lease (HeldUntil) may have passed: a
+// write made with it must not be sent (a caller that sends through gRPC,
+// which this transport does not carry, checks it itself).
+func LeasePassed(ctx context.Context) bool {
+	until, ok := ctx.Value(heldUntilKey{}).(func() time.Time)
+	return ok && !time.Now().Before(until())
+}
+
 // RoundTrip implements http.RoundTripper.
 func (f *failover) RoundTrip(req *http.Request) (*http.Response, error) {
 	var body []byte
@@ -185,6 +211,9 @@ func isRead(req *http.Request) bool {
 // attempt asks the node for its own copy of the schema (header
 // consistency: false) instead of the Raft leader's, which may be gone.
 func (f *failover) attempt(ctx context.Context, req *http.Request, body []byte, n int, again bool) (*http.Response, error) {
+	if LeasePassed(ctx) {
+		return nil, fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, ErrLeasePassed)
+	}
 	r := req.Clone(ctx)
 	r.URL.Host, r.Host = f.hosts[n], f.hosts[n]
 	if again && isSchemaRead(r) {

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -229,5 +230,47 @@ func TestSchemaReadsAskedAgainReadTheNodesOwnCopy(t *testing.T) {
 	req, _ = http.NewRequest(http.MethodGet, node.URL+"/v1/objects/Chunk/x", nil)
 	if isSchemaRead(req) {
 		t.Fatal("an object read is not a schema read")
+	}
+}
+
+// TestWritesUnderAPassedLeaseAreNotSent: a write made under a lease
+// (HeldUntil) goes out while the lease holds, and is not sent at all,
+// idempotent retries included, once it may have passed.
+func TestWritesUnderAPassedLeaseAreNotSent(t *testing.T) {
+	var hits atomic.Int64
+	node := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Write([]byte("ok"))
+	}))
+	defer node.Close()
+	c := &http.Client{Transport: newFailover([]string{strings.TrimPrefix(node.URL, "http://")})}
+	var until atomic.Pointer[time.Time]
+	held := HeldUntil(context.Background(), func() time.Time { return *until.Load() })
+	send := func(ctx context.Context) error {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, node.URL+"/v1/batch/objects", strings.NewReader("{}"))
+		resp, err := c.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	later := time.Now().Add(time.Minute)
+	until.Store(&later)
+	if err := send(held); err != nil || hits.Load() != 1 {
+		t.Fatalf("a write under a lease that holds: %v, %d sent", err, hits.Load())
+	}
+	for _, passed := range []time.Time{time.Now().Add(-time.Millisecond), {}} {
+		until.Store(&passed)
+		for _, ctx := range []context.Context{held, Idempotent(held)} {
+			if err := send(ctx); !errors.Is(err, ErrLeasePassed) {
+				t.Fatalf("a write under a lease passed at %v: %v", passed, err)
+			}
+		}
+	}
+	if hits.Load() != 1 {
+		t.Fatalf("%d writes sent, want 1", hits.Load())
+	}
+	if LeasePassed(context.Background()) {
+		t.Fatal("a context without a lease taken for one that passed")
 	}
 }
