@@ -120,7 +120,9 @@ func (s *Stage) Run(ctx context.Context, loops ...*Loop) error {
 	go health.Run(ctx)
 	workers := make([]*worker.Loop, len(loops))
 	for i, l := range loops {
-		workers[i] = worker.New(worker.Config{Stage: l.Worker, Concurrency: s.cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver, Observer: l.observer, RetryDelays: s.cfg.Common.Retries(), Health: health},
+		workers[i] = worker.New(worker.Config{Stage: l.Worker, Concurrency: s.cfg.Concurrency, MaxDeliver: pipeline.MaxDeliver, Observer: l.observer, RetryDelays: s.cfg.Common.Retries(), Health: health,
+			// A full disk holds the stage back; it is not the message's fault.
+			HeldBack: stagehealth.DiskFull},
 			s.JS, l.consumer, l.Handle, s.deps.Log)
 		go l.observer.WatchLag(ctx, l.consumer, lagEvery)
 	}

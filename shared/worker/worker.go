@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -83,11 +84,23 @@ type Config struct {
 	// through), so a replica refused by a full disk says so
 	// (stagehealth.Reporter).
 	Health interface{ Observe(err error) }
+	// HeldBack, if set, says whether an error is a condition outside the
+	// message that holds the stage back (stagehealth.DiskFull: a full
+	// disk). Such an attempt is tried again in place every HeldBackRetry,
+	// the message kept (its ack deadline extended), until it goes through
+	// or fails otherwise, or the loop stops: it counts no delivery, so a
+	// disk full for hours dead-letters nothing, and the work goes on within
+	// HeldBackRetry of space returning, not after a backoff grown while it
+	// was full (2 minutes at the 4th attempt).
+	HeldBack      func(error) bool
+	HeldBackRetry time.Duration
 }
 
 // Loop runs a Handler over a consumer.
 type Loop struct {
 	cfg      Config
+	stopping chan struct{} // closed when Run's context ends: held-back work is left to be redelivered
+	stopOnce sync.Once
 	js       jetstream.JetStream
 	consumer jetstream.Consumer
 	handle   Handler
@@ -102,10 +115,13 @@ func New(cfg Config, js jetstream.JetStream, consumer jetstream.Consumer, handle
 	if cfg.ProgressEvery <= 0 {
 		cfg.ProgressEvery = 10 * time.Second
 	}
+	if cfg.HeldBackRetry <= 0 {
+		cfg.HeldBackRetry = 5 * time.Second
+	}
 	if len(cfg.RetryDelays) == 0 {
 		cfg.RetryDelays = pipeline.RetryDelays
 	}
-	return &Loop{cfg: cfg, js: js, consumer: consumer, handle: handle, log: log.With("stage", cfg.Stage)}
+	return &Loop{cfg: cfg, js: js, consumer: consumer, handle: handle, log: log.With("stage", cfg.Stage), stopping: make(chan struct{})}
 }
 
 // Run receives until ctx is cancelled, then stops pulling, finishes the
@@ -120,6 +136,7 @@ func (l *Loop) Run(ctx context.Context) error {
 	go func() {
 		select {
 		case <-ctx.Done():
+			l.stopOnce.Do(func() { close(l.stopping) })
 			it.Drain()
 		case <-stopped:
 		}
@@ -172,6 +189,19 @@ func (l *Loop) process(ctx context.Context, msg jetstream.Msg) {
 	stopProgress := tick.Every(l.cfg.ProgressEvery, func() bool { _ = msg.InProgress(); return true })
 	start := time.Now()
 	err = l.handle(ctx, msg)
+	for err != nil && l.cfg.HeldBack != nil && l.cfg.HeldBack(err) && !IsPermanent(err) {
+		if l.cfg.Health != nil {
+			l.cfg.Health.Observe(err)
+		}
+		log.Warn("held back: trying again in place", "err", err, "in", l.cfg.HeldBackRetry)
+		select {
+		case <-l.stopping:
+		case <-time.After(l.cfg.HeldBackRetry):
+			err = l.handle(ctx, msg)
+			continue
+		}
+		break // shutting down: retried as any failure, by redelivery
+	}
 	stopProgress()
 	if l.cfg.Health != nil {
 		l.cfg.Health.Observe(err)

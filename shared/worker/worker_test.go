@@ -233,3 +233,61 @@ func (h *healthLog) Observe(err error) {
 		h.failed++
 	}
 }
+
+// TestHeldBackWorkIsTriedAgainInPlace: an attempt refused by a full disk
+// is tried again in place, every HeldBackRetry, with the same delivery:
+// however long the disk stays full nothing is redelivered or
+// dead-lettered, and the work goes through once the refusal ends.
+func TestHeldBackWorkIsTriedAgainInPlace(t *testing.T) {
+	js, cons := setup(t, "w-held")
+	full := errors.New("write /data/x: no space left on device")
+	var mu sync.Mutex
+	var delivered []uint64
+	done := make(chan struct{})
+	handle := func(_ context.Context, msg jetstream.Msg) error {
+		mu.Lock()
+		defer mu.Unlock()
+		meta, _ := msg.Metadata()
+		delivered = append(delivered, meta.NumDelivered)
+		if len(delivered) <= pipeline.MaxDeliver+2 { // full for longer than every delivery allows
+			return full
+		}
+		close(done)
+		return nil
+	}
+	health := &healthLog{}
+	loop := New(Config{Stage: "test", Concurrency: 1, MaxDeliver: pipeline.MaxDeliver, RetryDelays: []time.Duration{20 * time.Millisecond},
+		Health: health, HeldBack: func(err error) bool { return errors.Is(err, full) }, HeldBackRetry: 20 * time.Millisecond}, js, cons, handle, quiet)
+	ctx, cancel := context.WithCancel(context.Background())
+	runErr := make(chan error, 1)
+	go func() { runErr <- loop.Run(ctx) }()
+	publish(t, js, "held")
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the held-back work never went through: attempts with deliveries %v", delivered)
+	}
+	cancel()
+	if err := <-runErr; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i, d := range delivered {
+		if d != 1 {
+			t.Fatalf("attempt %d was delivery %d: held-back work was redelivered (%v)", i+1, d, delivered)
+		}
+	}
+	health.mu.Lock()
+	defer health.mu.Unlock()
+	if health.failed != pipeline.MaxDeliver+2 || health.ok != 1 {
+		t.Fatalf("health saw %d refusals and %d successes", health.failed, health.ok)
+	}
+	dl, err := js.Stream(context.Background(), pipeline.DeadLetterStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, _ := dl.Info(context.Background()); info.State.Msgs != 0 {
+		t.Fatalf("%d dead letters", info.State.Msgs)
+	}
+}
