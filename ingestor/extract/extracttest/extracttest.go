@@ -95,6 +95,11 @@ func Classified(err error) bool {
 const (
 	hostileTimeout = 10 * time.Second
 	hostileGrace   = 10 * time.Second
+	// hostileOCRTimeout bounds OCR of a hostile file (Limits.OCRTimeout
+	// comes besides Timeout): one whose pages are drawn slowly for it must
+	// not hold the suite. Samples keep the harness's own budget, so that a
+	// loaded machine never changes their text.
+	hostileOCRTimeout = 3 * time.Second
 )
 
 // RunConformance runs the suite on h.
@@ -508,6 +513,7 @@ func (r *runner) wantTimeout(t *testing.T, ctx context.Context) {
 func (r *runner) hostileLimits() extract.Limits {
 	lim := r.h.Limits
 	lim.Timeout = hostileTimeout
+	lim.OCRTimeout = min(lim.OCRTimeout, hostileOCRTimeout)
 	return lim
 }
 
