@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weaviate/weaviate-go-client/v4/weaviate"
+
+	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
 )
 
@@ -66,114 +69,101 @@ func (l *handLease) expire() {
 	<-l.sem
 }
 
-// TestAHolderPausedPastItsLeaseLeavesNothing: a commit paused (as SIGSTOP
-// would) past its lease, after reading the watermark and before claiming it,
-// before writing its objects or before publishing them, while another indexer takes the lease and commits, publishes
-// nothing and leaves nothing visible when it wakes: its fence is gone. The
-// other commit is visible, at the next sequence.
-func TestAHolderPausedPastItsLeaseLeavesNothing(t *testing.T) {
-	for _, step := range []string{"claim", "write", "publish"} {
-		t.Run(step, func(t *testing.T) {
-			paused, _ := newWriter(t)
-			other, wv := newWriter(t)
-			lease := newHandLease()
-			paused.SetCommitLocks(lease)
-			other.SetCommitLocks(lease)
-			ctx := context.Background()
-			p := "paused-at-" + step
-			base := version(p, "base.md", "e0", "10", "base")
-			if _, err := other.ApplyFileVersion(ctx, base); err != nil {
-				t.Fatal(err)
-			}
-			asleep, wake := make(chan struct{}), make(chan struct{})
-			var once sync.Once
-			paused.pauseHook = func(s string) {
-				if s == step {
-					once.Do(func() { close(asleep); <-wake })
-				}
-			}
-			stale := version(p, "stale.md", "e1", "20", "written by the paused holder")
-			done := make(chan error, 1)
-			go func() {
-				_, err := paused.ApplyFileVersion(ctx, stale)
-				done <- err
-			}()
-			<-asleep
-			lease.expire()
-			fresh := version(p, "fresh.md", "e2", "30", "written by the other holder")
-			if _, err := other.ApplyFileVersion(ctx, fresh); err != nil {
-				t.Fatal(err)
-			}
-			close(wake)
-			if err := <-done; !errors.Is(err, ErrFenced) {
-				t.Fatalf("the paused holder woke and got %v, want ErrFenced", err)
-			}
-			wm := watermark(t, other, p)
-			if wm != 2 {
-				t.Fatalf("watermark %d, want 2: the base commit and the other holder's", wm)
-			}
-			if got := visible(t, wv, p, stale.FileID, wm); len(got) != 0 {
-				t.Fatalf("the paused holder's file is visible: %v", got)
-			}
-			if got := visible(t, wv, p, stale.FileID, wm+1); len(got) != 0 {
-				t.Fatalf("the paused holder left objects above the watermark: %v", got)
-			}
-			if got := visible(t, wv, p, fresh.FileID, wm); got[fresh.FileVersionID] != 1 {
-				t.Fatalf("the other holder's commit: %v", got)
-			}
-		})
-	}
+// pausedRace is a commit of stale.md by a holder paused (as SIGSTOP would)
+// at one of its steps, past its lease, while another indexer takes the
+// lease and commits fresh.md: what the paused holder got when it woke.
+type pausedRace struct {
+	err          error // the paused holder's, when it woke
+	other        *Writer
+	wv           *weaviate.Client
+	stale, fresh pipeline.FileVersion
 }
 
-// TestAHolderPausedAfterItsFenceCheckSendsNothing: a commit paused (as
-// SIGSTOP would) after its fence check passed and before its write was
-// sent, past its lease, while another indexer takes the lease and commits
-// the next sequence, sends nothing when it wakes: its lease may have
-// passed (schema.HeldUntil). Without that guard its objects would land at
-// the sequence the other holder published, visible.
-func TestAHolderPausedAfterItsFenceCheckSendsNothing(t *testing.T) {
+// racePausedHolder runs a pausedRace in project p, after a base commit.
+func racePausedHolder(t *testing.T, p, step string, aware bool) pausedRace {
+	t.Helper()
 	paused, _ := newWriter(t)
 	other, wv := newWriter(t)
 	lease := newHandLease()
-	lease.aware = true
+	lease.aware = aware
 	paused.SetCommitLocks(lease)
 	other.SetCommitLocks(lease)
 	ctx := context.Background()
-	p := "paused-after-check"
 	if _, err := other.ApplyFileVersion(ctx, version(p, "base.md", "e0", "10", "base")); err != nil {
 		t.Fatal(err)
 	}
 	asleep, wake := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	paused.pauseHook = func(s string) {
-		if s == "write checked" {
+		if s == step {
 			once.Do(func() { close(asleep); <-wake })
 		}
 	}
-	stale := version(p, "stale.md", "e1", "20", "written by the paused holder")
+	r := pausedRace{other: other, wv: wv,
+		stale: version(p, "stale.md", "e1", "20", "written by the paused holder"),
+		fresh: version(p, "fresh.md", "e2", "30", "written by the other holder")}
 	done := make(chan error, 1)
 	go func() {
-		_, err := paused.ApplyFileVersion(ctx, stale)
+		_, err := paused.ApplyFileVersion(ctx, r.stale)
 		done <- err
 	}()
 	<-asleep
 	lease.expire()
-	fresh := version(p, "fresh.md", "e2", "30", "written by the other holder")
-	if _, err := other.ApplyFileVersion(ctx, fresh); err != nil {
+	if _, err := other.ApplyFileVersion(ctx, r.fresh); err != nil {
 		t.Fatal(err)
 	}
 	close(wake)
-	if err := <-done; !errors.Is(err, schema.ErrLeasePassed) {
-		t.Fatalf("the paused holder woke and got %v, want schema.ErrLeasePassed", err)
-	}
-	wm := watermark(t, other, p)
+	r.err = <-done
+	return r
+}
+
+// leftNothing checks that only the other holder's commit is visible, at
+// the next sequence, and nothing of the paused holder's at or above it.
+func (r pausedRace) leftNothing(t *testing.T, p string) {
+	t.Helper()
+	wm := watermark(t, r.other, p)
 	if wm != 2 {
 		t.Fatalf("watermark %d, want 2: the base commit and the other holder's", wm)
 	}
-	if got := visible(t, wv, p, stale.FileID, wm); len(got) != 0 {
+	if got := visible(t, r.wv, p, r.stale.FileID, wm); len(got) != 0 {
 		t.Fatalf("the paused holder's file is visible: %v", got)
 	}
-	if got := visible(t, wv, p, fresh.FileID, wm); got[fresh.FileVersionID] != 1 {
+	if got := visible(t, r.wv, p, r.stale.FileID, wm+1); len(got) != 0 {
+		t.Fatalf("the paused holder left objects above the watermark: %v", got)
+	}
+	if got := visible(t, r.wv, p, r.fresh.FileID, wm); got[r.fresh.FileVersionID] != 1 {
 		t.Fatalf("the other holder's commit: %v", got)
 	}
+}
+
+// TestAHolderPausedPastItsLeaseLeavesNothing: a commit paused past its
+// lease, unaware of it (its renewals were paused too), after reading the
+// watermark and before claiming it, before writing its objects or before
+// publishing them, publishes nothing and leaves nothing visible when it
+// wakes: its fence is gone.
+func TestAHolderPausedPastItsLeaseLeavesNothing(t *testing.T) {
+	for _, step := range []string{"claim", "write", "publish"} {
+		t.Run(step, func(t *testing.T) {
+			p := "paused-at-" + step
+			r := racePausedHolder(t, p, step, false)
+			if !errors.Is(r.err, ErrFenced) {
+				t.Fatalf("the paused holder woke and got %v, want ErrFenced", r.err)
+			}
+			r.leftNothing(t, p)
+		})
+	}
+}
+
+// TestAHolderPausedAfterItsFenceCheckSendsNothing: a commit paused after
+// its fence check passed and before its write was sent, past its lease,
+// sends nothing when it wakes: its lease may have passed
+// (schema.HeldUntil). Without that guard its objects would land at the
+// sequence the other holder published, visible.
+func TestAHolderPausedAfterItsFenceCheckSendsNothing(t *testing.T) {
+	p := "paused-after-check"
+	r := racePausedHolder(t, p, "write checked", true)
+	if !errors.Is(r.err, schema.ErrLeasePassed) {
+		t.Fatalf("the paused holder woke and got %v, want schema.ErrLeasePassed", r.err)
+	}
+	r.leftNothing(t, p)
 }
