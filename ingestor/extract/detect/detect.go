@@ -16,6 +16,7 @@ import (
 	"github.com/strata-kb/strata/ingestor/extract/docx"
 	"github.com/strata-kb/strata/ingestor/extract/epub"
 	"github.com/strata-kb/strata/ingestor/extract/htmltext"
+	"github.com/strata-kb/strata/ingestor/extract/mail"
 	"github.com/strata-kb/strata/ingestor/extract/markdown"
 	"github.com/strata-kb/strata/ingestor/extract/odt"
 	"github.com/strata-kb/strata/ingestor/extract/pdf"
@@ -41,6 +42,7 @@ const (
 	ODP      = "odp"
 	ODS      = "ods"
 	EPUB     = "epub"
+	Email    = mail.Format
 )
 
 var (
@@ -71,6 +73,9 @@ func Format(name string, data []byte) (string, error) {
 	}
 	if ext == ".csv" || ext == ".tsv" {
 		return CSV, nil // Excel writes Windows-1252 or UTF-16: the CSV reader decodes them
+	}
+	if ext == ".eml" {
+		return Email, nil // 8-bit parts in any charset: the mail reader decodes them
 	}
 	if binary(data) {
 		if textExt[ext] || markdownExt[ext] || htmlExt[ext] || code.Language(name, nil) != "" {
@@ -170,12 +175,15 @@ type Registry map[string]extract.Extractor
 // NewRegistry returns the extractors for every format; pdfExtractor is the one
 // chosen by configuration (poppler, or UniPDF with poppler as fallback).
 func NewRegistry(pdfExtractor extract.Extractor) Registry {
-	return Registry{
+	r := Registry{
 		PDF: pdfExtractor, DOCX: docx.Extractor{}, HTML: htmltext.Extractor{}, Markdown: markdown.Extractor{},
 		Text: plaintext.Extractor{}, Code: code.Extractor{}, Image: picture.Extractor{},
 		PPTX: slides.PPTX{}, ODP: slides.ODP{}, EPUB: epub.Extractor{}, ODT: odt.Extractor{},
 		XLSX: sheet.XLSX{}, ODS: sheet.ODS{}, CSV: sheet.CSV{},
 	}
+	// A message's attachments are read by their own formats' readers.
+	r[Email] = mail.Extractor{Attachment: r.Extract}
+	return r
 }
 
 // Extract detects the format and extracts, bounded by lim.Timeout.
