@@ -5,9 +5,11 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // Ports are picked below the kernel's ephemeral range. A port the kernel
@@ -25,7 +27,38 @@ var (
 	// handedOut keeps this process from picking a port twice before the
 	// first caller's server has bound it.
 	handedOut = map[int]bool{}
+	// claims are the lock files of the ports this process was handed,
+	// held open (and locked) until it exits (claimAcrossProcesses).
+	claims []*os.File
 )
+
+// claimAcrossProcesses keeps other processes that pick ports here (the
+// test packages `go test` runs at once, each starting servers) from
+// picking p while this one may still start a server on it: an exclusive
+// flock on <temp dir>/strata-ports/<p>, held until this process exits.
+// Between one process's pick and its server's bind another process's
+// test could bind the same port ("bind: address already in use" from a
+// Weaviate node in CI, with every port picked below the ephemeral range).
+// Where the directory cannot be made the claim is not made: the bind
+// test alone decides, as before.
+func claimAcrossProcesses(p int) bool {
+	dir := filepath.Join(os.TempDir(), "strata-ports")
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return true
+	}
+	f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(p)), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return true
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return false
+	}
+	portsMu.Lock()
+	claims = append(claims, f)
+	portsMu.Unlock()
+	return true
+}
 
 // FreePorts returns n distinct free loopback TCP ports.
 func FreePorts(n int) ([]int, error) {
@@ -60,6 +93,10 @@ func FreePortPairs(n int) ([][2]int, error) {
 		if err != nil {
 			continue
 		}
+		if !claimAcrossProcesses(p + 1) {
+			next.Close()
+			continue
+		}
 		ls = append(ls, next)
 		markHandedOut(p + 1)
 		pairs = append(pairs, [2]int{p, p + 1})
@@ -90,6 +127,11 @@ func reservePort(extra func(int) bool) (int, net.Listener, error) {
 		}
 		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
 		if err != nil {
+			continue
+		}
+		if !claimAcrossProcesses(p) {
+			l.Close()
+			markHandedOut(p) // another process's: not ours to try again
 			continue
 		}
 		markHandedOut(p)
