@@ -69,7 +69,7 @@ func (r Report) Conditions() []string {
 // threshold), MinIO (under its free-drive threshold), and the kernel.
 var diskFullSigns = []string{
 	"insufficient resources", "insufficient storage", "jetstream not enabled", "resource limits exceeded",
-	"read-only", "readonly",
+	"store is read-only", // not "read-only" alone: a key or file name in an error may hold it
 	"xminiostoragefull", "minimum free drive threshold",
 	"no space left on device", "disk quota exceeded",
 }

@@ -26,7 +26,9 @@ func TestDiskFull(t *testing.T) {
 		}
 	}
 	other := []error{nil, errors.New("context deadline exceeded"), fmt.Errorf("fetch: %w", jetstream.ErrNoHeartbeat),
-		errors.New("connection refused"), errors.New("version gone")}
+		errors.New("connection refused"), errors.New("version gone"),
+		// A name in an error is no refusal: a worker would hold it in place for ever.
+		errors.New(`fetch acme/read-only-notes.md: 403 Forbidden`)}
 	for _, err := range other {
 		if DiskFull(err) {
 			t.Errorf("taken for a full disk: %v", err)
