@@ -69,11 +69,11 @@ func (t *Tools) currentChunk(ctx context.Context, p auth.Principal, projectRef, 
 	if !ids.Valid(chunkID) {
 		return nil, userErrorf("chunk_id must be a UUID, got %q", clip(chunkID))
 	}
-	at, err := t.read.Watermark(ctx, project)
+	at, err := t.base.Watermark(ctx, project)
 	if err != nil {
 		return nil, err
 	}
-	c, err := t.read.GetChunk(ctx, project, chunkID, at)
+	c, err := t.chunks.GetChunk(ctx, project, chunkID, at)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +145,7 @@ func (t *Tools) resolveView(ctx context.Context, project string, a viewArgs) (vi
 		if !ids.Valid(*releaseID) {
 			return view{}, userErrorf("release_id must be a UUID, got %q", clip(*releaseID))
 		}
-		if rel, err = t.read.ReleaseByID(ctx, project, *releaseID); err != nil {
+		if rel, err = t.view.ReleaseByID(ctx, project, *releaseID); err != nil {
 			return view{}, err
 		}
 		if rel == nil {
@@ -158,7 +158,7 @@ func (t *Tools) resolveView(ctx context.Context, project string, a viewArgs) (vi
 		if len(*releaseVersion) > 64 {
 			return view{}, userErrorf("release_version is at most 64 characters")
 		}
-		if rel, err = t.read.ReleaseByVersion(ctx, project, branch, *releaseVersion); err != nil {
+		if rel, err = t.view.ReleaseByVersion(ctx, project, branch, *releaseVersion); err != nil {
 			return view{}, err
 		}
 		if rel == nil {
@@ -171,7 +171,7 @@ func (t *Tools) resolveView(ctx context.Context, project string, a viewArgs) (vi
 		}
 		return view{branch: rel.Branch, at: rel.Sequence}, nil
 	}
-	at, err := t.read.Watermark(ctx, project)
+	at, err := t.base.Watermark(ctx, project)
 	if err != nil {
 		return view{}, err
 	}
@@ -181,12 +181,12 @@ func (t *Tools) resolveView(ctx context.Context, project string, a viewArgs) (vi
 // versionAt finds the visible version of path in a view: the branch's own
 // version (a change or a delete on the branch hides main's copy), else main's.
 func (t *Tools) versionAt(ctx context.Context, project string, v view, path string) (*store.Version, error) {
-	ver, err := t.read.VersionAt(ctx, project, v.branch, path, v.at)
+	ver, err := t.base.VersionAt(ctx, project, v.branch, path, v.at)
 	if err != nil {
 		return nil, err
 	}
 	if ver == nil && v.branch != "" {
-		if ver, err = t.read.VersionAt(ctx, project, "", path, v.at); err != nil {
+		if ver, err = t.base.VersionAt(ctx, project, "", path, v.at); err != nil {
 			return nil, err
 		}
 	}
@@ -207,7 +207,7 @@ func (t *Tools) resolveBranch(ctx context.Context, project string, branchID *str
 	if !ids.Valid(*branchID) {
 		return "", userErrorf("branch_id must be a UUID or null, got %q", clip(*branchID))
 	}
-	branches, err := t.read.Branches(ctx, project)
+	branches, err := t.view.Branches(ctx, project)
 	if err != nil {
 		return "", err
 	}

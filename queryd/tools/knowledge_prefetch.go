@@ -71,7 +71,7 @@ func (c *kbCall) prefetchSection(ctx context.Context, id string) *sectionPrefetc
 		p.by[project] = f
 		go func() {
 			defer close(f.done)
-			f.rows, f.err = c.t.read.ChunkDetails(ctx, project, inlineSectionQuery(id, "", at))
+			f.rows, f.err = c.t.knowledge.ChunkDetails(ctx, project, inlineSectionQuery(id, "", at))
 		}()
 	}
 	return p

@@ -39,7 +39,7 @@ func (c *kbCall) watermark(ctx context.Context, project string) (int64, error) {
 	if at, ok := c.marks[project]; ok {
 		return at, nil
 	}
-	at, err := c.t.read.Watermark(ctx, project)
+	at, err := c.t.base.Watermark(ctx, project)
 	if err != nil {
 		return 0, err
 	}
@@ -59,7 +59,7 @@ func (c *kbCall) folderIDs(ctx context.Context, project string) (map[string]stri
 	}
 	if !ok {
 		var err error
-		if list, err = c.t.read.Folders(ctx, project, maxFolders); err != nil {
+		if list, err = c.t.knowledge.Folders(ctx, project, maxFolders); err != nil {
 			return nil, err
 		}
 	}
@@ -131,7 +131,7 @@ func (c *kbCall) resolve(ctx context.Context, id string, order ...string) (*node
 				}
 				n.doc, n.fileID, n.path = d, d.FileID, d.FilePath
 			case typeSection:
-				s, err := c.t.read.GetSection(ctx, project, id, at)
+				s, err := c.t.knowledge.GetSection(ctx, project, id, at)
 				if err != nil {
 					return nil, err
 				}
@@ -140,7 +140,7 @@ func (c *kbCall) resolve(ctx context.Context, id string, order ...string) (*node
 				}
 				n.section, n.fileID, n.path = s, s.FileID, s.FilePath
 			case typeChunk:
-				ch, err := c.t.read.GetChunkDetail(ctx, project, id, at)
+				ch, err := c.t.knowledge.GetChunkDetail(ctx, project, id, at)
 				if err != nil {
 					return nil, err
 				}
@@ -151,7 +151,7 @@ func (c *kbCall) resolve(ctx context.Context, id string, order ...string) (*node
 				// A chunk node needs its section's name and statistics only:
 				// the chunk carries them (one round trip fewer), older chunks do not.
 				if n.section = ch.Section; n.section == nil && ch.SectionID != "" {
-					if n.section, err = c.t.read.GetSection(ctx, project, ch.SectionID, at); err != nil {
+					if n.section, err = c.t.knowledge.GetSection(ctx, project, ch.SectionID, at); err != nil {
 						return nil, err
 					}
 				}
@@ -175,7 +175,7 @@ func (c *kbCall) document(ctx context.Context, project, fileID string, at int64)
 			return nil, nil
 		}
 	}
-	return c.t.read.DocumentByID(ctx, project, fileID)
+	return c.t.knowledge.DocumentByID(ctx, project, fileID)
 }
 
 // currentInCatalog reports whether the catalog says fileVersionID is the

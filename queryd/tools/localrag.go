@@ -143,7 +143,7 @@ func (t *Tools) documentsIn(ctx context.Context, project string, scope []scopePr
 			return docs, nil
 		}
 	}
-	return t.read.AllDocuments(ctx, project, where, limit)
+	return t.base.AllDocuments(ctx, project, where, limit)
 }
 
 func rootOf(project, branch string) string {

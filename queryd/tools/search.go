@@ -114,7 +114,7 @@ func (t *Tools) searchProjects(ctx context.Context, p auth.Principal, a searchAr
 	out := searchOut{Query: q, Results: []Hit{}}
 	resolved := map[string]bool{}
 	for _, project := range projects {
-		at, err := t.read.Watermark(ctx, project)
+		at, err := t.base.Watermark(ctx, project)
 		if err != nil {
 			return nil, err
 		}
@@ -166,7 +166,7 @@ func (t *Tools) scope(ctx context.Context, project string, parents []string, res
 		}
 		if !loaded {
 			var err error
-			if docs, err = t.read.Documents(ctx, project, 10000); err != nil {
+			if docs, err = t.search.Documents(ctx, project, 10000); err != nil {
 				return nil, false, err
 			}
 			loaded = true
@@ -176,7 +176,7 @@ func (t *Tools) scope(ctx context.Context, project string, parents []string, res
 			ors = append(ors, w)
 			continue
 		}
-		c, err := t.read.GetChunk(ctx, project, id, at)
+		c, err := t.search.GetChunk(ctx, project, id, at)
 		if err != nil {
 			return nil, false, err
 		}
@@ -186,7 +186,7 @@ func (t *Tools) scope(ctx context.Context, project string, parents []string, res
 			continue
 		}
 		// Sections: accept the id if any chunk carries it.
-		hits, err := t.read.SectionExists(ctx, project, id)
+		hits, err := t.search.SectionExists(ctx, project, id)
 		if err != nil {
 			return nil, false, err
 		}

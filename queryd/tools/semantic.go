@@ -117,7 +117,7 @@ func (t *Tools) modelFor(ctx context.Context, project string) (QueryEmbedder, er
 		}
 		return t.previous, nil
 	}
-	st, err := t.read.Stats(ctx, project)
+	st, err := t.base.Stats(ctx, project)
 	if err != nil {
 		return nil, err
 	}

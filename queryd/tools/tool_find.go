@@ -83,7 +83,7 @@ func (t *Tools) find(ctx context.Context, p auth.Principal, a findArgs) (any, er
 				docs, ok = t.docs.DocumentsNamed(ctx, project, name, maxFindScan+1)
 			}
 			if !ok {
-				if docs, err = t.read.AllDocuments(ctx, project, store.DocumentScope("", ""), maxFindScan+1); err != nil {
+				if docs, err = t.base.AllDocuments(ctx, project, store.DocumentScope("", ""), maxFindScan+1); err != nil {
 					return nil, err
 				}
 			}

@@ -32,7 +32,7 @@ func (t *Tools) listBranches(ctx context.Context, p auth.Principal, a listBranch
 	if err != nil {
 		return nil, err
 	}
-	names, err := t.read.Branches(ctx, project)
+	names, err := t.view.Branches(ctx, project)
 	if err != nil {
 		return nil, err
 	}

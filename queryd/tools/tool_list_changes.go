@@ -76,8 +76,8 @@ func (t *Tools) listChanges(ctx context.Context, p auth.Principal, a listChanges
 		if len(ref) > 64 {
 			return 0, userErrorf("a release is named by its version or release_id (at most 64 characters)")
 		}
-		if rel, err = t.read.ReleaseByVersion(ctx, project, branch, ref); err == nil && rel == nil {
-			rel, err = t.read.ReleaseByID(ctx, project, ref)
+		if rel, err = t.view.ReleaseByVersion(ctx, project, branch, ref); err == nil && rel == nil {
+			rel, err = t.view.ReleaseByID(ctx, project, ref)
 		}
 		if err != nil {
 			return 0, err
@@ -121,7 +121,7 @@ func (t *Tools) listChanges(ctx context.Context, p auth.Principal, a listChanges
 			if to, err = release(*a.UntilRelease); err != nil {
 				return nil, err
 			}
-		} else if to, err = t.read.Watermark(ctx, project); err != nil {
+		} else if to, err = t.base.Watermark(ctx, project); err != nil {
 			return nil, err
 		}
 		if to < from {

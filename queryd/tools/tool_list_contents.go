@@ -69,7 +69,7 @@ func (t *Tools) listContents(ctx context.Context, p auth.Principal, a listConten
 	for i := offset; i < len(folders) && len(out.Items) < limit; i++ {
 		out.Items = append(out.Items, folderPart(n.project, folders[i]))
 	}
-	docs, docTotal, err := t.read.FolderDocuments(ctx, n.project, n.folder, max(0, offset-len(folders)), limit-len(out.Items))
+	docs, docTotal, err := t.knowledge.FolderDocuments(ctx, n.project, n.folder, max(0, offset-len(folders)), limit-len(out.Items))
 	if err != nil {
 		return nil, err
 	}

@@ -91,7 +91,7 @@ func (t *Tools) listDocuments(ctx context.Context, p auth.Principal, a listDocum
 	if pos != nil {
 		after = pos.After
 	}
-	at, err := t.read.Watermark(ctx, project)
+	at, err := t.base.Watermark(ctx, project)
 	if err != nil {
 		return nil, err
 	}

@@ -71,7 +71,7 @@ func (t *Tools) listFileChunks(ctx context.Context, p auth.Principal, a listFile
 			limit = pos.Limit
 		}
 	}
-	rows, err := t.read.ListChunks(ctx, project, doc.FileVersionID, offset, limit+1)
+	rows, err := t.chunks.ListChunks(ctx, project, doc.FileVersionID, offset, limit+1)
 	if err != nil {
 		return nil, err
 	}

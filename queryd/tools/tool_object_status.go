@@ -139,7 +139,7 @@ func (t *Tools) objectStatus(ctx context.Context, p auth.Principal, a objectStat
 
 func (t *Tools) objectState(ctx context.Context, k objkey.Key, key, etag string) (objectStatusOut, error) {
 	out := objectStatusOut{Key: key, Project: k.Project, State: "unknown"}
-	wm, err := t.read.Watermark(ctx, k.Project)
+	wm, err := t.base.Watermark(ctx, k.Project)
 	if err != nil {
 		return out, err
 	}
@@ -151,7 +151,7 @@ func (t *Tools) objectState(ctx context.Context, k objkey.Key, key, etag string)
 	if st != nil && !access.GrantFrom(ctx).Admin {
 		// Groups are known once a version is committed: until then, and for
 		// a document the caller may not read, the answer is a missing key's.
-		if ok, err := t.read.MayRead(ctx, k.Project, ids.File(k.Project, k.Branch, k.Path)); err != nil {
+		if ok, err := t.base.MayRead(ctx, k.Project, ids.File(k.Project, k.Branch, k.Path)); err != nil {
 			return out, err
 		} else if !ok {
 			st = nil

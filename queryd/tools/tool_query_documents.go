@@ -72,12 +72,12 @@ func (t *Tools) queryDocuments(ctx context.Context, p auth.Principal, a queryDoc
 		if !visit {
 			continue
 		}
-		at, err := t.read.Watermark(ctx, project)
+		at, err := t.base.Watermark(ctx, project)
 		if err != nil {
 			return nil, err
 		}
 		keyword, vector, err := searchBoth(ctx, func(ctx context.Context) ([]store.Chunk, error) {
-			return t.read.SearchKeyword(ctx, project, q, 2*limit, where, at)
+			return t.localRAG.SearchKeyword(ctx, project, q, 2*limit, where, at)
 		}, func(ctx context.Context) ([]store.Chunk, error) {
 			return t.searchVector(ctx, project, qv, store.VectorQuery{At: at, Limit: 2 * limit, Where: where})
 		})

@@ -108,7 +108,7 @@ func (t *Tools) readNode(ctx context.Context, p auth.Principal, a readArgs) (any
 }
 
 func (t *Tools) readDocument(ctx context.Context, n *node, out *readOut, limit, offset int) error {
-	ver, err := t.read.VersionAt(ctx, n.project, "", n.path, n.at)
+	ver, err := t.base.VersionAt(ctx, n.project, "", n.path, n.at)
 	if err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func (t *Tools) readDocument(ctx context.Context, n *node, out *readOut, limit, 
 		}
 		return userErrorf("document %s was not indexed (%s): %s; it has no content to read", n.fsPath(), ver.Status, msg)
 	}
-	secs, err := t.read.Sections(ctx, n.project, ver.FileVersionID, n.at, 0, maxSections+1)
+	secs, err := t.knowledge.Sections(ctx, n.project, ver.FileVersionID, n.at, 0, maxSections+1)
 	if err != nil {
 		return err
 	}
@@ -187,7 +187,7 @@ func (t *Tools) readSection(ctx context.Context, n *node, out *readOut, limit, o
 // inline returns every chunk q selects; past maxInlineChunks it pages instead.
 func (t *Tools) inline(ctx context.Context, n *node, out *readOut, q store.ChunkQuery, limit, offset int) error {
 	q.Limit = maxInlineChunks + 1
-	rows, err := t.read.ChunkDetails(ctx, n.project, q)
+	rows, err := t.knowledge.ChunkDetails(ctx, n.project, q)
 	if err != nil {
 		return err
 	}
@@ -210,12 +210,12 @@ func (t *Tools) inlineRows(ctx context.Context, n *node, out *readOut, q store.C
 }
 
 func (t *Tools) paginate(ctx context.Context, n *node, out *readOut, q store.ChunkQuery, limit, offset int) error {
-	total, err := t.read.CountChunks(ctx, n.project, q)
+	total, err := t.knowledge.CountChunks(ctx, n.project, q)
 	if err != nil {
 		return err
 	}
 	q.Offset, q.Limit = offset, limit
-	rows, err := t.read.ChunkDetails(ctx, n.project, q)
+	rows, err := t.knowledge.ChunkDetails(ctx, n.project, q)
 	if err != nil {
 		return err
 	}

@@ -70,7 +70,7 @@ func (t *Tools) readAround(ctx context.Context, p auth.Principal, a readAroundAr
 	if err != nil {
 		return nil, err
 	}
-	rows, err := t.read.ChunkDetails(ctx, n.project, t.aroundQuery(n.chunk.FileVersionID, n.chunk.Index, window, n.section, n.at))
+	rows, err := t.knowledge.ChunkDetails(ctx, n.project, t.aroundQuery(n.chunk.FileVersionID, n.chunk.Index, window, n.section, n.at))
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +93,7 @@ func (t *Tools) readAroundPlace(ctx context.Context, c *kbCall, id string, windo
 	if !t.currentInCatalog(ctx, pl.project, pl.fileID.String(), fv, at) {
 		return out, false, nil
 	}
-	rows, err := t.read.ChunkDetails(ctx, pl.project, t.aroundQuery(fv, pl.index, window, pl.section(), at))
+	rows, err := t.knowledge.ChunkDetails(ctx, pl.project, t.aroundQuery(fv, pl.index, window, pl.section(), at))
 	if err != nil {
 		return out, false, err
 	}
@@ -154,7 +154,7 @@ func (t *Tools) aroundAnswer(ctx context.Context, n *node, window int, rows []st
 		size := sec.ChunkCount
 		if size <= 0 { // statistics missing: count
 			var err error
-			if size, err = t.read.CountChunks(ctx, n.project, store.ChunkQuery{FileVersionID: anchor.FileVersionID, SectionID: sec.ID, To: -1, At: n.at}); err != nil {
+			if size, err = t.knowledge.CountChunks(ctx, n.project, store.ChunkQuery{FileVersionID: anchor.FileVersionID, SectionID: sec.ID, To: -1, At: n.at}); err != nil {
 				return out, err
 			}
 		}

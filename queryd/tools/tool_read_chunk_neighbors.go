@@ -94,7 +94,7 @@ func (t *Tools) neighbors(ctx context.Context, p auth.Principal, a neighborsArgs
 	if err != nil {
 		return nil, err
 	}
-	at, err := t.read.Watermark(ctx, project)
+	at, err := t.base.Watermark(ctx, project)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +103,7 @@ func (t *Tools) neighbors(ctx context.Context, p auth.Principal, a neighborsArgs
 		return nil, err
 	}
 	lo, hi := max(0, idx-before), idx+after
-	rows, err := t.read.ListChunks(ctx, project, ver.FileVersionID, lo, hi-lo+1)
+	rows, err := t.localRAG.ListChunks(ctx, project, ver.FileVersionID, lo, hi-lo+1)
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,6 @@ var searchKeywordTool = define(ToolsetKnowledge, "search_keyword", searchKeyword
 
 func (t *Tools) searchKeyword(ctx context.Context, p auth.Principal, a searchArgs) (any, error) {
 	return t.searchProjects(ctx, p, a, true, func(ctx context.Context, project, q string, topK int, where *store.Where, at int64) ([]store.Chunk, error) {
-		return t.read.SearchKeyword(ctx, project, q, topK, where, at)
+		return t.search.SearchKeyword(ctx, project, q, topK, where, at)
 	})
 }

@@ -127,11 +127,11 @@ func (t *Tools) status(ctx context.Context, p auth.Principal, _ struct{}) (any, 
 	}
 	embedded := 0
 	for _, project := range projects {
-		st, err := t.read.Stats(ctx, project)
+		st, err := t.base.Stats(ctx, project)
 		if err != nil {
 			return nil, err
 		}
-		wm, err := t.read.Watermark(ctx, project)
+		wm, err := t.base.Watermark(ctx, project)
 		if err != nil {
 			return nil, err
 		}

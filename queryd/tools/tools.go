@@ -23,7 +23,15 @@ import (
 
 // Tools holds what the handlers need.
 type Tools struct {
-	read        Reader
+	// Each toolset's handlers read through their own interface
+	// (reader.go), so a tool can use only its toolset's reads; all are the
+	// one Reader New takes.
+	base        Base
+	view        ViewReader
+	search      SearchReader
+	chunks      ChunksReader
+	knowledge   KnowledgeReader
+	localRAG    LocalRAGReader
 	docs        DocumentIndex // nil: listings read Weaviate
 	cursor      *cursor.Signer
 	log         *slog.Logger
@@ -63,7 +71,8 @@ func (t *Tools) ToolsetOf(tool string) string { return t.toolsetOf[tool] }
 
 // New returns the tool set.
 func New(read Reader, signer *cursor.Signer, log *slog.Logger) *Tools {
-	t := &Tools{read: read, cursor: signer, log: log, tokenBudget: DefaultTokenBudget}
+	t := &Tools{base: read, view: read, search: read, chunks: read, knowledge: read, localRAG: read,
+		cursor: signer, log: log, tokenBudget: DefaultTokenBudget}
 	t.docs, _ = read.(DocumentIndex)
 	t.meta, _ = read.(MetadataIndex)
 	t.lister, _ = read.(DocumentLister)
@@ -77,7 +86,7 @@ func (t *Tools) failedDocuments(ctx context.Context, project string, limit int) 
 			return docs, nil
 		}
 	}
-	return t.read.AllDocuments(ctx, project, store.FailureFilter(), limit)
+	return t.base.AllDocuments(ctx, project, store.FailureFilter(), limit)
 }
 
 // userError is a problem with the call itself; its text goes back to the agent.
@@ -207,7 +216,7 @@ func (t *Tools) projectsNamed(ctx context.Context, p auth.Principal, ref *string
 
 // projectsOf lists the projects p may read that have an index.
 func (t *Tools) projectsOf(ctx context.Context, p auth.Principal) ([]string, error) {
-	all, err := t.read.Projects(ctx)
+	all, err := t.base.Projects(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +246,7 @@ func (t *Tools) resolveProject(ctx context.Context, p auth.Principal, ref string
 	if !p.CanRead(ref) {
 		return "", notFound
 	}
-	ok, err := t.read.HasProject(ctx, ref)
+	ok, err := t.base.HasProject(ctx, ref)
 	if err != nil {
 		return "", err
 	}
