@@ -82,12 +82,12 @@ func (w *Writer) applyAccessChange(ctx context.Context, ac pipeline.TagsChanged)
 	// another commit of the project (or this file's previous change) runs.
 	withdraw := w.announceRelabel(ctx, ac, doc.fileVersionID)
 	defer withdraw()
-	ctx, unlock, err := w.lock(ctx, project)
+	ctx, h, err := w.lock(ctx, project)
 	if err != nil {
 		return "", err
 	}
-	defer unlock()
-	return w.changeAccess(ctx, project, ac)
+	defer h.unlock()
+	return w.changeAccess(ctx, h, ac)
 }
 
 func validateAccessChange(ac pipeline.TagsChanged) error {
@@ -112,7 +112,8 @@ func skipAccess(doc current, want labels) (Outcome, bool) {
 }
 
 // changeAccess applies a tag change under the project's commit lock.
-func (w *Writer) changeAccess(ctx context.Context, project string, ac pipeline.TagsChanged) (Outcome, error) {
+func (w *Writer) changeAccess(ctx context.Context, h *hold, ac pipeline.TagsChanged) (Outcome, error) {
+	project := h.project
 	fileID := ac.FileID
 	doc, err := w.document(ctx, project, fileID) // again: a commit may have run while we waited
 	if err != nil {
@@ -126,7 +127,7 @@ func (w *Writer) changeAccess(ctx context.Context, project string, ac pipeline.T
 	if err := w.prepareMetadata(ctx, &want); err != nil {
 		return "", err
 	}
-	wm, err := w.settle(ctx, project)
+	wm, err := w.settle(ctx, h)
 	if err != nil {
 		return "", err
 	}
@@ -134,7 +135,7 @@ func (w *Writer) changeAccess(ctx context.Context, project string, ac pipeline.T
 	if err != nil {
 		return "", err
 	}
-	if err := w.fenced(ctx, project, "write"); err != nil {
+	if err := h.fenced(ctx, "write"); err != nil {
 		return "", err
 	}
 	if err := w.setFileReaders(ctx, project, fileID, objectID(visible), want); err != nil {
@@ -143,7 +144,7 @@ func (w *Writer) changeAccess(ctx context.Context, project string, ac pipeline.T
 	// A deleted file is not listed: its readers change (a release may
 	// still show it) but there is no new state of it to commit.
 	if visible != nil && visible["deleted"] != true && !labelsOfProps(visible).same(want) {
-		if err := w.commitAccess(ctx, project, visible, want, wm+1); err != nil {
+		if err := w.commitAccess(ctx, h, visible, want, wm+1); err != nil {
 			return "", err
 		}
 	}
@@ -187,18 +188,19 @@ func (w *Writer) setFileReaders(ctx context.Context, project, fileID, visibleID 
 // commitAccess commits the access change at seq: a Version repeating the
 // visible one (the same file_version_id, so its chunks stay the visible
 // ones) with the new readers.
-func (w *Writer) commitAccess(ctx context.Context, project string, visible map[string]any, want labels, seq int64) error {
-	if err := w.intend(ctx, project, seq); err != nil {
+func (w *Writer) commitAccess(ctx context.Context, h *hold, visible map[string]any, want labels, seq int64) error {
+	project := h.project
+	if err := h.intend(ctx, seq); err != nil {
 		return err
 	}
 	v := accessVersion(project, visible, want, seq, w.now().UTC().Format(time.RFC3339Nano))
-	if err := w.fenced(ctx, project, "write"); err != nil {
+	if err := h.fenced(ctx, "write"); err != nil {
 		return err
 	}
 	if err := w.batch(ctx, []*models.Object{v}); err != nil {
 		return fmt.Errorf("write access version of %s: %w", wvquery.Str(visible, "file_id"), err)
 	}
-	if err := w.publish(ctx, project, seq); err != nil {
+	if err := w.publish(ctx, h, seq); err != nil {
 		return fmt.Errorf("publish commit %d of %s: %w", seq, project, err)
 	}
 	return nil

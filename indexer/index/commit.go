@@ -125,17 +125,16 @@ func (w *Writer) ApplyFileVersion(ctx context.Context, fv pipeline.FileVersion) 
 // versions it is the last step for, so the next finds its own among those
 // left unconcluded.
 func (w *Writer) commitGroup(ctx context.Context, group []*pendingVersion) {
-	project := group[0].fv.Object.Project
-	ctx, seq, unlock, err := w.begin(ctx, project)
+	ctx, h, seq, err := w.begin(ctx, group[0].fv.Object.Project)
 	if err != nil {
 		concludeAll(group, "", err)
 		return
 	}
-	defer unlock()
-	w.decideGroup(ctx, project, group, seq-1)
+	defer h.unlock()
+	w.decideGroup(ctx, h, group, seq-1)
 	now := w.now().UTC().Format(time.RFC3339Nano)
-	w.repairDocuments(ctx, project, group, seq-1, now)
-	w.publishVersions(ctx, project, group, seq, now)
+	w.repairDocuments(ctx, h, group, seq-1, now)
+	w.publishVersions(ctx, h, group, seq, now)
 }
 
 // perFileParallel bounds the per-file reads and state writes of one
@@ -143,38 +142,38 @@ func (w *Writer) commitGroup(ctx context.Context, group []*pendingVersion) {
 const perFileParallel = 8
 
 // begin locks the project, undoes what an interrupted commit left behind,
-// and returns the next sequence. The caller must call the returned unlock.
-func (w *Writer) begin(ctx context.Context, project string) (held context.Context, next int64, unlock func(), err error) {
+// and returns the next sequence. The caller must call the hold's unlock.
+func (w *Writer) begin(ctx context.Context, project string) (held context.Context, h *hold, next int64, err error) {
 	if err := w.ensureTenant(ctx, project); err != nil {
-		return nil, 0, nil, err
+		return nil, nil, 0, err
 	}
-	ctx, unlock, err = w.lock(ctx, project)
+	ctx, h, err = w.lock(ctx, project)
 	if err != nil {
-		return nil, 0, nil, err
+		return nil, nil, 0, err
 	}
-	wm, err := w.settle(ctx, project)
+	wm, err := w.settle(ctx, h)
 	if err == nil {
-		err = w.intend(ctx, project, wm+1)
+		err = h.intend(ctx, wm+1)
 	}
 	if err != nil {
-		unlock()
-		return nil, 0, nil, err
+		h.unlock()
+		return nil, nil, 0, err
 	}
-	return ctx, wm + 1, unlock, nil
+	return ctx, h, wm + 1, nil
 }
 
-// settle returns the watermark of project, whose commit lock the caller
-// holds, claims the project at it (the commit's fence) and then undoes what
-// an interrupted commit left behind.
-func (w *Writer) settle(ctx context.Context, project string) (watermark int64, err error) {
-	wm, err := w.Watermark(ctx, project)
+// settle returns the watermark of the project h holds, claims the project
+// at it (the commit's fence) and then undoes what an interrupted commit
+// left behind.
+func (w *Writer) settle(ctx context.Context, h *hold) (watermark int64, err error) {
+	wm, err := w.Watermark(ctx, h.project)
 	if err != nil {
 		return 0, err
 	}
-	if err := w.claim(ctx, project, wm); err != nil {
+	if err := h.claim(ctx, wm); err != nil {
 		return 0, err
 	}
-	if err := w.recover(ctx, project, wm); err != nil {
+	if err := w.recover(ctx, h, wm); err != nil {
 		return 0, err
 	}
 	return wm, nil
@@ -184,7 +183,8 @@ func (w *Writer) settle(ctx context.Context, project string) (watermark int64, e
 // watermark and a lost mirror write. It runs on this process's first commit
 // of a project and whenever an intent lies above the watermark; otherwise
 // the last commit completed and there is nothing to undo.
-func (w *Writer) recover(ctx context.Context, project string, wm int64) error {
+func (w *Writer) recover(ctx context.Context, h *hold, wm int64) error {
+	project := h.project
 	intent, err := w.seqs.Intent(ctx, project)
 	if err != nil {
 		return err
@@ -194,7 +194,7 @@ func (w *Writer) recover(ctx context.Context, project string, wm int64) error {
 	}
 	// Deleting above the watermark is right only while no other indexer
 	// has published since this commit's claim.
-	if err := w.fenced(ctx, project, "rollback"); err != nil {
+	if err := h.fenced(ctx, "rollback"); err != nil {
 		return err
 	}
 	if err := w.rollback(ctx, project, wm); err != nil {
@@ -229,7 +229,8 @@ func (w *Writer) Watermark(ctx context.Context, project string) (int64, error) {
 // or failed, and marks those whose document to repair; the others are to
 // be committed. Of two events of one file in group the older is stale (or,
 // the same version, a duplicate).
-func (w *Writer) decideGroup(ctx context.Context, project string, group []*pendingVersion, watermark int64) {
+func (w *Writer) decideGroup(ctx context.Context, h *hold, group []*pendingVersion, watermark int64) {
+	project := h.project
 	newest := map[string]*pendingVersion{}
 	for _, p := range group {
 		cur := newest[p.fv.FileID]
@@ -272,7 +273,7 @@ func (w *Writer) decideGroup(ctx context.Context, project string, group []*pendi
 			p.repair = true
 		case done && out == tornVersion:
 			// Committed again once its objects are gone.
-			if err := w.fenced(ctx, p.fv.Object.Project, "write"); err != nil {
+			if err := h.fenced(ctx, "write"); err != nil {
 				p.conclude("", err)
 			} else if err := w.deleteVersionObjects(ctx, p.fv); err != nil {
 				p.conclude("", err)
@@ -352,7 +353,7 @@ func (w *Writer) decide(ctx context.Context, project, fileID, sequencer, version
 // decide found committed at or below watermark without their document (a
 // crash after publishing), and concludes them: Duplicate, as nothing is
 // committed.
-func (w *Writer) repairDocuments(ctx context.Context, project string, group []*pendingVersion, watermark int64, now string) {
+func (w *Writer) repairDocuments(ctx context.Context, h *hold, group []*pendingVersion, watermark int64, now string) {
 	var repair []*pendingVersion
 	var docs []*models.Object
 	for _, p := range group {
@@ -364,7 +365,7 @@ func (w *Writer) repairDocuments(ctx context.Context, project string, group []*p
 	if len(repair) == 0 {
 		return
 	}
-	err := w.fenced(ctx, project, "write")
+	err := h.fenced(ctx, "write")
 	if err == nil {
 		err = w.batch(ctx, docs)
 	}
@@ -374,7 +375,7 @@ func (w *Writer) repairDocuments(ctx context.Context, project string, group []*p
 			continue
 		}
 		// Vectors written while the document was missing have no readers.
-		p.conclude(Duplicate, w.syncVectorReaders(ctx, project, textFilter("file_version_id", p.fv.FileVersionID), p.labels))
+		p.conclude(Duplicate, w.syncVectorReaders(ctx, h.project, textFilter("file_version_id", p.fv.FileVersionID), p.labels))
 	}
 }
 
@@ -382,7 +383,8 @@ func (w *Writer) repairDocuments(ctx context.Context, project string, group []*p
 // (those neither decide nor the repair concluded), and concludes them: it
 // writes their objects, publishes seq, and then writes their documents and
 // records their states.
-func (w *Writer) publishVersions(ctx context.Context, project string, group []*pendingVersion, seq int64, now string) {
+func (w *Writer) publishVersions(ctx context.Context, h *hold, group []*pendingVersion, seq int64, now string) {
+	project := h.project
 	var apply []*pendingVersion
 	for _, p := range group {
 		if !p.finished {
@@ -402,7 +404,7 @@ func (w *Writer) publishVersions(ctx context.Context, project string, group []*p
 		objs = append(objs, versionObjects(p.fv, p.labels, seq, now, p.terms)...)
 		docs = append(docs, fileDocument(p.fv, p.labels, seq, now))
 	}
-	if err := w.fenced(ctx, project, "write"); err != nil {
+	if err := h.fenced(ctx, "write"); err != nil {
 		fail(err)
 		return
 	}
@@ -410,7 +412,7 @@ func (w *Writer) publishVersions(ctx context.Context, project string, group []*p
 		fail(fmt.Errorf("write %d file versions of %s: %w", len(apply), project, err))
 		return
 	}
-	if err := w.publish(ctx, project, seq); err != nil {
+	if err := w.publish(ctx, h, seq); err != nil {
 		fail(fmt.Errorf("publish commit %d of %s: %w", seq, project, err))
 		return
 	}
@@ -445,14 +447,14 @@ func (w *Writer) publishVersions(ctx context.Context, project string, group []*p
 // publish makes seq visible: first in the authoritative store
 // (publishSequence, state_kv.go), then in the ProjectState mirror that
 // queryd reads (store_weaviate.go).
-func (w *Writer) publish(ctx context.Context, project string, seq int64) error {
+func (w *Writer) publish(ctx context.Context, h *hold, seq int64) error {
 	if w.publishHook != nil {
 		return w.publishHook()
 	}
-	if err := w.publishSequence(ctx, project, seq); err != nil {
+	if err := h.publishSequence(ctx, seq); err != nil {
 		return err
 	}
-	return w.mirror(ctx, project, seq)
+	return w.mirror(ctx, h.project, seq)
 }
 
 // Commits is how many commits this writer has made visible: one per

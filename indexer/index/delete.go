@@ -20,11 +20,11 @@ import (
 // Both keep the file's last readers (deletedLabels).
 func (w *Writer) ApplyDelete(ctx context.Context, d pipeline.FileDeleted) (Outcome, error) {
 	o := d.Object
-	ctx, seq, unlock, err := w.begin(ctx, o.Project)
+	ctx, h, seq, err := w.begin(ctx, o.Project)
 	if err != nil {
 		return "", err
 	}
-	defer unlock()
+	defer h.unlock()
 	deleteID := ids.FileVersion(d.FileID, "delete@"+o.Sequencer, "")
 	v, err := w.decide(ctx, o.Project, d.FileID, o.Sequencer, deleteID, seq-1)
 	if err != nil || (v.done && v.out != repairDocument) {
@@ -34,13 +34,13 @@ func (w *Writer) ApplyDelete(ctx context.Context, d pipeline.FileDeleted) (Outco
 	if v.done {
 		return Duplicate, w.batch(ctx, []*models.Object{tombstone})
 	}
-	if err := w.fenced(ctx, o.Project, "write"); err != nil {
+	if err := h.fenced(ctx, "write"); err != nil {
 		return "", err
 	}
 	if err := w.batch(ctx, []*models.Object{version}); err != nil {
 		return "", fmt.Errorf("write delete of %s: %w", d.FileID, err)
 	}
-	if err := w.publish(ctx, o.Project, seq); err != nil {
+	if err := w.publish(ctx, h, seq); err != nil {
 		return "", fmt.Errorf("publish commit %d of %s: %w", seq, o.Project, err)
 	}
 	if err := w.batch(ctx, []*models.Object{tombstone}); err != nil {

@@ -18,7 +18,7 @@
 // project's other versions waiting at the same moment. commit.go is the
 // only orchestrator: commitGroup takes the steps in order, and each calls
 // down into the layer that keeps state in NATS KV (state_kv.go: published
-// sequences, intents, fences, leases, embedded marks, object states) or
+// sequences, intents, leases and the hold a commit keeps its lease and fence in, embedded marks, object states) or
 // the one that reads and writes Weaviate (store_weaviate.go: tenants,
 // Documents and objects by id, batch writes, roll-backs, the ProjectState
 // mirror; readonly.go sets a full disk's read-only shards ready again) and

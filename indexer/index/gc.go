@@ -21,11 +21,11 @@ import (
 // visible at R), with their sections and chunks. The latest version of every
 // file is always kept. It returns how many versions it deleted.
 func (w *Writer) CollectGarbage(ctx context.Context, project string, retention time.Duration) (int, error) {
-	ctx, unlock, err := w.lock(ctx, project)
+	ctx, h, err := w.lock(ctx, project)
 	if err != nil {
 		return 0, err
 	}
-	defer unlock()
+	defer h.unlock()
 	releases, err := w.Releases(ctx, project)
 	if err != nil {
 		return 0, err

@@ -41,11 +41,11 @@ func (w *Writer) CreateRelease(ctx context.Context, req pipeline.ReleaseRequest)
 	if !ok {
 		return nil, fmt.Errorf("project %q has no indexed files", req.Project)
 	}
-	ctx, unlock, err := w.lock(ctx, req.Project)
+	ctx, h, err := w.lock(ctx, req.Project)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	defer h.unlock()
 	id := ids.Release(req.Project, req.Branch, req.Version)
 	existing, err := w.object(ctx, schema.ReleaseClass, req.Project, id)
 	if err != nil {

@@ -399,93 +399,110 @@ func (w *Writer) recordTags(ctx context.Context, ac pipeline.TagsChanged) {
 	}
 }
 
+// hold is a project held by one commit of this writer: alone in this
+// process (a mutex) and across indexers (the commit lease), and, once the
+// commit claimed it, by the fence it claimed in the sequence store. It
+// carries what the commit's steps in NATS KV need (claim, intend, fenced,
+// publishSequence), so no commit's lease or fence is kept writer-wide.
+type hold struct {
+	w       *Writer
+	project string
+	// until is the lease's (Leases.Acquire); nil when this process commits alone.
+	until   func() time.Time
+	fence   uint64
+	claimed bool
+	release func()
+}
+
 // lock makes the caller the only committer of project: in this process
 // (a mutex) and across processes (the commit lease). Writes made with the
 // context it returns are sent only while the lease surely holds
 // (schema.HeldUntil): one paused past it sends nothing when it wakes.
-func (w *Writer) lock(ctx context.Context, project string) (held context.Context, unlock func(), err error) {
+// The caller must call the hold's unlock.
+func (w *Writer) lock(ctx context.Context, project string) (held context.Context, h *hold, err error) {
 	m, _ := w.projects.LoadOrStore(project, &sync.Mutex{})
 	mu := m.(*sync.Mutex)
 	mu.Lock()
+	h = &hold{w: w, project: project, release: mu.Unlock}
 	if w.locks == nil {
-		return ctx, mu.Unlock, nil
+		return ctx, h, nil
 	}
 	release, until, err := w.locks.Acquire(ctx, project)
 	if err != nil {
 		mu.Unlock()
 		return nil, nil, err
 	}
-	w.leaseUntil.Store(project, until)
-	return schema.HeldUntil(ctx, until), func() {
-		w.fences.Delete(project)
-		w.leaseUntil.Delete(project)
+	h.until = until
+	h.release = func() {
 		release()
 		mu.Unlock()
-	}, nil
+	}
+	return schema.HeldUntil(ctx, until), h, nil
 }
+
+// unlock releases the project: the lease, then this process's mutex.
+func (h *hold) unlock() { h.release() }
 
 // intend records that objects of commit seq are about to be written. It
 // comes before any of them is: a crash from here on leaves an intent above
 // the watermark for the next commit to see.
-func (w *Writer) intend(ctx context.Context, project string, seq int64) error {
-	return w.seqs.Intend(ctx, project, seq)
+func (h *hold) intend(ctx context.Context, seq int64) error {
+	return h.w.seqs.Intend(ctx, h.project, seq)
 }
 
 // claim makes this commit the project's committer in the sequence store
 // at watermark published (Sequences.Claim) and keeps the fence for its
 // writes and its publish. It comes before anything the commit deletes or
 // writes, the roll-back of an interrupted commit included.
-func (w *Writer) claim(ctx context.Context, project string, published int64) error {
-	if w.pauseHook != nil {
-		w.pauseHook("claim")
+func (h *hold) claim(ctx context.Context, published int64) error {
+	if h.w.pauseHook != nil {
+		h.w.pauseHook("claim")
 	}
-	fence, err := w.seqs.Claim(ctx, project, published)
+	fence, err := h.w.seqs.Claim(ctx, h.project, published)
 	if err != nil {
 		return err
 	}
-	w.fences.Store(project, fence)
+	h.fence, h.claimed = fence, true
 	return nil
 }
 
-// fenced returns ErrFenced when another indexer claimed project since this
-// commit's intend: nothing more of this commit may be written. Checked
+// fenced returns ErrFenced when another indexer claimed the project since
+// this commit's claim: nothing more of this commit may be written. Checked
 // before each write of objects, so a holder paused past its lease writes
 // nothing once it wakes (publish is fenced in the store itself).
-func (w *Writer) fenced(ctx context.Context, project string, step string) error {
-	if w.pauseHook != nil {
-		w.pauseHook(step)
+func (h *hold) fenced(ctx context.Context, step string) error {
+	if h.w.pauseHook != nil {
+		h.w.pauseHook(step)
 	}
-	fence, ok := w.fences.Load(project)
-	if !ok {
-		return fmt.Errorf("%s: no fence: the commit did not intend its sequence", project)
+	if !h.claimed {
+		return fmt.Errorf("%s: no fence: the commit did not claim its project", h.project)
 	}
-	if err := w.seqs.Check(ctx, project, fence.(uint64)); err != nil {
+	if err := h.w.seqs.Check(ctx, h.project, h.fence); err != nil {
 		return err
 	}
-	if w.pauseHook != nil { // a pause between the check and the write: the lease guard's case
-		w.pauseHook(step + " checked")
+	if h.w.pauseHook != nil { // a pause between the check and the write: the lease guard's case
+		h.w.pauseHook(step + " checked")
 	}
 	return nil
 }
 
-// publishSequence raises project's published sequence to seq by
+// publishSequence raises the project's published sequence to seq by
 // compare-and-set on the commit's fence, unless the commit's lease may
 // have passed; it counts the commit (Commits).
-func (w *Writer) publishSequence(ctx context.Context, project string, seq int64) error {
-	if until, ok := w.leaseUntil.Load(project); ok && !time.Now().Before(until.(func() time.Time)()) {
+func (h *hold) publishSequence(ctx context.Context, seq int64) error {
+	if h.until != nil && !time.Now().Before(h.until()) {
 		// Another indexer may hold the project now; its next commit rolls this one back.
-		return fmt.Errorf("publish %d of %s: %w", seq, project, schema.ErrLeasePassed)
+		return fmt.Errorf("publish %d of %s: %w", seq, h.project, schema.ErrLeasePassed)
 	}
-	if w.pauseHook != nil {
-		w.pauseHook("publish")
+	if h.w.pauseHook != nil {
+		h.w.pauseHook("publish")
 	}
-	fence, ok := w.fences.Load(project)
-	if !ok {
-		return fmt.Errorf("publish %d of %s: no fence: the commit did not intend its sequence", seq, project)
+	if !h.claimed {
+		return fmt.Errorf("publish %d of %s: no fence: the commit did not claim its project", seq, h.project)
 	}
-	if err := w.seqs.Publish(ctx, project, seq, fence.(uint64)); err != nil {
+	if err := h.w.seqs.Publish(ctx, h.project, seq, h.fence); err != nil {
 		return err
 	}
-	w.published.Add(1)
+	h.w.published.Add(1)
 	return nil
 }

@@ -30,11 +30,7 @@ type Writer struct {
 	// replication is the replication factor of collections the writer creates.
 	replication int
 	// locks serialise commits across indexer processes (nil: this process is alone).
-	locks      CommitLocks
-	leaseUntil sync.Map // project -> func() time.Time (Leases.Acquire's until), while its lease is held
-	// fences hold each project's fence (Sequences.Claim) while a commit of
-	// this writer holds it.
-	fences sync.Map // project -> uint64
+	locks CommitLocks
 	// readied: shard -> when afterFullDisk last set it READY (at most once
 	// a readyEvery, as refusals of a replica that is down repeat).
 	readied sync.Map
