@@ -68,7 +68,8 @@ func zipFormat(data []byte, ext string) (string, error) {
 		}
 		return ODT, nil
 	}
-	return "", fmt.Errorf("%w: zip archive (%s) of none of the formats read (DOCX, PPTX, XLSX, ODT, ODP, ODS, EPUB)", extract.ErrUnsupported, kindOf(ext, "zip"))
+	// None of the document formats: an archive, whose members are read.
+	return ZIP, nil
 }
 
 func mimetypeOf(f *zip.File) string {

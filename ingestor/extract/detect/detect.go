@@ -12,12 +12,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/strata-kb/strata/ingestor/extract"
+	"github.com/strata-kb/strata/ingestor/extract/archive"
 	"github.com/strata-kb/strata/ingestor/extract/code"
 	"github.com/strata-kb/strata/ingestor/extract/docx"
 	"github.com/strata-kb/strata/ingestor/extract/epub"
 	"github.com/strata-kb/strata/ingestor/extract/htmltext"
 	"github.com/strata-kb/strata/ingestor/extract/mail"
 	"github.com/strata-kb/strata/ingestor/extract/markdown"
+	"github.com/strata-kb/strata/ingestor/extract/mbox"
 	"github.com/strata-kb/strata/ingestor/extract/odt"
 	"github.com/strata-kb/strata/ingestor/extract/pdf"
 	"github.com/strata-kb/strata/ingestor/extract/picture"
@@ -43,6 +45,8 @@ const (
 	ODS      = "ods"
 	EPUB     = "epub"
 	Email    = mail.Format
+	ZIP      = archive.Format
+	MBOX     = mbox.Format
 )
 
 var (
@@ -76,6 +80,9 @@ func Format(name string, data []byte) (string, error) {
 	}
 	if ext == ".eml" {
 		return Email, nil // 8-bit parts in any charset: the mail reader decodes them
+	}
+	if ext == ".mbox" || ext == ".mbx" {
+		return MBOX, nil // messages in any charset, as .eml
 	}
 	if binary(data) {
 		if textExt[ext] || markdownExt[ext] || htmlExt[ext] || code.Language(name, nil) != "" {
@@ -181,10 +188,17 @@ func NewRegistry(pdfExtractor extract.Extractor) Registry {
 		PPTX: slides.PPTX{}, ODP: slides.ODP{}, EPUB: epub.Extractor{}, ODT: odt.Extractor{},
 		XLSX: sheet.XLSX{}, ODS: sheet.ODS{}, CSV: sheet.CSV{},
 	}
-	// A message's attachments are read by their own formats' readers.
+	// A container's members (a message's attachments, an archive's files, a
+	// mailbox's messages) are read by their own formats' readers.
 	r[Email] = mail.Extractor{Attachment: r.Extract}
+	r[ZIP] = archive.Extractor{Member: r.Extract}
+	r[MBOX] = mbox.Extractor{Message: r.Extract}
 	return r
 }
+
+// containers are the formats whose members are read by their own readers:
+// a scan among them is read by OCR, in OCR's time.
+var containers = map[string]bool{Email: true, ZIP: true, MBOX: true}
 
 // Extract detects the format and extracts, bounded by lim.Timeout.
 func (r Registry) Extract(ctx context.Context, data []byte, name string, lim extract.Limits) (*extract.Document, error) {
@@ -206,7 +220,7 @@ func (r Registry) Extract(ctx context.Context, data []byte, name string, lim ext
 	if lim.Timeout > 0 {
 		// OCR has a time limit of its own, beside the reading's.
 		timeout := lim.Timeout
-		if lim.OCR != nil && lim.OCRTimeout > 0 && (format == PDF || format == Image) {
+		if lim.OCR != nil && lim.OCRTimeout > 0 && (format == PDF || format == Image || containers[format]) {
 			timeout += lim.OCRTimeout
 		}
 		var cancel context.CancelFunc

@@ -174,7 +174,8 @@ func zipOf(t *testing.T, members map[string]string) []byte {
 }
 
 // TestZipFormatByParts: a zip is DOCX, PPTX, XLSX, ODF or EPUB by its
-// parts, whatever its name (issue 49 item 5).
+// parts, whatever its name (issue 49 item 5); a zip of none of them is an
+// archive, whose members are read (issue 52).
 func TestZipFormatByParts(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -191,8 +192,8 @@ func TestZipFormatByParts(t *testing.T) {
 		{"book.zip", map[string]string{"mimetype": "application/epub+zip", "META-INF/container.xml": ""}, EPUB, nil},
 		{"book", map[string]string{"META-INF/container.xml": ""}, EPUB, nil},
 		{"sheet.ods", map[string]string{"content.xml": "", "META-INF/manifest.xml": ""}, ODS, nil},
-		{"photos.zip", map[string]string{"a.jpg": "x", "b.txt": "y"}, "", extract.ErrUnsupported},
-		{"fake.docx", map[string]string{"notes.txt": "y"}, "", extract.ErrUnsupported},
+		{"photos.zip", map[string]string{"a.jpg": "x", "b.txt": "y"}, ZIP, nil},
+		{"fake.docx", map[string]string{"notes.txt": "y"}, ZIP, nil},
 	}
 	for _, tt := range tests {
 		got, err := Format(tt.name, zipOf(t, tt.members))
@@ -227,6 +228,27 @@ func TestOLEByContent(t *testing.T) {
 	for _, name := range []string{"legacy.doc", "legacy.docx"} {
 		if _, err := Format(name, legacy); !errors.Is(err, extract.ErrUnsupported) {
 			t.Errorf("Format(%q, legacy OLE) error = %v, want %v", name, err, extract.ErrUnsupported)
+		}
+	}
+}
+
+// TestContainersByName: a message and a mailbox are told by their names
+// (.eml, .mbox, .mbx), whatever charset their 8-bit parts are in, and a
+// zip of no document format is an archive whatever its name.
+func TestContainersByName(t *testing.T) {
+	latin1 := "From: a@example.com\nSubject: caf\xe9\n\ncaf\xe9 cr\xe8me\n"
+	tests := []struct {
+		name, data, want string
+	}{
+		{"mail/launch.eml", latin1, Email},
+		{"mail/team.mbox", "From a@example.com Mon Nov  2 09:00:00 2026\n" + latin1, MBOX},
+		{"archive.mbx", "From a@example.com Mon Nov  2 09:00:00 2026\n" + latin1, MBOX},
+		{"from.txt", "From a@example.com Mon Nov  2 09:00:00 2026\nSubject: x\n\nbody\n", Text},
+		{"backup", string(zipOf(t, map[string]string{"notes.txt": "x"})), ZIP},
+	}
+	for _, tt := range tests {
+		if got, err := Format(tt.name, []byte(tt.data)); err != nil || got != tt.want {
+			t.Errorf("Format(%q) = %q, %v; want %q", tt.name, got, err, tt.want)
 		}
 	}
 }

@@ -10,8 +10,9 @@
 // The message's from, to, cc, date and subject are its metadata, so that
 // a search can be kept to one sender or a range of dates.
 //
-// An attachment is part of the message's document here, not a document of
-// its own at <message>//<attachment> (issue 52: not built yet).
+// An attachment is part of the message's document here, read as package
+// container reads members, not a document of its own at
+// <message>//<attachment> (issue 52: not built yet).
 package mail
 
 import (
@@ -26,14 +27,13 @@ import (
 	"mime/quotedprintable"
 	"net/mail"
 	"net/textproto"
-	"path"
 	"strings"
 	"time"
-	"unicode"
 
 	"golang.org/x/text/encoding/htmlindex"
 
 	"github.com/strata-kb/strata/ingestor/extract"
+	"github.com/strata-kb/strata/ingestor/extract/container"
 	"github.com/strata-kb/strata/ingestor/extract/htmltext"
 )
 
@@ -41,11 +41,12 @@ import (
 const Format = "email"
 
 // Bounds of one message: MIME nesting (a part inside a part), messages
-// forwarded inside messages, and attachments read.
+// forwarded inside messages (and containers around them), and attachments
+// read.
 const (
 	maxMIMEDepth      = 16
-	maxForwardDepth   = 3
-	maxAttachments    = 1000
+	maxForwardDepth   = container.MaxDepth
+	maxAttachments    = container.MaxMembers
 	maxHeaderValueLen = 4096
 )
 
@@ -54,17 +55,7 @@ type Extractor struct {
 	// Attachment reads an attachment by its own format (the registry's
 	// Extract, which detects it); nil names attachments without reading
 	// them.
-	Attachment func(ctx context.Context, data []byte, name string, lim extract.Limits) (*extract.Document, error)
-}
-
-// depthKey holds how many messages enclose the one being read: an
-// attachment that is a message is read through Attachment, by a new
-// extraction.
-type depthKey struct{}
-
-func enclosing(ctx context.Context) int {
-	n, _ := ctx.Value(depthKey{}).(int)
-	return n
+	Attachment container.Reader
 }
 
 // Extract reads one message.
@@ -108,22 +99,6 @@ func (r *reading) tooLong() error {
 		return fmt.Errorf("%w: text exceeds %d bytes (MaxTextBytes)", extract.ErrTooLarge, r.lim.MaxTextBytes)
 	}
 	return nil
-}
-
-// within are the limits of a part read by another reader: the time, text
-// and expansion (an archive attached) the message has left.
-func (r *reading) within() extract.Limits {
-	lim := r.lim
-	if dl, ok := r.ctx.Deadline(); ok {
-		lim.Timeout = max(time.Until(dl), time.Millisecond)
-	}
-	if r.lim.MaxTextBytes > 0 {
-		lim.MaxTextBytes = max(r.lim.MaxTextBytes-r.b.Len(), 1)
-	}
-	if r.lim.MaxUncompressed > 0 {
-		lim.MaxUncompressed = max(r.lim.MaxUncompressed-r.expanded, 1)
-	}
-	return lim
 }
 
 // reading is one message's extraction.
@@ -253,7 +228,7 @@ func (r *reading) forwarded(h textproto.MIMEHeader, body io.Reader, level, depth
 		return err
 	}
 	msg, err := mail.ReadMessage(bytes.NewReader(data))
-	if err != nil || forwards+enclosing(r.ctx) >= maxForwardDepth {
+	if err != nil || forwards+container.Depth(r.ctx) >= maxForwardDepth {
 		why := fmt.Sprintf("forwarded deeper than %d", maxForwardDepth)
 		if err != nil {
 			why = err.Error()
@@ -293,51 +268,31 @@ func (r *reading) attachment(h textproto.MIMEHeader, body io.Reader, name, media
 		r.b.Add(extract.Paragraph, 0, 0, fmt.Sprintf("%s, %d bytes (not read)", mediaType, len(data)))
 		return r.b.Err()
 	}
-	lim := r.within()
-	if enclosing(r.ctx) >= maxForwardDepth {
+	if container.TooDeep(r.ctx) {
 		r.b.Add(extract.Paragraph, 0, 0, fmt.Sprintf("%s, %d bytes, not read: messages nest deeper than %d", mediaType, len(data), maxForwardDepth))
 		r.b.Warn(fmt.Sprintf("attachment %s not read: messages nest deeper than %d", name, maxForwardDepth))
 		return r.b.Err()
 	}
-	doc, err := r.x.Attachment(context.WithValue(r.ctx, depthKey{}, enclosing(r.ctx)+1), data, name, lim)
+	doc, why, err := container.Read(r.ctx, r.x.Attachment, data, name, container.Left(r.ctx, r.lim, r.b, r.expanded))
 	if err != nil {
-		if r.ctx.Err() != nil {
-			return fmt.Errorf("%w: %v", extract.ErrTimeout, r.ctx.Err())
-		}
-		r.b.Add(extract.Paragraph, 0, 0, fmt.Sprintf("%s, %d bytes, not read: %v", mediaType, len(data), err))
-		r.b.Warn(fmt.Sprintf("attachment %s not read: %v", name, err))
+		return err
+	}
+	if doc == nil {
+		r.b.Add(extract.Paragraph, 0, 0, fmt.Sprintf("%s, %d bytes, not read: %s", mediaType, len(data), why))
+		r.b.Warn(fmt.Sprintf("attachment %s not read: %s", name, why))
 		return r.b.Err()
 	}
-	r.include(doc, level+1)
+	container.Include(r.b, doc, level+1, "attachment "+name)
 	if err := r.tooLong(); err != nil {
 		return err
 	}
 	return r.b.Err()
 }
 
-// include copies doc's blocks under a heading at level: its headings one
-// level further down, its pictures' descriptions as paragraphs.
-func (r *reading) include(doc *extract.Document, level int) {
-	for _, bl := range doc.Blocks {
-		kind, text := bl.Kind, clean(doc.Text[bl.Start:bl.End])
-		if kind != extract.Code {
-			text = strings.TrimSpace(text)
-		}
-		switch kind {
-		case extract.Heading:
-			r.b.Add(extract.Heading, min(level+bl.Level, 6), 0, text)
-		case extract.Figure:
-			r.b.Add(extract.Paragraph, 0, 0, text)
-		default:
-			r.b.Add(kind, 0, 0, text)
-		}
-	}
-}
-
 // html adds an HTML body read by the HTML reader, its headings under the
 // message's.
 func (r *reading) html(data []byte, level int) error {
-	doc, err := htmltext.Extractor{}.Extract(r.ctx, data, "body.html", r.within())
+	doc, err := htmltext.Extractor{}.Extract(r.ctx, data, "body.html", container.Left(r.ctx, r.lim, r.b, r.expanded))
 	if err != nil {
 		if errors.Is(err, extract.ErrTooLarge) {
 			return err
@@ -345,35 +300,17 @@ func (r *reading) html(data []byte, level int) error {
 		r.b.Warn(fmt.Sprintf("the HTML body was not read: %v", err))
 		return nil
 	}
-	r.include(doc, level)
+	container.Include(r.b, doc, level, "the HTML body")
 	if err := r.tooLong(); err != nil {
 		return err
 	}
 	return r.b.Err()
 }
 
-// clean is text without carriage returns and with other control
-// characters but tab and line feed made spaces: a message's parts, and
-// what other readers read of its attachments (plain text is kept as the
-// file has it), are one text.
-func clean(s string) string {
-	return strings.Map(func(c rune) rune {
-		switch {
-		case c == '\r':
-			return -1
-		case c == '\n' || c == '\t':
-			return c
-		case unicode.IsControl(c):
-			return ' '
-		}
-		return c
-	}, s)
-}
-
 // text adds a plain text body, a paragraph for each run of lines between
 // blank lines.
 func (r *reading) text(s string) {
-	s = clean(s)
+	s = container.Clean(s)
 	for _, para := range strings.Split(s, "\n\n") {
 		if r.b.Add(extract.Paragraph, 0, 0, strings.TrimSpace(para)) < 0 && r.b.Err() != nil || r.tooLong() != nil {
 			return
@@ -475,13 +412,7 @@ func utf8Text(data []byte, charset string) []byte {
 // characters (bidi overrides).
 func fileName(names ...string) string {
 	for _, n := range names {
-		n = strings.Map(func(r rune) rune {
-			if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
-				return -1
-			}
-			return r
-		}, strings.ReplaceAll(n, `\`, "/"))
-		if n = strings.TrimSpace(path.Base(n)); n != "" && n != "." && n != "/" && n != ".." {
+		if n = container.MemberName(n); n != "" {
 			return n
 		}
 	}

@@ -1,0 +1,215 @@
+// Package archive reads a ZIP archive as a person opens one: the list of
+// its members first, then each member under a heading that names its path,
+// read by its own format's reader (package container: a PDF as a PDF, a
+// DOCX as a DOCX, a ZIP inside as an archive, at most container.MaxDepth
+// deep). A member's path is made safe to show (container.MemberPath:
+// "../../etc/passwd" is "etc/passwd"); nothing is ever written anywhere.
+//
+// What is not read is said under the member's heading and in the
+// document's warnings, and the rest is read: a member that expands past
+// what the archive has left of Limits.MaxUncompressed (a zip bomb), one
+// that is encrypted, corrupt or of a format not read, the members after
+// container.MaxMembers, and those the archive's time did not reach.
+package archive
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/strata-kb/strata/ingestor/extract"
+	"github.com/strata-kb/strata/ingestor/extract/container"
+)
+
+// Format is the format name of a ZIP archive that is no document format
+// of its own (DOCX, XLSX, EPUB, ... are read by their readers).
+const Format = "zip"
+
+// Extractor reads ZIP archives.
+type Extractor struct {
+	// Member reads a member by its own format (the registry's Extract);
+	// nil lists the members without reading them.
+	Member container.Reader
+}
+
+// Extract reads one archive.
+func (x Extractor) Extract(ctx context.Context, data []byte, name string, lim extract.Limits) (*extract.Document, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %v", extract.ErrTimeout, err)
+	}
+	if err := container.Nested(ctx); err != nil {
+		return nil, err
+	}
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
+		return nil, fmt.Errorf("%w: zip archive whose directory cannot be read: %v", extract.ErrCorrupt, err)
+	}
+	r := &reading{x: x, ctx: ctx, lim: lim, b: extract.NewBuilder(Format).Within(lim)}
+	title := container.MemberName(name)
+	if title == "" {
+		title = "archive"
+	}
+	r.b.SetTitle(title)
+	r.b.Add(extract.Heading, 1, 0, title)
+	files := r.members(zr.File)
+	if err := r.contents(files); err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		if container.OutOfTime(ctx) {
+			if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return nil, fmt.Errorf("%w: %v", extract.ErrTimeout, ctx.Err())
+			}
+			r.b.Warn(fmt.Sprintf("members from %s on were not read: the archive's time ran out", f.path))
+			break
+		}
+		if !container.TextLeft(r.b, lim) {
+			r.b.Warn(fmt.Sprintf("members from %s on were not read: the archive's text reached %d bytes (MaxTextBytes)", f.path, lim.MaxTextBytes))
+			break
+		}
+		if err := r.member(f); err != nil {
+			return nil, err
+		}
+	}
+	if r.read == 0 && r.tooBig > 0 {
+		return nil, fmt.Errorf("%w: every member expands past %d bytes (MaxUncompressed)", extract.ErrTooLarge, lim.MaxUncompressed)
+	}
+	if err := r.tooLong(); err != nil {
+		return nil, err
+	}
+	return r.b.Finish()
+}
+
+// reading is one archive's extraction.
+type reading struct {
+	x        Extractor
+	ctx      context.Context
+	lim      extract.Limits
+	b        *extract.Builder
+	expanded int64 // bytes the members read so far expanded to (MaxUncompressed)
+	read     int   // members read
+	tooBig   int   // members not read for their size
+}
+
+// file is a member: the archive's entry and its safe path.
+type file struct {
+	zf   *zip.File
+	path string
+}
+
+// members are the archive's files (not its folders), in its order, at
+// most container.MaxMembers; an entry whose path is empty once made safe
+// gets one from its place.
+func (r *reading) members(all []*zip.File) []file {
+	var files []file
+	skipped := 0
+	for i, zf := range all {
+		if strings.HasSuffix(zf.Name, "/") || zf.FileInfo().IsDir() {
+			continue
+		}
+		if len(files) == container.MaxMembers {
+			skipped++
+			continue
+		}
+		p := container.MemberPath(zf.Name)
+		if p == "" {
+			p = fmt.Sprintf("member %d", i+1)
+		}
+		files = append(files, file{zf: zf, path: p})
+	}
+	if skipped > 0 {
+		r.b.Warn(fmt.Sprintf("%d members after the first %d were neither listed nor read", skipped, container.MaxMembers))
+	}
+	return files
+}
+
+// contents adds the member list: each member's path and size.
+func (r *reading) contents(files []file) error {
+	r.b.Add(extract.Heading, 2, 0, "Contents")
+	if len(files) == 0 {
+		r.b.Add(extract.Paragraph, 0, 0, "(no files)")
+		return r.b.Err()
+	}
+	var lines []string
+	for _, f := range files {
+		lines = append(lines, fmt.Sprintf("%s (%d bytes)", f.path, f.zf.UncompressedSize64))
+	}
+	r.b.Add(extract.Paragraph, 0, 0, strings.Join(lines, "\n"))
+	if err := r.tooLong(); err != nil {
+		return err
+	}
+	return r.b.Err()
+}
+
+// member adds a member's heading and what its own reader read of it, or
+// why it was not read.
+func (r *reading) member(f file) error {
+	r.b.Add(extract.Heading, 2, 0, "Member: "+f.path)
+	if r.x.Member == nil {
+		r.b.Add(extract.Paragraph, 0, 0, fmt.Sprintf("%d bytes (not read)", f.zf.UncompressedSize64))
+		return r.b.Err()
+	}
+	data, why := r.open(f)
+	if why == "" {
+		doc, reason, err := container.Read(r.ctx, r.x.Member, data, f.path, container.Left(r.ctx, r.lim, r.b, r.expanded))
+		if err != nil {
+			return err
+		}
+		if doc != nil {
+			r.read++
+			container.Include(r.b, doc, 2, "member "+f.path)
+			if err := r.tooLong(); err != nil {
+				return err
+			}
+			return r.b.Err()
+		}
+		why = reason
+	}
+	r.b.Add(extract.Paragraph, 0, 0, fmt.Sprintf("%d bytes, not read: %s", f.zf.UncompressedSize64, why))
+	r.b.Warn(fmt.Sprintf("member %s not read: %s", f.path, why))
+	return r.b.Err()
+}
+
+// open reads a member's bytes within what the archive has left to expand
+// to, or says why it cannot.
+func (r *reading) open(f file) (data []byte, why string) {
+	if f.zf.Flags&0x1 != 0 {
+		return nil, "encrypted"
+	}
+	budget := int64(1 << 62)
+	if r.lim.MaxUncompressed > 0 {
+		budget = r.lim.MaxUncompressed - r.expanded
+	}
+	if f.zf.UncompressedSize64 > uint64(max(budget, 0)) {
+		r.tooBig++
+		return nil, fmt.Sprintf("expands to %d bytes, past the %d the archive has left (MaxUncompressed)", f.zf.UncompressedSize64, max(budget, 0))
+	}
+	rc, err := f.zf.Open()
+	if err != nil {
+		return nil, fmt.Sprintf("cannot be opened: %v", err)
+	}
+	defer rc.Close()
+	// The size the directory gives may lie: the read stops one byte past the budget.
+	data, err = io.ReadAll(io.LimitReader(rc, budget+1))
+	if int64(len(data)) > budget {
+		r.tooBig++
+		return nil, fmt.Sprintf("expands past the %d bytes the archive has left (MaxUncompressed)", budget)
+	}
+	if err != nil {
+		return nil, fmt.Sprintf("corrupt: %v", err)
+	}
+	r.expanded += int64(len(data))
+	return data, ""
+}
+
+// tooLong is ErrTooLarge once the text is over MaxTextBytes.
+func (r *reading) tooLong() error {
+	if r.lim.MaxTextBytes > 0 && r.b.Len() > r.lim.MaxTextBytes {
+		return fmt.Errorf("%w: text exceeds %d bytes (MaxTextBytes)", extract.ErrTooLarge, r.lim.MaxTextBytes)
+	}
+	return nil
+}

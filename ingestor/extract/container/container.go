@@ -1,0 +1,200 @@
+// Package container is what the readers of containers share: a message's
+// attachments, an archive's files and a mailbox's messages (members) are
+// read by their own formats' readers and included in the container's
+// document under a heading that names them, within what the container has
+// left of its limits. Containers nest at most MaxDepth deep, a container
+// reads at most MaxMembers members, and one member may take at most half
+// of the container's time, so one slow member leaves time for the rest.
+// What is not read is said under the member's heading and in the
+// document's warnings, and the rest is read.
+//
+// Members are part of their container's document here, not documents of
+// their own at <container>//<member> (issue 52: not built yet).
+package container
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/strata-kb/strata/ingestor/extract"
+)
+
+const (
+	// MaxDepth bounds containers inside containers (a message attached
+	// to a message in a ZIP is 3 deep).
+	MaxDepth = 3
+	// MaxMembers bounds the members one container reads and lists.
+	MaxMembers = 1000
+	// minMemberTime is the least a member is given, however little of
+	// the container's time is left: less is not worth starting.
+	minMemberTime = 100 * time.Millisecond
+)
+
+// Reader reads a member by its own format (the registry's Extract, which
+// detects it).
+type Reader func(ctx context.Context, data []byte, name string, lim extract.Limits) (*extract.Document, error)
+
+// depthKey holds how many containers enclose the one being read: a member
+// that is a container is read through Reader, by a new extraction.
+type depthKey struct{}
+
+// Depth is how many containers enclose the one ctx reads.
+func Depth(ctx context.Context) int {
+	n, _ := ctx.Value(depthKey{}).(int)
+	return n
+}
+
+// Inside is ctx for reading a member of the container ctx reads.
+func Inside(ctx context.Context) context.Context {
+	return context.WithValue(ctx, depthKey{}, Depth(ctx)+1)
+}
+
+// TooDeep reports whether a member of the container ctx reads may not be
+// read as a container itself.
+func TooDeep(ctx context.Context) bool { return Depth(ctx) >= MaxDepth }
+
+// Nested is ErrTooLarge for a container ctx reads as a member nested
+// deeper than MaxDepth (the reason its enclosing container records).
+func Nested(ctx context.Context) error {
+	if TooDeep(ctx) {
+		return fmt.Errorf("%w: containers nest deeper than %d", extract.ErrTooLarge, MaxDepth)
+	}
+	return nil
+}
+
+// TextLeft reports whether the container b builds has text left for
+// another member (Limits.MaxTextBytes).
+func TextLeft(b *extract.Builder, lim extract.Limits) bool {
+	return lim.MaxTextBytes <= 0 || b.Len() < lim.MaxTextBytes
+}
+
+// Left are the limits a member is read within: the text and the expansion
+// the container has left (its builder b holds what it read so far,
+// expanded is what its members expanded to), and at most half of the
+// container's time left (its ctx's deadline), OCR's time included.
+func Left(ctx context.Context, lim extract.Limits, b *extract.Builder, expanded int64) extract.Limits {
+	if dl, ok := ctx.Deadline(); ok {
+		half := max(time.Until(dl)/2, 2*minMemberTime)
+		lim.Timeout = half
+		if lim.OCRTimeout > 0 { // OCR's time comes beside the reading's: the two share the half
+			lim.Timeout, lim.OCRTimeout = half/2, min(lim.OCRTimeout, half-half/2)
+		}
+	}
+	if lim.MaxTextBytes > 0 {
+		lim.MaxTextBytes = max(lim.MaxTextBytes-b.Len(), 1)
+	}
+	if lim.MaxUncompressed > 0 {
+		lim.MaxUncompressed = max(lim.MaxUncompressed-expanded, 1)
+	}
+	return lim
+}
+
+// OutOfTime reports whether the container ctx reads has no time left for
+// another member.
+func OutOfTime(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	dl, ok := ctx.Deadline()
+	return ok && time.Until(dl) < minMemberTime
+}
+
+// Read reads a member with read within lim (Left), one container deeper.
+// A member that fails is the member's own problem: why is its reason, to
+// record on the container, and the rest is read. err is the container's
+// own: its context ended (ErrTimeout).
+func Read(ctx context.Context, read Reader, data []byte, name string, lim extract.Limits) (doc *extract.Document, why string, err error) {
+	mctx := Inside(ctx)
+	if lim.Timeout > 0 {
+		// The member's own time limit, whatever its reader does with lim.
+		var cancel context.CancelFunc
+		mctx, cancel = context.WithTimeout(mctx, lim.Timeout+lim.OCRTimeout)
+		defer cancel()
+	}
+	doc, rerr := read(mctx, data, name, lim)
+	switch {
+	case rerr == nil:
+		return doc, "", nil
+	case ctx.Err() != nil:
+		return nil, "", fmt.Errorf("%w: %v", extract.ErrTimeout, ctx.Err())
+	}
+	return nil, rerr.Error(), nil
+}
+
+// Include copies doc's blocks into b under a heading at level: its
+// headings that many levels further down (at most 6), its pictures'
+// descriptions as paragraphs, its text cleaned (Clean); and its warnings,
+// each after the member's name, so what a nested member left unread is
+// recorded on the outermost container too.
+func Include(b *extract.Builder, doc *extract.Document, level int, member string) {
+	for _, w := range doc.Warnings {
+		b.Warn(member + ": " + w)
+	}
+	for _, bl := range doc.Blocks {
+		kind, text := bl.Kind, Clean(doc.Text[bl.Start:bl.End])
+		if kind != extract.Code {
+			text = strings.TrimSpace(text)
+		}
+		switch kind {
+		case extract.Heading:
+			b.Add(extract.Heading, min(level+bl.Level, 6), 0, text)
+		case extract.Figure:
+			b.Add(extract.Paragraph, 0, 0, text)
+		default:
+			b.Add(kind, 0, 0, text)
+		}
+	}
+}
+
+// Clean is text without carriage returns and with other control
+// characters but tab and line feed made spaces: a container's members are
+// one text.
+func Clean(s string) string {
+	return strings.Map(func(c rune) rune {
+		switch {
+		case c == '\r':
+			return -1
+		case c == '\n' || c == '\t':
+			return c
+		case unicode.IsControl(c):
+			return ' '
+		}
+		return c
+	}, s)
+}
+
+// MemberPath is a member's name made safe to show and to name a path by:
+// '/'-separated, without empty, "." and ".." elements (so "../../etc/passwd"
+// is "etc/passwd" and "/etc/passwd" too: a member never names a place
+// outside its container), and without control or format characters (bidi
+// overrides) in any element; "" when nothing is left.
+func MemberPath(name string) string {
+	name = strings.ReplaceAll(name, `\`, "/")
+	var parts []string
+	for _, p := range strings.Split(name, "/") {
+		p = strings.TrimSpace(strings.Map(func(r rune) rune {
+			if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+				return -1
+			}
+			return r
+		}, p))
+		if p == "" || p == "." || p == ".." {
+			continue
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, "/")
+}
+
+// MemberName is the last element of a member's safe path (MemberPath).
+func MemberName(name string) string {
+	p := MemberPath(name)
+	if p == "" {
+		return ""
+	}
+	return path.Base(p)
+}
