@@ -113,6 +113,13 @@ func TestHostileCorpus(t *testing.T) {
 	if _, errText := h.call("list_file_chunks", map[string]any{"project_reference": "acme", "file_path": "hostile/tiny-paragraphs.txt"}); !strings.Contains(errText, "-max-file-bytes") {
 		t.Errorf("tiny-paragraphs.txt, over a text file's budget: %q", errText)
 	}
+	// Beside a bomb in a message or an archive the rest is read, and a
+	// member's path never leads outside its archive (issue 52 item 5).
+	for _, marker := range []string{"besidebombmailmarker", "besidebombzipmarker", "escapezipmarker"} {
+		if out, errText := h.call("search_keyword", map[string]any{"query": marker}); len(results(out)) != 1 {
+			t.Errorf("%s: %d hits, want 1 (%s)", marker, len(results(out)), errText)
+		}
+	}
 	// Nothing else was touched: a file after them is read as ever.
 	h.put("acme/after/notes.md", "# After\n\nThe afterhostilemarker is found.\n")
 	h.waitFor("the file uploaded after the corpus", "search_keyword", map[string]any{"query": "afterhostilemarker"}, func(out map[string]any, _ string) bool {

@@ -153,6 +153,10 @@ func (r *reading) member(f file) error {
 		r.b.Add(extract.Paragraph, 0, 0, fmt.Sprintf("%d bytes (not read)", f.zf.UncompressedSize64))
 		return r.b.Err()
 	}
+	if f.zf.UncompressedSize64 == 0 {
+		r.b.Add(extract.Paragraph, 0, 0, "(empty)")
+		return r.b.Err()
+	}
 	data, why := r.open(f)
 	if why == "" {
 		doc, reason, err := container.Read(r.ctx, r.x.Member, data, f.path, container.Left(r.ctx, r.lim, r.b, r.expanded))
@@ -193,18 +197,26 @@ func (r *reading) open(f file) (data []byte, why string) {
 		return nil, fmt.Sprintf("cannot be opened: %v", err)
 	}
 	defer rc.Close()
-	// The size the directory gives may lie: the read stops one byte past the budget.
-	data, err = io.ReadAll(io.LimitReader(rc, budget+1))
-	if int64(len(data)) > budget {
+	// Held once at its declared size (no doubling as it grows); a member
+	// whose bytes pass the size its entry declares is refused by
+	// archive/zip as it passes it (ErrFormat), and the read stops one byte
+	// past the budget whatever it declares.
+	buf := bytes.NewBuffer(make([]byte, 0, min(f.zf.UncompressedSize64, maxPrealloc)+1))
+	_, err = buf.ReadFrom(io.LimitReader(rc, budget+1))
+	if int64(buf.Len()) > budget {
 		r.tooBig++
 		return nil, fmt.Sprintf("expands past the %d bytes the archive has left (MaxUncompressed)", budget)
 	}
 	if err != nil {
 		return nil, fmt.Sprintf("corrupt: %v", err)
 	}
-	r.expanded += int64(len(data))
-	return data, ""
+	r.expanded += int64(buf.Len())
+	return buf.Bytes(), ""
 }
+
+// maxPrealloc bounds what a member's declared size makes held before a
+// byte is read (without a MaxUncompressed, a size may declare anything).
+const maxPrealloc = 64 << 20
 
 // tooLong is ErrTooLarge once the text is over MaxTextBytes.
 func (r *reading) tooLong() error {

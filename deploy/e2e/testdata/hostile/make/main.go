@@ -10,6 +10,7 @@ package main
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"log"
 	"os"
@@ -104,7 +105,89 @@ func corpus() map[string][]byte {
 		flipped[i] ^= 0x5a
 	}
 	c["flipped.pptx"] = flipped
+	containers(c)
 	return c
+}
+
+// containers are hostile messages, archives and mailboxes (issue 52 item
+// 5): each is recorded with what it could not read, and every member
+// beside the hostile one is read (its marker is found).
+func containers(c map[string][]byte) {
+	c["bomb-attachment.eml"] = []byte(message("Quarterly numbers", "See the attached report. The besidebombmailmarker is here.",
+		attachment("report.docx", c["bomb.docx"])))
+	c["bomb-member.zip"] = zipOf(map[string]string{
+		"report.docx": string(c["bomb.docx"]),
+		"zeros.bin":   strings.Repeat("\x00", 300*mb),
+		"notes.txt":   "The besidebombzipmarker is read beside the bombs.",
+	})
+	c["many-members.zip"] = emptyMembers(100_000)
+	c["escape.zip"] = zipOf(map[string]string{
+		"../../etc/passwd":        "root:x:0:0 escapezipmarker",
+		"/etc/shadow":             "absolute path",
+		"invoice\u202egpj.exe":    "a bidi override in a name",
+		"C:\\Windows\\system.ini": "a Windows path",
+	})
+	nested := zipOf(map[string]string{"deepest.txt": "six archives deep"})
+	for range 5 {
+		nested = zipOf(map[string]string{"next.zip": string(nested)})
+	}
+	c["nested.zip"] = nested
+	var mime strings.Builder
+	mime.WriteString("From: a@example.com\r\nSubject: deep\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"b0\"\r\n\r\n")
+	for i := range 100 {
+		fmt.Fprintf(&mime, "--b%d\r\nContent-Type: multipart/mixed; boundary=\"b%d\"\r\n\r\n", i, i+1)
+	}
+	mime.WriteString("--b100\r\nContent-Type: text/plain\r\n\r\ndeepest part\r\n")
+	c["deep-mime.eml"] = []byte(mime.String())
+	var parts []string
+	for i := range 1200 {
+		parts = append(parts, attachment(fmt.Sprintf("note-%04d.txt", i), []byte(word(i))))
+	}
+	c["many-attachments.eml"] = []byte(message("Twelve hundred notes", "Every note is attached.", parts...))
+	var box strings.Builder
+	for i := range 1500 {
+		fmt.Fprintf(&box, "From sender@example.com Mon Nov  2 09:00:00 2026\nFrom: sender@example.com\nSubject: message %d\n\n%s\n", i, word(i))
+	}
+	c["many-messages.mbox"] = []byte(box.String())
+}
+
+// message is a multipart/mixed message: a text body and parts.
+func message(subject, body string, parts ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "From: a@example.com\r\nTo: b@example.com\r\nSubject: %s\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"m0\"\r\n\r\n", subject)
+	fmt.Fprintf(&b, "--m0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n%s\r\n", body)
+	for _, p := range parts {
+		b.WriteString("--m0\r\n" + p)
+	}
+	b.WriteString("--m0--\r\n")
+	return b.String()
+}
+
+// attachment is a base64 MIME part named name.
+func attachment(name string, data []byte) string {
+	enc := base64.StdEncoding.EncodeToString(data)
+	var lines strings.Builder
+	for len(enc) > 76 {
+		lines.WriteString(enc[:76] + "\r\n")
+		enc = enc[76:]
+	}
+	lines.WriteString(enc + "\r\n")
+	return fmt.Sprintf("Content-Type: application/octet-stream\r\nContent-Disposition: attachment; filename=\"%s\"\r\nContent-Transfer-Encoding: base64\r\n\r\n%s", name, lines.String())
+}
+
+// emptyMembers is a zip of n empty members, stored (no data descriptors).
+func emptyMembers(n int) []byte {
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for i := range n {
+		if _, err := zw.CreateRaw(&zip.FileHeader{Name: fmt.Sprintf("%05d", i), Method: zip.Store}); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		log.Fatal(err)
+	}
+	return b.Bytes()
 }
 
 func zipOf(members map[string]string) []byte {
