@@ -78,7 +78,7 @@ func (x Extractor) Extract(ctx context.Context, data []byte, name string, lim ex
 	if r.read == 0 && r.tooBig > 0 {
 		return nil, fmt.Errorf("%w: every member expands past %d bytes (MaxUncompressed)", extract.ErrTooLarge, lim.MaxUncompressed)
 	}
-	if err := r.tooLong(); err != nil {
+	if err := container.TooLong(r.b, r.lim); err != nil {
 		return nil, err
 	}
 	return r.b.Finish()
@@ -139,7 +139,7 @@ func (r *reading) contents(files []file) error {
 		lines = append(lines, fmt.Sprintf("%s (%d bytes)", f.path, f.zf.UncompressedSize64))
 	}
 	r.b.Add(extract.Paragraph, 0, 0, strings.Join(lines, "\n"))
-	if err := r.tooLong(); err != nil {
+	if err := container.TooLong(r.b, r.lim); err != nil {
 		return err
 	}
 	return r.b.Err()
@@ -166,7 +166,7 @@ func (r *reading) member(f file) error {
 		if doc != nil {
 			r.read++
 			container.Include(r.b, doc, 2, "member "+f.path)
-			if err := r.tooLong(); err != nil {
+			if err := container.TooLong(r.b, r.lim); err != nil {
 				return err
 			}
 			return r.b.Err()
@@ -217,11 +217,3 @@ func (r *reading) open(f file) (data []byte, why string) {
 // maxPrealloc bounds what a member's declared size makes held before a
 // byte is read (without a MaxUncompressed, a size may declare anything).
 const maxPrealloc = 64 << 20
-
-// tooLong is ErrTooLarge once the text is over MaxTextBytes.
-func (r *reading) tooLong() error {
-	if r.lim.MaxTextBytes > 0 && r.b.Len() > r.lim.MaxTextBytes {
-		return fmt.Errorf("%w: text exceeds %d bytes (MaxTextBytes)", extract.ErrTooLarge, r.lim.MaxTextBytes)
-	}
-	return nil
-}

@@ -89,29 +89,6 @@ func extractArchive(t *testing.T, name string, data []byte, lim extract.Limits) 
 	return doc
 }
 
-// under returns the text of the blocks after the heading whose text is
-// heading, up to the next heading at its level or above.
-func under(doc *extract.Document, heading string) (string, bool) {
-	var out []string
-	level := 0
-	for _, b := range doc.Blocks {
-		text := doc.Text[b.Start:b.End]
-		if b.Kind == extract.Heading {
-			if level > 0 && b.Level <= level {
-				break
-			}
-			if level == 0 && text == heading {
-				level = b.Level
-				continue
-			}
-		}
-		if level > 0 {
-			out = append(out, text)
-		}
-	}
-	return strings.Join(out, "\n"), level > 0
-}
-
 // TestAnArchiveIsReadMemberByMember: the member list, then each member
 // under a heading naming its path, read by its own format's reader: a
 // text file, a DOCX (its footnote too), a PDF, and a zip inside, whose own
@@ -121,7 +98,7 @@ func TestAnArchiveIsReadMemberByMember(t *testing.T) {
 	if doc.Title != "launch.zip" {
 		t.Errorf("title %q", doc.Title)
 	}
-	list, ok := under(doc, "Contents")
+	list, ok := extracttest.Under(doc, "Contents")
 	for _, p := range []string{"project/notes.txt", "project/docs/report.docx", "project/manual.pdf", "project/inner.zip"} {
 		if !ok || !strings.Contains(list, p+" (") {
 			t.Errorf("the contents do not list %s: %q", p, list)
@@ -136,7 +113,7 @@ func TestAnArchiveIsReadMemberByMember(t *testing.T) {
 		"Member: project/manual.pdf":       "zipmanualmarker",
 		"Member: project/inner.zip":        "zipinnermarker",
 	} {
-		if got, ok := under(doc, heading); !ok || !strings.Contains(got, marker) {
+		if got, ok := extracttest.Under(doc, heading); !ok || !strings.Contains(got, marker) {
 			t.Errorf("%s: %v, %q; want %s in it", heading, ok, extract.Truncate(got, 300), marker)
 		}
 	}
@@ -247,12 +224,12 @@ func TestHostileArchives(t *testing.T) {
 				t.Errorf("warnings %q, want %q", w, tc.wantWarning)
 			}
 			if tc.member != "" {
-				if _, ok := under(doc, tc.member); !ok {
+				if _, ok := extracttest.Under(doc, tc.member); !ok {
 					t.Errorf("no heading %q in %q", tc.member, extract.Truncate(doc.Text, 500))
 				}
 			}
 			if strings.Contains(tc.name, "bomb") || strings.Contains(tc.name, "escape") || strings.Contains(tc.name, "absolute") || strings.Contains(tc.name, "bidi") {
-				if got, ok := under(doc, "Member: beside.txt"); !ok || !strings.Contains(got, "zipbesidemarker") {
+				if got, ok := extracttest.Under(doc, "Member: beside.txt"); !ok || !strings.Contains(got, "zipbesidemarker") {
 					t.Errorf("the member beside it was not read: %q", extract.Truncate(doc.Text, 500))
 				}
 			}
@@ -309,7 +286,7 @@ func TestATimeLimitPerMember(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := under(doc, "Member: fast.txt"); !strings.Contains(got, "zipfastmarker") {
+	if got, _ := extracttest.Under(doc, "Member: fast.txt"); !strings.Contains(got, "zipfastmarker") {
 		t.Errorf("the member after a slow one: %q", doc.Text)
 	}
 	if w := strings.Join(doc.Warnings, "\n"); !strings.Contains(w, "member slow.txt not read: extraction took too long") {

@@ -93,6 +93,15 @@ func Left(ctx context.Context, lim extract.Limits, b *extract.Builder, expanded 
 	return lim
 }
 
+// TooLong is ErrTooLarge once the text of the container b builds is over
+// Limits.MaxTextBytes.
+func TooLong(b *extract.Builder, lim extract.Limits) error {
+	if lim.MaxTextBytes > 0 && b.Len() > lim.MaxTextBytes {
+		return fmt.Errorf("%w: text exceeds %d bytes (MaxTextBytes)", extract.ErrTooLarge, lim.MaxTextBytes)
+	}
+	return nil
+}
+
 // OutOfTime reports whether the container ctx reads has no time left for
 // another member.
 func OutOfTime(ctx context.Context) bool {

@@ -2,6 +2,7 @@ package extracttest
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -160,4 +161,29 @@ func runeOffsets(s string) []int {
 	}
 	out[len(s)] = r
 	return out
+}
+
+// Under returns the text of doc's blocks after the heading whose text is
+// heading, up to the next heading at its level or above, one block a line
+// (a container's member under its heading, e.g. "Attachment: notes.txt");
+// found is false when doc has no such heading.
+func Under(doc *extract.Document, heading string) (text string, found bool) {
+	var out []string
+	level := 0
+	for _, b := range doc.Blocks {
+		t := doc.Text[b.Start:b.End]
+		if b.Kind == extract.Heading {
+			if level > 0 && b.Level <= level {
+				break
+			}
+			if level == 0 && t == heading {
+				level = b.Level
+				continue
+			}
+		}
+		if level > 0 {
+			out = append(out, t)
+		}
+	}
+	return strings.Join(out, "\n"), level > 0
 }

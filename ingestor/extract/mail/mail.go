@@ -87,18 +87,10 @@ func (x Extractor) Extract(ctx context.Context, data []byte, name string, lim ex
 	for _, w := range props.Warnings() {
 		r.b.Warn(w)
 	}
-	if err := r.tooLong(); err != nil {
+	if err := container.TooLong(r.b, r.lim); err != nil {
 		return nil, err
 	}
 	return r.b.Finish()
-}
-
-// tooLong is ErrTooLarge once the text is over MaxTextBytes.
-func (r *reading) tooLong() error {
-	if r.lim.MaxTextBytes > 0 && r.b.Len() > r.lim.MaxTextBytes {
-		return fmt.Errorf("%w: text exceeds %d bytes (MaxTextBytes)", extract.ErrTooLarge, r.lim.MaxTextBytes)
-	}
-	return nil
 }
 
 // reading is one message's extraction.
@@ -163,7 +155,7 @@ func (r *reading) part(h textproto.MIMEHeader, body io.Reader, level, depth, for
 			return err
 		}
 		r.text(string(data))
-		if err := r.tooLong(); err != nil {
+		if err := container.TooLong(r.b, r.lim); err != nil {
 			return err
 		}
 		return r.b.Err()
@@ -283,7 +275,7 @@ func (r *reading) attachment(h textproto.MIMEHeader, body io.Reader, name, media
 		return r.b.Err()
 	}
 	container.Include(r.b, doc, level+1, "attachment "+name)
-	if err := r.tooLong(); err != nil {
+	if err := container.TooLong(r.b, r.lim); err != nil {
 		return err
 	}
 	return r.b.Err()
@@ -301,7 +293,7 @@ func (r *reading) html(data []byte, level int) error {
 		return nil
 	}
 	container.Include(r.b, doc, level, "the HTML body")
-	if err := r.tooLong(); err != nil {
+	if err := container.TooLong(r.b, r.lim); err != nil {
 		return err
 	}
 	return r.b.Err()
@@ -312,7 +304,7 @@ func (r *reading) html(data []byte, level int) error {
 func (r *reading) text(s string) {
 	s = container.Clean(s)
 	for _, para := range strings.Split(s, "\n\n") {
-		if r.b.Add(extract.Paragraph, 0, 0, strings.TrimSpace(para)) < 0 && r.b.Err() != nil || r.tooLong() != nil {
+		if r.b.Add(extract.Paragraph, 0, 0, strings.TrimSpace(para)) < 0 && r.b.Err() != nil || container.TooLong(r.b, r.lim) != nil {
 			return
 		}
 	}

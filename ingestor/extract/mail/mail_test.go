@@ -49,29 +49,6 @@ func extractWithin(t *testing.T, name string, data []byte, lim extract.Limits) *
 	return doc
 }
 
-// under returns the text of the blocks after the heading whose text is
-// heading, up to the next heading at its level or above.
-func under(doc *extract.Document, heading string) (string, bool) {
-	var out []string
-	level := 0
-	for _, b := range doc.Blocks {
-		text := doc.Text[b.Start:b.End]
-		if b.Kind == extract.Heading {
-			if level > 0 && b.Level <= level {
-				break
-			}
-			if level == 0 && text == heading {
-				level = b.Level
-				continue
-			}
-		}
-		if level > 0 {
-			out = append(out, text)
-		}
-	}
-	return strings.Join(out, "\n"), level > 0
-}
-
 // TestAMessageIsReadAsAPersonReadsIt: the subject, who wrote to whom and
 // when, the body once (the text alternative, not the HTML one too), and
 // each attachment under a heading that names it, read by its own reader:
@@ -89,10 +66,10 @@ func TestAMessageIsReadAsAPersonReadsIt(t *testing.T) {
 			t.Errorf("no %q in %q", want, extract.Truncate(doc.Text, 400))
 		}
 	}
-	if notes, ok := under(doc, "Attachment: notes.txt"); !ok || !strings.Contains(notes, "bogwillow") {
+	if notes, ok := extracttest.Under(doc, "Attachment: notes.txt"); !ok || !strings.Contains(notes, "bogwillow") {
 		t.Errorf("notes.txt: %v %q", ok, notes)
 	}
-	if got, ok := under(doc, "Attachment: Relevé été.pdf"); !ok || !strings.Contains(got, "ledger") {
+	if got, ok := extracttest.Under(doc, "Attachment: Relevé été.pdf"); !ok || !strings.Contains(got, "ledger") {
 		t.Errorf("the PDF attachment: %v %q", ok, extract.Truncate(got, 300))
 	}
 	if strings.Contains(doc.Text, "JVBERi") || strings.Contains(doc.Text, "=C3=A0") {
@@ -115,11 +92,11 @@ func TestCharsetsAndEncodings(t *testing.T) {
 		t.Errorf("latin1: %q %q", doc.Title, doc.Text)
 	}
 	doc = extractMessage(t, "html-only.eml", read(t, "html-only.eml"))
-	if got, ok := under(doc, "Tide tables"); !ok || !strings.Contains(got, "kelpstone") {
+	if got, ok := extracttest.Under(doc, "Tide tables"); !ok || !strings.Contains(got, "kelpstone") {
 		t.Errorf("html-only: %v %q", ok, doc.Text)
 	}
 	doc = extractMessage(t, "forwarded.eml", read(t, "forwarded.eml"))
-	if got, ok := under(doc, "Forwarded: Original budget"); !ok || !strings.Contains(got, "sandpiper") || !strings.Contains(got, "From: cfo@example.com") {
+	if got, ok := extracttest.Under(doc, "Forwarded: Original budget"); !ok || !strings.Contains(got, "sandpiper") || !strings.Contains(got, "From: cfo@example.com") {
 		t.Errorf("forwarded: %v %q", ok, doc.Text)
 	}
 }

@@ -61,7 +61,7 @@ func (x Extractor) Extract(ctx context.Context, data []byte, name string, lim ex
 	b.Add(extract.Paragraph, 0, 0, strings.Join(lines, "\n"))
 	var read int64 // bytes of the messages read so far: what their parts decode to is no more
 	for i, m := range msgs {
-		if err := tooLong(b, lim); err != nil {
+		if err := container.TooLong(b, lim); err != nil {
 			return nil, err
 		}
 		if container.OutOfTime(ctx) {
@@ -98,7 +98,7 @@ func (x Extractor) Extract(ctx context.Context, data []byte, name string, lim ex
 			return nil, err
 		}
 	}
-	if err := tooLong(b, lim); err != nil {
+	if err := container.TooLong(b, lim); err != nil {
 		return nil, err
 	}
 	if err := b.Err(); err != nil {
@@ -187,12 +187,4 @@ func summary(m []byte) string {
 		parts = append(parts, date)
 	}
 	return strings.Join(parts, ", ")
-}
-
-// tooLong is ErrTooLarge once the text is over MaxTextBytes.
-func tooLong(b *extract.Builder, lim extract.Limits) error {
-	if lim.MaxTextBytes > 0 && b.Len() > lim.MaxTextBytes {
-		return fmt.Errorf("%w: text exceeds %d bytes (MaxTextBytes)", extract.ErrTooLarge, lim.MaxTextBytes)
-	}
-	return nil
 }

@@ -30,29 +30,6 @@ func team(t testing.TB) []byte {
 	return data
 }
 
-// under returns the text of the blocks after the heading whose text is
-// heading, up to the next heading at its level or above.
-func under(doc *extract.Document, heading string) (string, bool) {
-	var out []string
-	level := 0
-	for _, b := range doc.Blocks {
-		text := doc.Text[b.Start:b.End]
-		if b.Kind == extract.Heading {
-			if level > 0 && b.Level <= level {
-				break
-			}
-			if level == 0 && text == heading {
-				level = b.Level
-				continue
-			}
-		}
-		if level > 0 {
-			out = append(out, text)
-		}
-	}
-	return strings.Join(out, "\n"), level > 0
-}
-
 // TestAMailboxIsReadMessageByMessage: the list of messages (subject,
 // sender, date), then each message under its subject as the mail reader
 // reads it: its attachment read, a line the mailbox escaped given back as
@@ -66,7 +43,7 @@ func TestAMailboxIsReadMessageByMessage(t *testing.T) {
 		t.Fatalf("format %q, title %q", doc.Format, doc.Title)
 	}
 	extracttest.Verify(t, doc, nil, profile)
-	list, ok := under(doc, "Messages")
+	list, ok := extracttest.Under(doc, "Messages")
 	for _, want := range []string{"1. Réunion de lundi, from Zoë Martin <zoe@example.com>, Mon, 02 Nov 2026 09:00:00 +0100", "2. Deploy window, from ops@example.com", "3. Lunch, from Ada Lovelace <ada@example.com>"} {
 		if !ok || !strings.Contains(list, want) {
 			t.Errorf("the list has no %q: %q", want, list)
@@ -78,7 +55,7 @@ func TestAMailboxIsReadMessageByMessage(t *testing.T) {
 		"Lunch":            {"heronry", "thistledown"},
 	}
 	for subject, wants := range checks {
-		got, ok := under(doc, subject)
+		got, ok := extracttest.Under(doc, subject)
 		for _, want := range wants {
 			if !ok || !strings.Contains(got, want) {
 				t.Errorf("message %q: no %q in %q", subject, want, got)
@@ -134,7 +111,7 @@ func TestHostileMailboxes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, ok := under(doc, "Fine"); !ok || !strings.Contains(got, "mboxfinemarker") {
+	if got, ok := extracttest.Under(doc, "Fine"); !ok || !strings.Contains(got, "mboxfinemarker") {
 		t.Errorf("the message beside a broken one: %q", doc.Text)
 	}
 	if w := strings.Join(doc.Warnings, "\n"); !strings.Contains(w, "message 1 not read") {
