@@ -260,6 +260,9 @@ func (b *Builder) AddImage(img Image, description string) {
 // Len is the text length so far in bytes.
 func (b *Builder) Len() int { return len(b.buf) }
 
+// Held is what the builder holds so far (Hold: text, blocks, images).
+func (b *Builder) Held() int64 { return b.held }
+
 // Finish returns the document, or Err when the budget was spent; the
 // builder must not be used afterwards.
 func (b *Builder) Finish() (*Document, error) {

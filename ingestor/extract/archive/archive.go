@@ -67,16 +67,14 @@ func (x Extractor) Extract(ctx context.Context, data []byte, name string, lim ex
 			r.b.Warn(fmt.Sprintf("members from %s on were not read: the archive's time ran out", f.path))
 			break
 		}
-		if !container.TextLeft(r.b, lim) {
-			r.b.Warn(fmt.Sprintf("members from %s on were not read: the archive's text reached %d bytes (MaxTextBytes)", f.path, lim.MaxTextBytes))
+		heading := "Member: " + f.path
+		if !container.Room(r.b, lim, heading) {
+			r.b.Warn(container.Cut("members", f.path))
 			break
 		}
-		if err := r.member(f); err != nil {
+		if err := r.member(f, heading); err != nil {
 			return nil, err
 		}
-	}
-	if r.read == 0 && r.tooBig > 0 {
-		return nil, fmt.Errorf("%w: every member expands past %d bytes (MaxUncompressed)", extract.ErrTooLarge, lim.MaxUncompressed)
 	}
 	if err := container.TooLong(r.b, r.lim); err != nil {
 		return nil, err
@@ -91,8 +89,6 @@ type reading struct {
 	lim      extract.Limits
 	b        *extract.Builder
 	expanded int64 // bytes the members read so far expanded to (MaxUncompressed)
-	read     int   // members read
-	tooBig   int   // members not read for their size
 }
 
 // file is a member: the archive's entry and its safe path.
@@ -145,35 +141,35 @@ func (r *reading) contents(files []file) error {
 	return r.b.Err()
 }
 
-// member adds a member's heading and what its own reader read of it, or
+// member adds a member under heading: what its own reader read of it, or
 // why it was not read.
-func (r *reading) member(f file) error {
-	r.b.Add(extract.Heading, 2, 0, "Member: "+f.path)
-	if r.x.Member == nil {
-		r.b.Add(extract.Paragraph, 0, 0, fmt.Sprintf("%d bytes (not read)", f.zf.UncompressedSize64))
+func (r *reading) member(f file, heading string) error {
+	size := f.zf.UncompressedSize64
+	switch {
+	case r.x.Member == nil:
+		r.b.Add(extract.Heading, 2, 0, heading)
+		r.b.Add(extract.Paragraph, 0, 0, fmt.Sprintf("%d bytes (not read)", size))
 		return r.b.Err()
-	}
-	if f.zf.UncompressedSize64 == 0 {
+	case size == 0:
+		r.b.Add(extract.Heading, 2, 0, heading)
 		r.b.Add(extract.Paragraph, 0, 0, "(empty)")
 		return r.b.Err()
 	}
 	data, why := r.open(f)
 	if why == "" {
 		doc, reason, err := container.Read(r.ctx, r.x.Member, data, f.path, container.Left(r.ctx, r.lim, r.b, r.expanded))
-		if err != nil {
+		switch {
+		case err != nil:
 			return err
-		}
-		if doc != nil {
-			r.read++
-			container.Include(r.b, doc, 2, "member "+f.path)
-			if err := container.TooLong(r.b, r.lim); err != nil {
-				return err
-			}
+		case doc == nil:
+			why = reason
+		case container.Append(r.b, r.lim, 2, heading, doc, "member "+f.path):
 			return r.b.Err()
+		default:
+			why = "its text does not fit what the archive has left (MaxTextBytes or MaxFileBytes)"
 		}
-		why = reason
 	}
-	r.b.Add(extract.Paragraph, 0, 0, fmt.Sprintf("%d bytes, not read: %s", f.zf.UncompressedSize64, why))
+	container.NotRead(r.b, r.lim, 2, heading, fmt.Sprintf("%d bytes, not read: %s", size, why))
 	r.b.Warn(fmt.Sprintf("member %s not read: %s", f.path, why))
 	return r.b.Err()
 }
@@ -189,7 +185,6 @@ func (r *reading) open(f file) (data []byte, why string) {
 		budget = r.lim.MaxUncompressed - r.expanded
 	}
 	if f.zf.UncompressedSize64 > uint64(max(budget, 0)) {
-		r.tooBig++
 		return nil, fmt.Sprintf("expands to %d bytes, past the %d the archive has left (MaxUncompressed)", f.zf.UncompressedSize64, max(budget, 0))
 	}
 	rc, err := f.zf.Open()
@@ -197,14 +192,14 @@ func (r *reading) open(f file) (data []byte, why string) {
 		return nil, fmt.Sprintf("cannot be opened: %v", err)
 	}
 	defer rc.Close()
-	// Held once at its declared size (no doubling as it grows); a member
-	// whose bytes pass the size its entry declares is refused by
-	// archive/zip as it passes it (ErrFormat), and the read stops one byte
+	// Held at its declared size from the start (no doubling as it grows),
+	// but never more than its compressed bytes can expand to: a size may
+	// lie. A member whose bytes pass its declared size is refused by
+	// archive/zip as they pass it (ErrFormat), and the read stops one byte
 	// past the budget whatever it declares.
-	buf := bytes.NewBuffer(make([]byte, 0, min(f.zf.UncompressedSize64, maxPrealloc)+1))
+	buf := bytes.NewBuffer(make([]byte, 0, prealloc(f.zf)+bytes.MinRead))
 	_, err = buf.ReadFrom(io.LimitReader(rc, budget+1))
 	if int64(buf.Len()) > budget {
-		r.tooBig++
 		return nil, fmt.Sprintf("expands past the %d bytes the archive has left (MaxUncompressed)", budget)
 	}
 	if err != nil {
@@ -217,3 +212,17 @@ func (r *reading) open(f file) (data []byte, why string) {
 // maxPrealloc bounds what a member's declared size makes held before a
 // byte is read (without a MaxUncompressed, a size may declare anything).
 const maxPrealloc = 64 << 20
+
+// maxDeflateRatio is the most DEFLATE expands (RFC 1951: 258 bytes from
+// 2 bits, about 1,032 to 1).
+const maxDeflateRatio = 1032
+
+// prealloc is what a member's buffer starts at: its declared size, at most
+// what its compressed bytes can expand to and maxPrealloc.
+func prealloc(f *zip.File) uint64 {
+	most := f.CompressedSize64
+	if f.Method != zip.Store {
+		most *= maxDeflateRatio
+	}
+	return min(f.UncompressedSize64, most, maxPrealloc)
+}

@@ -9,6 +9,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -291,6 +292,92 @@ func TestATimeLimitPerMember(t *testing.T) {
 	}
 	if w := strings.Join(doc.Warnings, "\n"); !strings.Contains(w, "member slow.txt not read: extraction took too long") {
 		t.Errorf("warnings %q", w)
+	}
+}
+
+// TestAMemberOverWhatIsLeftIsCut: a member whose text does not fit what
+// the archive has left of MaxTextBytes is recorded with the reason, the
+// members after it that fit are read, and the document stays within the
+// limit.
+func TestAMemberOverWhatIsLeftIsCut(t *testing.T) {
+	data := zipOf(t, member{"a.txt", []byte("first member, zipfirstmarker")},
+		member{"b.txt", []byte(strings.Repeat("words of a long member ", 400))},
+		member{"c.txt", []byte("zipthirdmarker")})
+	full := extractArchive(t, "cut.zip", data, extract.DefaultLimits())
+	lim := extract.DefaultLimits()
+	lim.MaxTextBytes = len(full.Text) - 2000
+	doc := extractArchive(t, "cut.zip", data, lim)
+	if len(doc.Text) > lim.MaxTextBytes {
+		t.Errorf("%d bytes of text, over the %d limit", len(doc.Text), lim.MaxTextBytes)
+	}
+	for _, want := range []string{"zipfirstmarker", "zipthirdmarker"} {
+		if !strings.Contains(doc.Text, want) {
+			t.Errorf("no %s in %q", want, doc.Text)
+		}
+	}
+	if w := strings.Join(doc.Warnings, "\n"); !strings.Contains(w, "member b.txt not read") || !strings.Contains(w, "MaxTextBytes") {
+		t.Errorf("warnings %q", w)
+	}
+	// With room for nothing past the list, the archive says where it stopped.
+	lim.MaxTextBytes = strings.Index(full.Text, "Member: a.txt") + 5
+	doc = extractArchive(t, "cut.zip", data, lim)
+	if w := strings.Join(doc.Warnings, "\n"); !strings.Contains(w, "members from a.txt on were not read") {
+		t.Errorf("warnings %q", w)
+	}
+}
+
+// TestSlowMembersLeaveADocument: members that each take all the time they
+// are given use up the archive's time in halves; the archive then stops
+// with what it read and says so, never fails for its own deadline.
+func TestSlowMembersLeaveADocument(t *testing.T) {
+	slow := func(ctx context.Context, data []byte, name string, lim extract.Limits) (*extract.Document, error) {
+		<-ctx.Done()
+		return nil, fmt.Errorf("%w: %v", extract.ErrTimeout, ctx.Err())
+	}
+	var members []member
+	for i := range 12 {
+		members = append(members, member{fmt.Sprintf("slow-%02d.txt", i), []byte("slow")})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	doc, err := archive.Extractor{Member: slow}.Extract(ctx, zipOf(t, members...), "slow.zip", extract.DefaultLimits())
+	if err != nil {
+		t.Fatalf("%v, want a document of what was read", err)
+	}
+	if w := strings.Join(doc.Warnings, "\n"); !strings.Contains(w, "the archive's time ran out") {
+		t.Errorf("warnings %q", w)
+	}
+}
+
+// TestALyingSizeHoldsLittle: members that declare 200 MiB each but hold a
+// byte are not given 200 MiB (or 64 MiB) each before a byte is read.
+func TestALyingSizeHoldsLittle(t *testing.T) {
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for i := range 1000 {
+		w, err := zw.CreateRaw(&zip.FileHeader{Name: fmt.Sprintf("m%04d", i), Method: zip.Store, CompressedSize64: 1, UncompressedSize64: 200 << 20, CRC32: crc32.ChecksumIEEE([]byte("x"))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte("x"))
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	lim := extract.DefaultLimits()
+	lim.MaxUncompressed = 1 << 40 // the declared sizes are all within it
+	doc, err := registry.Extract(context.Background(), b.Bytes(), "liar.zip", lim)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 256<<20 {
+		t.Errorf("allocated %d MiB for 1,000 one-byte members", got>>20)
+	}
+	if !strings.Contains(strings.Join(doc.Warnings, "\n"), "member m0000 not read") {
+		t.Errorf("warnings %q", doc.Warnings)
 	}
 }
 

@@ -14,6 +14,7 @@ package container
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -29,9 +30,11 @@ const (
 	MaxDepth = 3
 	// MaxMembers bounds the members one container reads and lists.
 	MaxMembers = 1000
-	// minMemberTime is the least a member is given, however little of
-	// the container's time is left: less is not worth starting.
+	// minMemberTime is the least a member is given; with less than twice
+	// it left, no member is started (OutOfTime).
 	minMemberTime = 100 * time.Millisecond
+	// maxReason bounds the reason a member was not read (Reason).
+	maxReason = 512
 )
 
 // Reader reads a member by its own format (the registry's Extract, which
@@ -66,26 +69,24 @@ func Nested(ctx context.Context) error {
 	return nil
 }
 
-// TextLeft reports whether the container b builds has text left for
-// another member (Limits.MaxTextBytes).
-func TextLeft(b *extract.Builder, lim extract.Limits) bool {
-	return lim.MaxTextBytes <= 0 || b.Len() < lim.MaxTextBytes
-}
-
-// Left are the limits a member is read within: the text and the expansion
-// the container has left (its builder b holds what it read so far,
-// expanded is what its members expanded to), and at most half of the
-// container's time left (its ctx's deadline), OCR's time included.
+// Left are the limits a member is read within: the text, the budget and
+// the expansion the container has left (its builder b holds what it read
+// so far, expanded is what its members expanded to), and at most half of
+// the container's time left (its ctx's deadline), OCR's time included
+// when OCR is on.
 func Left(ctx context.Context, lim extract.Limits, b *extract.Builder, expanded int64) extract.Limits {
 	if dl, ok := ctx.Deadline(); ok {
-		half := max(time.Until(dl)/2, 2*minMemberTime)
+		half := max(time.Until(dl)/2, minMemberTime)
 		lim.Timeout = half
-		if lim.OCRTimeout > 0 { // OCR's time comes beside the reading's: the two share the half
+		if lim.OCR != nil && lim.OCRTimeout > 0 { // OCR's time comes beside the reading's: the two share the half
 			lim.Timeout, lim.OCRTimeout = half/2, min(lim.OCRTimeout, half-half/2)
 		}
 	}
 	if lim.MaxTextBytes > 0 {
 		lim.MaxTextBytes = max(lim.MaxTextBytes-b.Len(), 1)
+	}
+	if lim.MaxFileBytes > 0 {
+		lim.MaxFileBytes = max(lim.MaxFileBytes-b.Held(), 1)
 	}
 	if lim.MaxUncompressed > 0 {
 		lim.MaxUncompressed = max(lim.MaxUncompressed-expanded, 1)
@@ -103,35 +104,124 @@ func TooLong(b *extract.Builder, lim extract.Limits) error {
 }
 
 // OutOfTime reports whether the container ctx reads has no time left for
-// another member.
+// another member: it was cancelled, or less than twice a member's least
+// time is left (so a member's time always ends before its container's).
 func OutOfTime(ctx context.Context) bool {
 	if ctx.Err() != nil {
 		return true
 	}
 	dl, ok := ctx.Deadline()
-	return ok && time.Until(dl) < minMemberTime
+	return ok && time.Until(dl) < 2*minMemberTime
+}
+
+// fits reports whether n bytes of text in blocks blocks (each after a
+// separator) fit what b has left of lim's text (MaxTextBytes) and budget
+// (MaxFileBytes).
+func fits(b *extract.Builder, lim extract.Limits, n, blocks int) bool {
+	text := n + 2*blocks
+	if lim.MaxTextBytes > 0 && b.Len()+text > lim.MaxTextBytes {
+		return false
+	}
+	return lim.MaxFileBytes <= 0 || b.Held()+int64(text)+int64(blocks)*extract.BlockBytes <= lim.MaxFileBytes
+}
+
+// Room reports whether a member named by heading can still be tried: its
+// heading fits what b has left. A container stops at the first member
+// without room (Cut).
+func Room(b *extract.Builder, lim extract.Limits, heading string) bool {
+	return fits(b, lim, len(heading), 1)
+}
+
+// NotRead adds a member's heading at level and the line saying why it was
+// not read, when both fit what b has left; the caller's warning says it
+// either way.
+func NotRead(b *extract.Builder, lim extract.Limits, level int, heading, line string) {
+	if fits(b, lim, len(heading)+len(line), 2) {
+		b.Add(extract.Heading, level, 0, heading)
+		b.Add(extract.Paragraph, 0, 0, line)
+	}
+}
+
+// Cut is the warning of a container that stops before the member named
+// first: its text or its budget is spent.
+func Cut(kind, first string) string {
+	return fmt.Sprintf("%s from %s on were not read: the container's text reached its limit (MaxTextBytes or MaxFileBytes)", kind, first)
+}
+
+// Reason is why a member was not read, cut to maxReason bytes.
+func Reason(s string) string {
+	if len(s) <= maxReason {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxReason], "") + "..."
 }
 
 // Read reads a member with read within lim (Left), one container deeper.
 // A member that fails is the member's own problem: why is its reason, to
 // record on the container, and the rest is read. err is the container's
-// own: its context ended (ErrTimeout).
+// own: it was cancelled (ErrTimeout). A member's time ends before its
+// container's (Left, OutOfTime); should the container's deadline pass all
+// the same, the member is not read for that reason, and the container
+// stops there with what it read (OutOfTime).
 func Read(ctx context.Context, read Reader, data []byte, name string, lim extract.Limits) (doc *extract.Document, why string, err error) {
 	mctx := Inside(ctx)
 	if lim.Timeout > 0 {
 		// The member's own time limit, whatever its reader does with lim.
 		var cancel context.CancelFunc
-		mctx, cancel = context.WithTimeout(mctx, lim.Timeout+lim.OCRTimeout)
+		timeout := lim.Timeout
+		if lim.OCR != nil {
+			timeout += lim.OCRTimeout
+		}
+		mctx, cancel = context.WithTimeout(mctx, timeout)
 		defer cancel()
 	}
 	doc, rerr := read(mctx, data, name, lim)
 	switch {
 	case rerr == nil:
 		return doc, "", nil
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return nil, "the container's time ran out", nil
 	case ctx.Err() != nil:
 		return nil, "", fmt.Errorf("%w: %v", extract.ErrTimeout, ctx.Err())
 	}
-	return nil, rerr.Error(), nil
+	why = Reason(rerr.Error())
+	if errors.Is(rerr, extract.ErrTooLarge) {
+		why += fmt.Sprintf(" (the container had %d bytes of text (MaxTextBytes), %d of budget (MaxFileBytes) and %d of expansion (MaxUncompressed) left)",
+			lim.MaxTextBytes, lim.MaxFileBytes, lim.MaxUncompressed)
+	}
+	return nil, why, nil
+}
+
+// Append adds a heading at level ("" for none) and doc under it (Include)
+// to b when the whole of it fits what b has left of its text and budget,
+// and reports whether it did; a member that does not fit adds nothing.
+func Append(b *extract.Builder, lim extract.Limits, level int, heading string, doc *extract.Document, member string) bool {
+	n, blocks := len(heading), 0
+	if heading != "" {
+		blocks++
+	}
+	for _, bl := range doc.Blocks {
+		if t := blockText(doc, bl); strings.TrimSpace(t) != "" {
+			n += len(t)
+			blocks++
+		}
+	}
+	if !fits(b, lim, n, blocks) {
+		return false
+	}
+	b.Add(extract.Heading, level, 0, heading)
+	Include(b, doc, level, member)
+	return true
+}
+
+// blockText is a member's block's text as a container holds it: cleaned
+// (Clean), and trimmed but for code.
+func blockText(doc *extract.Document, bl extract.Block) string {
+	text := Clean(doc.Text[bl.Start:bl.End])
+	if bl.Kind != extract.Code {
+		text = strings.TrimSpace(text)
+	}
+	return text
 }
 
 // Include copies doc's blocks into b under a heading at level: its
@@ -144,10 +234,7 @@ func Include(b *extract.Builder, doc *extract.Document, level int, member string
 		b.Warn(member + ": " + w)
 	}
 	for _, bl := range doc.Blocks {
-		kind, text := bl.Kind, Clean(doc.Text[bl.Start:bl.End])
-		if kind != extract.Code {
-			text = strings.TrimSpace(text)
-		}
+		kind, text := bl.Kind, blockText(doc, bl)
 		switch kind {
 		case extract.Heading:
 			b.Add(extract.Heading, min(level+bl.Level, 6), 0, text)

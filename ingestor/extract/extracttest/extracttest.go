@@ -67,10 +67,11 @@ type Harness struct {
 	// Container: the format is an archive, which MaxUncompressed bounds.
 	Container bool
 	// CutsMembers: the format is a container that records a member over
-	// what it has left of MaxTextBytes or MaxFileBytes as not read (the
-	// reason in Warnings, "not read") and reads the rest. Under those
-	// limits its document may then be one with less, never one over the
-	// limit or one that does not say what it left out.
+	// what it has left of MaxTextBytes, MaxFileBytes or MaxUncompressed as
+	// not read (a warning with "not read" and the limit's name) and reads
+	// the rest. Under those limits its document may then be one with
+	// less, never one over the limit or one that does not say what it
+	// left out and why.
 	CutsMembers bool
 	// Known lists the checks (subtest names, e.g. "cancelled") the
 	// extractor does not pass yet, with the reason. They are skipped with
@@ -341,7 +342,7 @@ func (r *runner) maxFileBytes(t *testing.T) {
 		lim := r.h.Limits
 		lim.MaxFileBytes = budget
 		got, err := r.extract(t, context.Background(), s, lim)
-		if r.cut(got, err) && extract.Held(got) <= budget {
+		if r.cut(got, err, "MaxFileBytes") && extract.Held(got) <= budget {
 			continue
 		}
 		if !errors.Is(err, extract.ErrTooLarge) || got != nil {
@@ -359,10 +360,11 @@ func (r *runner) maxFileBytes(t *testing.T) {
 }
 
 // cut reports whether a container that cuts members (Harness.CutsMembers)
-// gave a document that says it left a member out.
-func (r *runner) cut(doc *extract.Document, err error) bool {
+// gave a document that says it left a member out for limit (a warning
+// with "not read" and the limit's name).
+func (r *runner) cut(doc *extract.Document, err error, limit string) bool {
 	return r.h.CutsMembers && err == nil && doc != nil &&
-		slices.ContainsFunc(doc.Warnings, func(w string) bool { return strings.Contains(w, "not read") })
+		slices.ContainsFunc(doc.Warnings, func(w string) bool { return strings.Contains(w, "not read") && strings.Contains(w, limit) })
 }
 
 // MaxTextBytes: text over the limit is ErrTooLarge, text at it is not.
@@ -376,7 +378,7 @@ func (r *runner) maxTextBytes(t *testing.T) {
 		lim := r.h.Limits
 		lim.MaxTextBytes = limit
 		got, err := r.extract(t, context.Background(), s, lim)
-		if r.cut(got, err) && len(got.Text) <= limit {
+		if r.cut(got, err, "MaxTextBytes") && len(got.Text) <= limit {
 			continue
 		}
 		if !errors.Is(err, extract.ErrTooLarge) || got != nil {
@@ -482,7 +484,7 @@ func (r *runner) maxUncompressed(t *testing.T) {
 	s, _ := r.big(t)
 	lim := r.h.Limits
 	lim.MaxUncompressed = 1
-	if doc, err := r.extract(t, context.Background(), s, lim); !errors.Is(err, extract.ErrTooLarge) || doc != nil {
+	if doc, err := r.extract(t, context.Background(), s, lim); !r.cut(doc, err, "MaxUncompressed") && (!errors.Is(err, extract.ErrTooLarge) || doc != nil) {
 		t.Errorf("%s, MaxUncompressed 1: %v, %s; want ErrTooLarge", s.Name, err, describe(doc))
 	}
 }

@@ -251,32 +251,36 @@ func (r *reading) attachment(h textproto.MIMEHeader, body io.Reader, name, media
 			name += exts[0]
 		}
 	}
+	heading, lvl := "Attachment: "+name, min(level+1, 6)
+	if !container.Room(r.b, r.lim, heading) {
+		r.b.Warn(fmt.Sprintf("attachment %s not read: the message's text reached its limit (MaxTextBytes or MaxFileBytes)", name))
+		return nil
+	}
 	data, err := r.decoded(h, body)
 	if err != nil {
 		return err
 	}
-	r.b.Add(extract.Heading, min(level+1, 6), 0, "Attachment: "+name)
-	if r.x.Attachment == nil {
-		r.b.Add(extract.Paragraph, 0, 0, fmt.Sprintf("%s, %d bytes (not read)", mediaType, len(data)))
-		return r.b.Err()
-	}
-	if container.TooDeep(r.ctx) {
-		r.b.Add(extract.Paragraph, 0, 0, fmt.Sprintf("%s, %d bytes, not read: messages nest deeper than %d", mediaType, len(data), maxForwardDepth))
-		r.b.Warn(fmt.Sprintf("attachment %s not read: messages nest deeper than %d", name, maxForwardDepth))
-		return r.b.Err()
-	}
-	doc, why, err := container.Read(r.ctx, r.x.Attachment, data, name, container.Left(r.ctx, r.lim, r.b, r.expanded))
-	if err != nil {
-		return err
-	}
-	if doc == nil {
-		r.b.Add(extract.Paragraph, 0, 0, fmt.Sprintf("%s, %d bytes, not read: %s", mediaType, len(data), why))
+	notRead := func(why string) error {
+		container.NotRead(r.b, r.lim, lvl, heading, fmt.Sprintf("%s, %d bytes, not read: %s", mediaType, len(data), why))
 		r.b.Warn(fmt.Sprintf("attachment %s not read: %s", name, why))
 		return r.b.Err()
 	}
-	container.Include(r.b, doc, level+1, "attachment "+name)
-	if err := container.TooLong(r.b, r.lim); err != nil {
+	switch {
+	case r.x.Attachment == nil:
+		r.b.Add(extract.Heading, lvl, 0, heading)
+		r.b.Add(extract.Paragraph, 0, 0, fmt.Sprintf("%s, %d bytes (not read)", mediaType, len(data)))
+		return r.b.Err()
+	case container.TooDeep(r.ctx):
+		return notRead(fmt.Sprintf("messages nest deeper than %d", maxForwardDepth))
+	}
+	doc, why, err := container.Read(r.ctx, r.x.Attachment, data, name, container.Left(r.ctx, r.lim, r.b, r.expanded))
+	switch {
+	case err != nil:
 		return err
+	case doc == nil:
+		return notRead(why)
+	case !container.Append(r.b, r.lim, lvl, heading, doc, "attachment "+name):
+		return notRead("its text does not fit what the message has left (MaxTextBytes or MaxFileBytes)")
 	}
 	return r.b.Err()
 }

@@ -71,13 +71,13 @@ func (x Extractor) Extract(ctx context.Context, data []byte, name string, lim ex
 			b.Warn(fmt.Sprintf("messages from %d on were not read: the mailbox's time ran out", i+1))
 			break
 		}
-		if !container.TextLeft(b, lim) {
-			b.Warn(fmt.Sprintf("messages from %d on were not read: the mailbox's text reached %d bytes (MaxTextBytes)", i+1, lim.MaxTextBytes))
+		label, heading := fmt.Sprintf("message %d", i+1), fmt.Sprintf("Message %d", i+1)
+		if !container.Room(b, lim, heading) {
+			b.Warn(container.Cut("messages", fmt.Sprint(i+1)))
 			break
 		}
-		label := fmt.Sprintf("message %d", i+1)
 		if x.Message == nil {
-			b.Add(extract.Heading, 2, 0, "Message "+fmt.Sprint(i+1))
+			b.Add(extract.Heading, 2, 0, heading)
 			b.Add(extract.Paragraph, 0, 0, fmt.Sprintf("%d bytes (not read)", len(m)))
 			continue
 		}
@@ -86,17 +86,18 @@ func (x Extractor) Extract(ctx context.Context, data []byte, name string, lim ex
 			return nil, err
 		}
 		read += int64(len(m))
-		if doc == nil {
-			b.Add(extract.Heading, 2, 0, "Message "+fmt.Sprint(i+1))
-			b.Add(extract.Paragraph, 0, 0, fmt.Sprintf("%d bytes, not read: %s", len(m), why))
-			b.Warn(fmt.Sprintf("%s not read: %s", label, why))
-			continue
+		if doc != nil {
+			// The message's subject is its own first heading (the mail reader's).
+			if container.Append(b, lim, 1, "", doc, label) {
+				if err := b.Err(); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			why = "its text does not fit what the mailbox has left (MaxTextBytes or MaxFileBytes)"
 		}
-		// The message's subject is its own first heading (the mail reader's).
-		container.Include(b, doc, 1, label)
-		if err := b.Err(); err != nil {
-			return nil, err
-		}
+		container.NotRead(b, lim, 2, heading, fmt.Sprintf("%d bytes, not read: %s", len(m), why))
+		b.Warn(fmt.Sprintf("%s not read: %s", label, why))
 	}
 	if err := container.TooLong(b, lim); err != nil {
 		return nil, err
@@ -108,25 +109,30 @@ func (x Extractor) Extract(ctx context.Context, data []byte, name string, lim ex
 }
 
 // Split cuts a mailbox into its messages: each starts after a line that
-// begins with "From " at the start of the file or of a line (the
-// separator, left out); in each, a body line escaped as ">From " (or
-// ">>From ", mboxrd) loses one '>'. What comes before the first separator
-// is not a message.
+// begins with "From " at the start of the file (after a byte-order mark)
+// or after a blank line (the separator, left out); a "From " line inside a
+// paragraph of a body that no writer escaped is body text. In each
+// message, a body line escaped as ">From " (or ">>From ", mboxrd) loses
+// one '>'. What comes before the first separator is not a message.
 func Split(data []byte) [][]byte {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	var msgs [][]byte
 	start := -1
+	blank := true // the start of the file counts as after a blank line
 	for i := 0; i < len(data); {
 		end := bytes.IndexByte(data[i:], '\n')
 		next := len(data)
 		if end >= 0 {
 			next = i + end + 1
 		}
-		if bytes.HasPrefix(data[i:], []byte("From ")) {
+		line := data[i:next]
+		if blank && bytes.HasPrefix(line, []byte("From ")) {
 			if start >= 0 {
 				msgs = append(msgs, unescape(data[start:i]))
 			}
 			start = next
 		}
+		blank = len(bytes.TrimRight(line, "\r\n")) == 0
 		i = next
 	}
 	if start >= 0 && start <= len(data) {

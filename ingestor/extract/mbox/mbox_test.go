@@ -70,12 +70,14 @@ func TestAMailboxIsReadMessageByMessage(t *testing.T) {
 	}
 }
 
-// TestSplit: messages start after "From " lines; what comes before the
-// first is not a message; escaped body lines lose one '>'.
+// TestSplit: messages start after "From " lines at the start or after a
+// blank line (an unescaped "From " inside a paragraph is body text), CRLF
+// or not, the last without a final newline; what comes before the first
+// is not a message; escaped body lines lose one '>'.
 func TestSplit(t *testing.T) {
-	in := "junk\nFrom a Mon\nSubject: one\n\n>From here\n>>From there\n>Fromage\nFrom b Tue\nSubject: two\n\nbody\n"
+	in := "\xef\xbb\xbfjunk\n\nFrom a Mon\nSubject: one\n\n>From here\n>>From there\n>Fromage\nbody\nFrom now on, unescaped\n\nFrom b Tue\r\nSubject: two\r\n\r\nbody\r\n\r\nFrom c Wed\nSubject: three\n\nno newline at the end"
 	got := mbox.Split([]byte(in))
-	want := []string{"Subject: one\n\nFrom here\n>From there\n>Fromage\n", "Subject: two\n\nbody\n"}
+	want := []string{"Subject: one\n\nFrom here\n>From there\n>Fromage\nbody\nFrom now on, unescaped\n\n", "Subject: two\r\n\r\nbody\r\n\r\n", "Subject: three\n\nno newline at the end"}
 	if len(got) != len(want) {
 		t.Fatalf("%d messages %q, want %d", len(got), got, len(want))
 	}
@@ -88,7 +90,7 @@ func TestSplit(t *testing.T) {
 
 // message is a small message with subject and body.
 func message(subject, body string) string {
-	return fmt.Sprintf("From sender@example.com Mon Nov  2 09:00:00 2026\nFrom: sender@example.com\nSubject: %s\n\n%s\n", subject, body)
+	return fmt.Sprintf("From sender@example.com Mon Nov  2 09:00:00 2026\nFrom: sender@example.com\nSubject: %s\n\n%s\n\n", subject, body)
 }
 
 // TestHostileMailboxes: what cannot be read is recorded on the mailbox
@@ -106,7 +108,7 @@ func TestHostileMailboxes(t *testing.T) {
 		t.Errorf("1,500 messages: warnings %q", w)
 	}
 	// A message whose header does not parse beside one that does.
-	bad := "From x\n\x00\x01 not a header at all\n" + message("Fine", "mboxfinemarker")
+	bad := "From x\n\x00\x01 not a header at all\n\n" + message("Fine", "mboxfinemarker")
 	doc, err = registry.Extract(context.Background(), []byte(bad), "bad.mbox", extract.DefaultLimits())
 	if err != nil {
 		t.Fatal(err)

@@ -146,7 +146,7 @@ func containers(c map[string][]byte) {
 	c["many-attachments.eml"] = []byte(message("Twelve hundred notes", "Every note is attached.", parts...))
 	var box strings.Builder
 	for i := range 1500 {
-		fmt.Fprintf(&box, "From sender@example.com Mon Nov  2 09:00:00 2026\nFrom: sender@example.com\nSubject: message %d\n\n%s\n", i, word(i))
+		fmt.Fprintf(&box, "From sender@example.com Mon Nov  2 09:00:00 2026\nFrom: sender@example.com\nSubject: message %d\n\n%s\n\n", i, word(i))
 	}
 	c["many-messages.mbox"] = []byte(box.String())
 }
