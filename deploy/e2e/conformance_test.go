@@ -3,6 +3,8 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"log"
+	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
@@ -127,10 +129,33 @@ func keyProxy(t *testing.T, mcpURL, key string) string {
 			r.Out.Header.Set("Authorization", "Bearer "+key)
 		},
 		FlushInterval: -1, // SSE answers stream through
+		// Its errors (a failed copy of an answer) go to the test's log,
+		// timed, beside the suite's output.
+		ErrorLog: log.New(testLog{t}, "keyProxy: ", log.Lmicroseconds),
 	}
-	srv := httptest.NewServer(proxy) // on 127.0.0.1: the suite's rebinding test needs a loopback URL
+	// A POST whose request context ended before its answer was copied lost
+	// its client's connection first (net/http cancels it when the
+	// connection reads EOF): said with the time, to tell that apart from
+	// queryd closing the answer (a run failed once with "terminated").
+	logged := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		proxy.ServeHTTP(w, r)
+		if err := r.Context().Err(); err != nil && r.Method == http.MethodPost {
+			t.Logf("keyProxy: %s POST %s: its context ended %v after it came (%v) before its answer was copied",
+				start.Format("15:04:05.000000"), r.URL.Path, time.Since(start), context.Cause(r.Context()))
+		}
+	})
+	srv := httptest.NewServer(logged) // on 127.0.0.1: the suite's rebinding test needs a loopback URL
 	t.Cleanup(srv.Close)
 	return srv.URL + "/mcp"
+}
+
+// testLog writes a logger's lines to the test's log.
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
 }
 
 // TestMCPConformanceSuite runs the official conformance suite against queryd
