@@ -80,11 +80,10 @@ type AssetStore interface {
 
 // Config bounds ingestion.
 type Config struct {
-	MaxObjectBytes  int64
-	MaxMessageBytes int // a file version must fit one message on the chunks stream
-	TargetTokens    int
-	OverlapTokens   int
-	Limits          extract.Limits
+	MaxObjectBytes int64
+	TargetTokens   int
+	OverlapTokens  int
+	Limits         extract.Limits
 	// Isolated reads a file again in a process of its own after an
 	// attempt at it was cut short (isolate.Isolated); nil: in process.
 	Isolated Extractor
@@ -219,15 +218,6 @@ func (in *Ingestor) handleRecord(ctx context.Context, r event.Record, redelivere
 	body, err := pipeline.EncodeFileVersion(fv)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", r.Key, err)
-	}
-	if in.cfg.MaxMessageBytes > 0 && len(body) > in.cfg.MaxMessageBytes {
-		// Record the failure on the document rather than lose the file silently.
-		fv.Status = pipeline.StatusFailed
-		fv.Error = fmt.Sprintf("extracted structure is %d bytes, over the %d byte message limit", len(body), in.cfg.MaxMessageBytes)
-		fv.Sections, fv.Chunks = nil, nil
-		if body, err = pipeline.EncodeFileVersion(fv); err != nil {
-			return fmt.Errorf("encode %s: %w", r.Key, err)
-		}
 	}
 	if err := in.pub.Publish(ctx, pipeline.ChunksSubjectFor(key.Project), fv.FileVersionID,
 		map[string]string{pipeline.HeaderKind: pipeline.KindFileVersion}, body); err != nil {

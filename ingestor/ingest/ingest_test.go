@@ -123,7 +123,7 @@ func newIngestor(t *testing.T, objects map[string][]byte) (*Ingestor, *fakePub) 
 		t.Fatal(err)
 	}
 	pub := &fakePub{}
-	return New(Config{MaxObjectBytes: 8 << 10, MaxMessageBytes: 1 << 20, TargetTokens: 64, Limits: limits()}, fakeStore{objects: objects},
+	return New(Config{MaxObjectBytes: 8 << 10, TargetTokens: 64, Limits: limits()}, fakeStore{objects: objects},
 		&fakeAssets{}, registry(), pub, &fakeStates{}, c, slog.New(slog.NewTextHandler(io.Discard, nil))), pub
 }
 
@@ -278,7 +278,7 @@ func TestSecondCopyOfAnEvent(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			pub := &fakePub{}
-			in := New(Config{MaxObjectBytes: 1 << 10, MaxMessageBytes: 1 << 20, TargetTokens: 64, Limits: limits()},
+			in := New(Config{MaxObjectBytes: 1 << 10, TargetTokens: 64, Limits: limits()},
 				fakeStore{objects: map[string][]byte{key: []byte("# Guide")}}, &fakeAssets{}, registry(), pub, tt.states, c, slog.New(slog.DiscardHandler))
 			if err := in.HandleEvent(context.Background(), tt.event); err != nil {
 				t.Fatal(err)

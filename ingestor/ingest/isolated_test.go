@@ -70,7 +70,7 @@ func TestAFileWhoseAttemptWasCutShortIsReadAlone(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			inProcess, alone := &recordingReader{}, &recordingReader{err: tc.isolated}
 			pub := &fakePub{}
-			in := New(Config{MaxObjectBytes: 1 << 10, MaxMessageBytes: 1 << 20, TargetTokens: 64, Limits: limits(), Isolated: alone},
+			in := New(Config{MaxObjectBytes: 1 << 10, TargetTokens: 64, Limits: limits(), Isolated: alone},
 				fakeStore{objects: map[string][]byte{key: []byte("# Guide")}}, &fakeAssets{}, inProcess, pub, tc.states, c, slog.New(slog.DiscardHandler))
 			err := in.HandleDelivery(context.Background(), put, tc.delivered)
 			if tc.retried {

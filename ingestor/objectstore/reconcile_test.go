@@ -205,7 +205,7 @@ func TestReconcileRepairsALostTagChange(t *testing.T) {
 	lim := extract.DefaultLimits()
 	lim.Timeout = 20 * time.Second
 	pub := &countingPub{Publisher: pipeline.Publisher{JS: e.js}, byKind: map[string]int{}}
-	in := ingest.New(ingest.Config{MaxObjectBytes: 1 << 20, MaxMessageBytes: 1 << 20, TargetTokens: 64, Limits: lim},
+	in := ingest.New(ingest.Config{MaxObjectBytes: 1 << 20, TargetTokens: 64, Limits: lim},
 		Store{Client: e.s3}, Assets{Client: e.s3, Bucket: "strata-assets"}, detect.NewRegistry(pdf.Poppler{}), pub, e.states, counter,
 		slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	s := Store{Client: e.s3}

@@ -53,6 +53,10 @@ func EmbeddingsSubjectFor(project string) string { return EmbeddingsSubject + ".
 // DeadLetterSubjectFor returns the dead-letter subject of a stage.
 func DeadLetterSubjectFor(stage string) string { return DeadLetterSubject + "." + stage }
 
+// streamMaxAge is how long the streams keep a message (and BodiesBucket
+// the body of one sent by reference).
+const streamMaxAge = 30 * 24 * time.Hour
+
 // StreamConfigs returns the configuration of every stream Strata uses, with
 // the given replica count (1 locally, 3 in a cluster).
 func StreamConfigs(replicas int) []jetstream.StreamConfig {
@@ -64,7 +68,7 @@ func StreamConfigs(replicas int) []jetstream.StreamConfig {
 			Retention:  jetstream.LimitsPolicy,
 			Replicas:   replicas,
 			Duplicates: 10 * time.Minute, // window for Nats-Msg-Id dedupe of republished work
-			MaxAge:     30 * 24 * time.Hour,
+			MaxAge:     streamMaxAge,
 		}
 	}
 	return []jetstream.StreamConfig{
@@ -75,12 +79,16 @@ func StreamConfigs(replicas int) []jetstream.StreamConfig {
 	}
 }
 
-// EnsureStreams creates or updates every stream.
+// EnsureStreams creates or updates every stream, and the object store of
+// bodies sent by reference (BodiesBucket).
 func EnsureStreams(ctx context.Context, js jetstream.JetStream, replicas int) error {
 	for _, cfg := range StreamConfigs(replicas) {
 		if _, err := js.CreateOrUpdateStream(ctx, cfg); err != nil {
 			return fmt.Errorf("create stream %s: %w", cfg.Name, err)
 		}
+	}
+	if _, err := js.CreateOrUpdateObjectStore(ctx, BodiesConfig(replicas)); err != nil {
+		return fmt.Errorf("create object store %s: %w", BodiesBucket, err)
 	}
 	return nil
 }

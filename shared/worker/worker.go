@@ -188,7 +188,10 @@ func (l *Loop) process(ctx context.Context, msg jetstream.Msg) {
 	// Keep the message while long work runs.
 	stopProgress := tick.Every(l.cfg.ProgressEvery, func() bool { _ = msg.InProgress(); return true })
 	start := time.Now()
-	err = l.handle(ctx, msg)
+	work, err := l.withBody(ctx, msg)
+	if err == nil {
+		err = l.handle(ctx, work)
+	}
 	for err != nil && l.cfg.HeldBack != nil && l.cfg.HeldBack(err) && !IsPermanent(err) {
 		if l.cfg.Health != nil {
 			l.cfg.Health.Observe(err)
@@ -197,7 +200,9 @@ func (l *Loop) process(ctx context.Context, msg jetstream.Msg) {
 		select {
 		case <-l.stopping:
 		case <-time.After(l.cfg.HeldBackRetry):
-			err = l.handle(ctx, msg)
+			if work, err = l.withBody(ctx, msg); err == nil {
+				err = l.handle(ctx, work)
+			}
 			continue
 		}
 		break // shutting down: retried as any failure, by redelivery
@@ -240,6 +245,33 @@ func (l *Loop) process(ctx context.Context, msg jetstream.Msg) {
 		observe("retried")
 	}
 }
+
+// withBody returns msg with its body as the handler reads it: msg itself,
+// or for a message sent by reference (pipeline.HeaderBodyRef) a message
+// whose Data is the body read from pipeline.BodiesBucket. The original is
+// what is acknowledged and dead-lettered (with the reference, not the body:
+// a dead letter must fit a message too). A body that is gone is permanent.
+func (l *Loop) withBody(ctx context.Context, msg jetstream.Msg) (jetstream.Msg, error) {
+	if msg.Headers().Get(pipeline.HeaderBodyRef) == "" {
+		return msg, nil
+	}
+	body, err := pipeline.Body(ctx, l.js, msg)
+	if errors.Is(err, pipeline.ErrBodyGone) {
+		return nil, Permanent(err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return bodyMsg{Msg: msg, body: body}, nil
+}
+
+// bodyMsg is a message whose body was sent by reference, with the body read.
+type bodyMsg struct {
+	jetstream.Msg
+	body []byte
+}
+
+func (m bodyMsg) Data() []byte { return m.body }
 
 func (l *Loop) delay(delivered uint64) time.Duration {
 	i := int(delivered) - 1

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -289,5 +290,74 @@ func TestHeldBackWorkIsTriedAgainInPlace(t *testing.T) {
 	}
 	if info, _ := dl.Info(context.Background()); info.State.Msgs != 0 {
 		t.Fatalf("%d dead letters", info.State.Msgs)
+	}
+}
+
+// TestAMessageSentByReferenceIsHandledWithItsBody: the handler of a message
+// whose body went to the bodies bucket reads the body, not the empty
+// message; a message whose body is gone is dead-lettered at once with the
+// reason, and its dead letter keeps the reference (not a body that may not
+// fit a message).
+func TestAMessageSentByReferenceIsHandledWithItsBody(t *testing.T) {
+	js, cons := setup(t, "w5")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pub := pipeline.Publisher{JS: js, MaxInline: 64}
+	big := strings.Repeat("a body over the inline limit ", 10)
+	if err := pub.Publish(ctx, "strata.chunks.test", "kept", nil, []byte(big)); err != nil {
+		t.Fatal(err)
+	}
+	if err := pub.Publish(ctx, "strata.chunks.test", "gone", nil, []byte(big+"gone")); err != nil {
+		t.Fatal(err)
+	}
+	store, err := js.ObjectStore(ctx, pipeline.BodiesBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Delete(ctx, "strata.chunks.test/gone"); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var seen []string
+	handled := make(chan struct{}, 2)
+	loop := New(Config{Stage: "test", Concurrency: 1, MaxDeliver: 5, RetryDelays: []time.Duration{20 * time.Millisecond}}, js, cons,
+		func(_ context.Context, msg jetstream.Msg) error {
+			mu.Lock()
+			seen = append(seen, string(msg.Data()))
+			mu.Unlock()
+			handled <- struct{}{}
+			return nil
+		}, quiet)
+	runCtx, stop := context.WithCancel(ctx)
+	runErr := make(chan error, 1)
+	go func() { runErr <- loop.Run(runCtx) }()
+	select {
+	case <-handled:
+	case <-ctx.Done():
+		t.Fatal("the message sent by reference was not handled")
+	}
+	dl, err := js.Stream(ctx, pipeline.DeadLetterStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var letter *jetstream.RawStreamMsg
+	for letter == nil {
+		if letter, err = dl.GetLastMsgForSubject(ctx, pipeline.DeadLetterSubjectFor("test")); err != nil && ctx.Err() != nil {
+			t.Fatalf("no dead letter for the message whose body is gone: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop()
+	if err := <-runErr; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 1 || seen[0] != big {
+		t.Fatalf("the handler saw %q, want the one body read back", seen)
+	}
+	if ref := letter.Header.Get(pipeline.HeaderBodyRef); ref != "strata.chunks.test/gone" || len(letter.Data) != 0 ||
+		letter.Header.Get(HeaderDelivered) != "1" || !strings.Contains(letter.Header.Get(HeaderError), "gone") {
+		t.Fatalf("dead letter of the message whose body is gone: ref %q, %d bytes, headers %v", ref, len(letter.Data), letter.Header)
 	}
 }

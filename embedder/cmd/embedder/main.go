@@ -24,6 +24,9 @@ type Config struct {
 	BatchSize     int
 	Concurrency   int
 	MaxAckPending int
+	// MaxMessageBytes is the largest vectors message sent inline (0: the
+	// server's max_payload); larger ones go by reference.
+	MaxMessageBytes int
 }
 
 // RegisterFlags registers the embedder's flags.
@@ -34,6 +37,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.BatchSize, "batch-size", 32, "texts per provider call")
 	fs.IntVar(&c.Concurrency, "concurrency", 2, "file versions embedded at once")
 	fs.IntVar(&c.MaxAckPending, "max-ack-pending", 32, "unacknowledged messages the consumer may hold")
+	fs.IntVar(&c.MaxMessageBytes, "max-message-bytes", 0, "largest vectors sent in their message; larger ones go by reference, through the NATS object store "+pipeline.BodiesBucket+" (0: what the server's max_payload allows)")
 }
 
 // Validate reports every problem at once.
@@ -49,6 +53,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Concurrency < 1 || c.Concurrency > 64 {
 		p.Addf("concurrency", "must be 1..64, got %d", c.Concurrency)
+	}
+	if c.MaxMessageBytes < 0 {
+		p.Addf("max-message-bytes", "must be 0 or more, got %d", c.MaxMessageBytes)
 	}
 	if c.MaxAckPending < c.Concurrency {
 		p.Addf("max-ack-pending", "must be >= concurrency (%d), got %d", c.Concurrency, c.MaxAckPending)
@@ -93,7 +100,7 @@ func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 		}
 		cache = kv
 	}
-	chunks.Handle = embedding.New(provider, pipeline.Publisher{JS: st.JS}, cache, cfg.BatchSize, log).Handle
+	chunks.Handle = embedding.New(provider, pipeline.Publisher{JS: st.JS, MaxInline: cfg.MaxMessageBytes}, cache, cfg.BatchSize, log).Handle
 	return st.Run(ctx, chunks)
 }
 

@@ -80,7 +80,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.MaxAckPending, "max-ack-pending", 64, "unacknowledged events the consumer may hold")
 	fs.StringVar(&c.LiveSubject, "live-subject", pipeline.ObjectLiveSubject, "plain NATS subject of MinIO's live event target, processed at once (\"\": only the durable events, up to 3 s later)")
 	fs.Int64Var(&c.MaxObjectBytes, "max-object-bytes", 32<<20, "larger objects are recorded as failed, not read")
-	fs.IntVar(&c.MaxMessageBytes, "max-message-bytes", 8<<20, "largest file version message (the NATS server's max_payload)")
+	fs.IntVar(&c.MaxMessageBytes, "max-message-bytes", 0, "largest file version sent in its message; a larger one goes by reference, through the NATS object store "+pipeline.BodiesBucket+" (0: what the server's max_payload allows)")
 	fs.IntVar(&c.TargetTokens, "chunk-tokens", 512, "target chunk size in tokens")
 	fs.IntVar(&c.OverlapTokens, "chunk-overlap", 0, "tokens of trailing blocks a chunk repeats from the previous one")
 	fs.StringVar(&c.AssetsBucket, "assets-bucket", "strata-assets", "bucket for images extracted from documents (no notifications)")
@@ -127,6 +127,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Concurrency < 1 || c.Concurrency > 256 {
 		p.Addf("concurrency", "must be 1..256, got %d", c.Concurrency)
+	}
+	if c.MaxMessageBytes < 0 {
+		p.Addf("max-message-bytes", "must be 0 or more, got %d", c.MaxMessageBytes)
 	}
 	if c.MaxAckPending < c.Concurrency {
 		p.Addf("max-ack-pending", "must be >= concurrency (%d), got %d", c.Concurrency, c.MaxAckPending)
@@ -253,10 +256,10 @@ func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 	if err != nil {
 		return err
 	}
-	ing := ingest.New(ingest.Config{MaxObjectBytes: cfg.MaxObjectBytes, MaxMessageBytes: cfg.MaxMessageBytes, TargetTokens: cfg.TargetTokens,
+	ing := ingest.New(ingest.Config{MaxObjectBytes: cfg.MaxObjectBytes, TargetTokens: cfg.TargetTokens,
 		OverlapTokens: cfg.OverlapTokens, Limits: lim, Isolated: isolate.New(isolate.Config{Command: isolatedReader, MemoryBytes: cfg.FileMemory})},
 		objectstore.Store{Client: s3}, objectstore.Assets{Client: s3, Bucket: cfg.AssetsBucket},
-		readers, pipeline.Publisher{JS: js}, states, counter, log)
+		readers, pipeline.Publisher{JS: js, MaxInline: cfg.MaxMessageBytes}, states, counter, log)
 	if exists, err := s3.BucketExists(ctx, cfg.AssetsBucket); err != nil || !exists {
 		return fmt.Errorf("assets bucket %q (-assets-bucket, STRATA_ASSETS_BUCKET) is not reachable or does not exist: %v", cfg.AssetsBucket, err)
 	}
