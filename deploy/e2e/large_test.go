@@ -1,12 +1,15 @@
 package e2e
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/strata-kb/strata/ingestor/extract/pdf/pdfwrite"
 	"github.com/strata-kb/strata/shared/pipeline"
 )
 
@@ -75,4 +78,117 @@ func TestAFileOverTheMessageLimitIsFoundWhole(t *testing.T) {
 	if chunks != 1 || vectors != 1 {
 		t.Fatalf("bodies by reference: %d file versions and %d vectors, want 1 each (%d objects)", chunks, vectors, len(objects))
 	}
+}
+
+// TestLongFilesAreFoundToTheirEnd (issue 52 item 4): a 3,000-page text PDF
+// (about 6 MB of text) and a workbook of 100,000 rows are indexed at the
+// default limits, their structure well over the 8 MiB message limit, and a
+// word on the PDF's last page and in the workbook's last row is found, the
+// hit naming page 3,000 and the sheet. Keyword search only (no embedder):
+// vectors by reference are TestAFileOverTheMessageLimitIsFoundWhole's.
+func TestLongFilesAreFoundToTheirEnd(t *testing.T) {
+	none := []string{"STRATA_EMBEDDING_PROVIDER=none"}
+	h := startWith(t, map[string][]string{"embedder": none, "queryd": none})
+	var pages []pdfwrite.Page
+	for p := 1; p <= 3000; p++ {
+		var lines []string
+		for l := 1; l <= 28; l++ {
+			lines = append(lines, fmt.Sprintf("Page %d line %d: torque the flange bolts of unit %d in a star pattern.", p, l, p*100+l))
+		}
+		pages = append(pages, pdfwrite.Page{Lines: lines})
+	}
+	pages[len(pages)-1].Lines = append(pages[len(pages)-1].Lines, "The last page closes with the marrowfeld valve.")
+	h.put("acme/manuals/plant.pdf", string(pdfwrite.MakeTitled("Plant manual", pages, nil)))
+	h.put("acme/sales/orders.xlsx", string(workbook(t, 100_000, "quintarrow")))
+	h.settleWithin(5 * time.Minute)
+
+	for _, tt := range []struct {
+		query, path, citation string
+		page                  int
+	}{
+		{"marrowfeld", "manuals/plant.pdf", "manuals/plant.pdf, page 3000", 3000},
+		{"quintarrow", "sales/orders.xlsx", "sales/orders.xlsx, sheet 1", 1},
+	} {
+		out := h.waitFor(tt.query+" found", "hybrid_search", map[string]any{"query": tt.query, "project_reference": "acme", "alpha": 0},
+			func(out map[string]any, _ string) bool { return len(results(out)) > 0 })
+		top := results(out)[0]
+		if page, _ := top["page_start"].(float64); top["document_path"] != tt.path || int(page) != tt.page ||
+			!strings.Contains(fmt.Sprint(top["citation"]), tt.citation) || !strings.Contains(fmt.Sprint(top["content"]), tt.query) {
+			t.Errorf("%s: top hit %v page %v citation %q: %.300q", tt.query, top["document_path"], top["page_start"], top["citation"], top["content"])
+		}
+	}
+	// At least the workbook's structure went by reference.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	store, err := h.js.ObjectStore(ctx, pipeline.BodiesBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objects, err := store.List(ctx)
+	if err != nil || len(objects) == 0 {
+		t.Errorf("no file version went by reference (%v)", err)
+	}
+	for _, o := range objects {
+		t.Logf("by reference: %s, %d bytes", o.Name, o.Size)
+	}
+	if out, _ := h.call("hybrid_search", map[string]any{"query": "quintarrow", "project_reference": "acme", "alpha": 0}); len(results(out)) > 0 {
+		if content := fmt.Sprint(results(out)[0]["content"]); !strings.Contains(content, "Note") || !strings.Contains(content, "99999") {
+			t.Errorf("the last row's hit does not name its header beside the row: %.300q", content)
+		}
+	}
+}
+
+// workbook is an XLSX of one sheet, "Orders", of rows orders under a header
+// (inline strings, as a program writing a report makes them), the last
+// row's note holding marker.
+func workbook(t *testing.T, rows int, marker string) []byte {
+	t.Helper()
+	var sheet strings.Builder
+	sheet.WriteString(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?>` +
+		`<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>`)
+	row := func(n int, cells ...string) {
+		fmt.Fprintf(&sheet, `<row r="%d">`, n)
+		for i, c := range cells {
+			fmt.Fprintf(&sheet, `<c r="%c%d" t="inlineStr"><is><t>%s</t></is></c>`, 'A'+i, n, c)
+		}
+		sheet.WriteString(`</row>`)
+	}
+	row(1, "Id", "Customer", "City", "Note")
+	cities := []string{"Lisbon", "Oslo", "Kyoto", "Lima"}
+	for i := range rows {
+		note := fmt.Sprintf("order %d shipped by sea", i)
+		if i == rows-1 {
+			note += ", sealed by " + marker
+		}
+		row(i+2, fmt.Sprint(i), fmt.Sprintf("Customer %d", i%997), cities[i%len(cities)], note)
+	}
+	sheet.WriteString(`</sheetData></worksheet>`)
+	parts := []struct{ name, data string }{
+		{"[Content_Types].xml", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">` +
+			`<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/>` +
+			`<Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>` +
+			`<Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/></Types>`},
+		{"_rels/.rels", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">` +
+			`<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>`},
+		{"xl/workbook.xml", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" ` +
+			`xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="Orders" sheetId="1" r:id="rId1"/></sheets></workbook>`},
+		{"xl/_rels/workbook.xml.rels", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">` +
+			`<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>`},
+		{"xl/worksheets/sheet1.xml", sheet.String()},
+	}
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for _, p := range parts {
+		w, err := zw.Create(p.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write([]byte(p.data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }

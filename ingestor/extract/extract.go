@@ -131,7 +131,7 @@ func DefaultLimits() Limits {
 		MaxImages:       64,
 		MaxImageBytes:   8 << 20,
 		MaxMemoryBytes:  1 << 30,
-		MaxPages:        2000,
+		MaxPages:        10000,
 		MaxOCRPages:     200,
 		OCRTimeout:      10 * time.Minute,
 		MaxFileBytes:    256 << 20,

@@ -28,7 +28,7 @@ var (
 // ODS and CSV.
 func benchFiles(tb testing.TB) (xlsx, ods, csv []byte) {
 	benchOnce.Do(func() {
-		benchXLSX = benchWorkbook(tb)
+		benchXLSX = benchWorkbook(tb, benchRows)
 		var content, text strings.Builder
 		text.WriteString("Id,Customer,City,Ordered,Discount,Amount,Note\n")
 		for i := range benchRows {
@@ -72,7 +72,8 @@ func benchRow(i int) benchValues {
 	}
 }
 
-func benchWorkbook(tb testing.TB) []byte {
+// benchWorkbook makes a workbook of rows orders (benchRow) under a header.
+func benchWorkbook(tb testing.TB, rows int) []byte {
 	f := excelize.NewFile()
 	defer f.Close()
 	sw, err := f.NewStreamWriter("Sheet1")
@@ -85,7 +86,7 @@ func benchWorkbook(tb testing.TB) []byte {
 	if err := sw.SetRow("A1", []any{"Id", "Customer", "City", "Ordered", "Discount", "Amount", "Note"}); err != nil {
 		tb.Fatal(err)
 	}
-	for i := range benchRows {
+	for i := range rows {
 		row := benchRow(i)
 		cell, _ := excelize.CoordinatesToCellName(1, i+2)
 		err := sw.SetRow(cell, []any{
