@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -65,37 +64,14 @@ func TestAThreeThousandPageManualIsReadToItsLastPage(t *testing.T) {
 
 // BenchmarkManualSize reads a text PDF of about 1 MB of text and the
 // 3,000-page manual (about 6 MB) in one run: the time per MB of text of
-// each (ms/MB) says whether a long file costs more than its size.
+// each says whether a long file costs more than its size.
 func BenchmarkManualSize(b *testing.B) {
 	for _, pages := range []int{470, 3000} {
 		data := manual(pages, "The last page closes with the marrowfeld valve.")
 		b.Run(fmt.Sprintf("pages=%d", pages), func(b *testing.B) {
-			lim := extract.DefaultLimits()
-			var text int
-			cpu := cpuSpent()
-			peak := extracttest.SamplePeakHeap()
-			for b.Loop() {
-				doc, err := Poppler{}.Extract(context.Background(), data, "manual.pdf", lim)
-				if err != nil {
-					b.Fatal(err)
-				}
-				text = len(doc.Text)
-			}
-			mb := float64(text) / (1 << 20)
-			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N)/mb, "ms/MB")
-			b.ReportMetric(float64((cpuSpent()-cpu).Milliseconds())/float64(b.N)/mb, "cpu-ms/MB")
-			b.ReportMetric(mb, "MB-text")
-			b.ReportMetric(float64(peak())/(1<<20), "peak-heap-MiB")
+			extracttest.BenchPerMB(b, func() (*extract.Document, error) {
+				return Poppler{}.Extract(context.Background(), data, "manual.pdf", extract.DefaultLimits())
+			})
 		})
 	}
-}
-
-// cpuSpent is the CPU time of this process and of its children that
-// ended (poppler's tools): less disturbed than the wall clock by other work
-// on a shared machine.
-func cpuSpent() time.Duration {
-	var self, children syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self)
-	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
-	return time.Duration(self.Utime.Nano() + self.Stime.Nano() + children.Utime.Nano() + children.Stime.Nano())
 }
