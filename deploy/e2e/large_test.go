@@ -6,6 +6,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"image/png"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -138,6 +141,57 @@ func TestLongFilesAreFoundToTheirEnd(t *testing.T) {
 	if out, _ := h.call("hybrid_search", map[string]any{"query": "quintarrow", "project_reference": "acme", "alpha": 0}); len(results(out)) > 0 {
 		if content := fmt.Sprint(results(out)[0]["content"]); !strings.Contains(content, "Note") || !strings.Contains(content, "99999") {
 			t.Errorf("the last row's hit does not name its header beside the row: %.300q", content)
+		}
+	}
+}
+
+// TestAScannedBinderOf200MBIsFoundOnItsLastPage (issue 52 item 4): a 200
+// MB PDF of 24 scanned pages, within the OCR page limit and under the
+// default -max-object-bytes, is read by OCR and found by a word on its last
+// page, the hit naming page 24.
+func TestAScannedBinderOf200MBIsFoundOnItsLastPage(t *testing.T) {
+	h := start(t)
+	workers := []string{"ingestor", "embedder", "indexer"}
+	idle := map[string]float64{}
+	for _, w := range workers {
+		idle[w] = statusMiB(h.stack.Process(w).Pid(), "VmRSS")
+	}
+	f, err := os.Open(filepath.Join("..", "..", "ingestor", "extract", "pdf", "testdata", "lastpage.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := png.Decode(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	binder := pdfwrite.ScannedBinder(24, last)
+	if len(binder) < 200_000_000 {
+		t.Fatalf("the binder is %d bytes, not 200 MB", len(binder))
+	}
+	h.put("acme/scans/binder.pdf", string(binder))
+	h.settleWithin(10 * time.Minute)
+	out, errText := h.call("hybrid_search", map[string]any{"query": "marrowfeld", "project_reference": "acme", "alpha": 0})
+	hits := results(out)
+	if errText != "" || len(hits) == 0 {
+		status, _ := h.call("status", map[string]any{})
+		t.Fatalf("no hit on the binder's last page: %v %s; status %v", out, errText, status)
+	}
+	top := hits[0]
+	if page, _ := top["page_start"].(float64); top["document_path"] != "scans/binder.pdf" || page != 24 ||
+		!strings.Contains(fmt.Sprint(top["citation"]), "scans/binder.pdf, page 24") {
+		t.Errorf("top hit %v page %v citation %q", top["document_path"], top["page_start"], top["citation"])
+	}
+	if conf, _ := top["ocr_confidence"].(float64); conf <= 0 || conf > 100 {
+		t.Errorf("the hit read by OCR has confidence %v", top["ocr_confidence"])
+	}
+	// The ingestor holds the object while it reads it: within the memory
+	// budget of one file (-file-memory-bytes, 1 GiB) above its idle size.
+	for _, w := range workers {
+		peak := statusMiB(h.stack.Process(w).Pid(), "VmHWM")
+		t.Logf("%s: idle %.0f MiB, peak %.0f MiB (+%.0f)", w, idle[w], peak, peak-idle[w])
+		if peak-idle[w] > 1024 {
+			t.Errorf("%s peaked %.0f MiB above its idle %.0f MiB, over the 1 GiB budget of one file", w, peak-idle[w], idle[w])
 		}
 	}
 }

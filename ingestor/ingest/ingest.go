@@ -16,6 +16,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/strata-kb/strata/ingestor/chunk"
 	"github.com/strata-kb/strata/ingestor/event"
 	"github.com/strata-kb/strata/ingestor/extract"
@@ -81,9 +83,13 @@ type AssetStore interface {
 // Config bounds ingestion.
 type Config struct {
 	MaxObjectBytes int64
-	TargetTokens   int
-	OverlapTokens  int
-	Limits         extract.Limits
+	// ObjectBytesInFlight bounds the object bytes read at once (by the
+	// events' sizes), so a few large files wait for room rather than take
+	// the ingestor's memory together; at least MaxObjectBytes. 0: no bound.
+	ObjectBytesInFlight int64
+	TargetTokens        int
+	OverlapTokens       int
+	Limits              extract.Limits
 	// Isolated reads a file again in a process of its own after an
 	// attempt at it was cut short (isolate.Isolated); nil: in process.
 	Isolated Extractor
@@ -100,11 +106,31 @@ type Ingestor struct {
 	counter   chunk.Counter
 	log       *slog.Logger
 	now       func() time.Time
+	inFlight  *semaphore.Weighted // object bytes being read; nil: no bound
+	copies    copies              // uploads being read here, and those published
 }
 
 // New returns an Ingestor.
 func New(cfg Config, store ObjectStore, assets AssetStore, extractor Extractor, pub Publisher, states States, counter chunk.Counter, log *slog.Logger) *Ingestor {
-	return &Ingestor{cfg: cfg, store: store, assets: assets, extractor: extractor, pub: pub, states: states, counter: counter, log: log, now: time.Now}
+	in := &Ingestor{cfg: cfg, store: store, assets: assets, extractor: extractor, pub: pub, states: states, counter: counter, log: log, now: time.Now}
+	if cfg.ObjectBytesInFlight > 0 {
+		in.inFlight = semaphore.NewWeighted(cfg.ObjectBytesInFlight)
+	}
+	return in
+}
+
+// admit waits until the object of r fits the object bytes in flight and
+// returns the function that gives its room back. An object declared larger
+// than the bound takes all of it (the fetch refuses one over the limit).
+func (in *Ingestor) admit(ctx context.Context, r event.Record) (func(), error) {
+	if in.inFlight == nil || r.Size <= 0 {
+		return func() {}, nil
+	}
+	n := min(r.Size, in.cfg.ObjectBytesInFlight)
+	if err := in.inFlight.Acquire(ctx, n); err != nil {
+		return nil, fmt.Errorf("wait for room to read %s (%d bytes; -object-bytes-in-flight): %w", r.Key, r.Size, err)
+	}
+	return func() { in.inFlight.Release(n) }, nil
 }
 
 // HandleEvent processes one notification message the first time it is
@@ -154,8 +180,30 @@ func (in *Ingestor) handleRecord(ctx context.Context, r event.Record, redelivere
 	}
 	// MinIO announces each event twice, at once and again from its durable
 	// queue up to 3 s later: the second copy of a committed event is skipped
-	// here. One still in flight is processed again, and its identical
-	// file version is dropped by the chunks stream's de-duplication.
+	// here, and one whose first copy is being read in this ingestor waits
+	// for it (copies). One in flight in another replica is processed again,
+	// and its identical file version is dropped by the chunks stream's
+	// de-duplication.
+	if r.Op == event.Put {
+		id := uploadOf(r)
+		first, err := in.copies.claim(ctx, id, in.now())
+		if err != nil {
+			return err
+		}
+		if !first {
+			log.Debug("skipping a second copy of an event this ingestor published")
+			return nil
+		}
+		published := false
+		defer func() { in.copies.done(id, published, in.now()) }()
+		return in.readUpload(ctx, r, obj, key, fileID, redelivered, log, &published)
+	}
+	return in.readUpload(ctx, r, obj, key, fileID, redelivered, log, nil)
+}
+
+// readUpload reads the upload or deletion of r's event and publishes its
+// file version or deletion; *published says whether it did.
+func (in *Ingestor) readUpload(ctx context.Context, r event.Record, obj pipeline.Object, key objkey.Key, fileID string, redelivered bool, log *slog.Logger, published *bool) error {
 	recorded, err := in.states.Get(ctx, key.Project, r.Key)
 	if err != nil {
 		return fmt.Errorf("read state of %s: %w", r.Key, err)
@@ -189,6 +237,11 @@ func (in *Ingestor) handleRecord(ctx context.Context, r event.Record, redelivere
 		return nil
 	}
 
+	release, err := in.admit(ctx, r)
+	if err != nil {
+		return err
+	}
+	defer release() // the bytes are held until the version is published
 	data, got, err := in.fetch(ctx, r)
 	fv := pipeline.FileVersion{Object: obj, FileID: fileID, Title: key.Name(), IngestedAt: in.now().UTC(), Access: got.access,
 		MetadataSources: metadata.Sources{Tags: got.tags, Object: got.userMetadata}}
@@ -225,6 +278,9 @@ func (in *Ingestor) handleRecord(ctx context.Context, r event.Record, redelivere
 	}
 	log.Info("file version published", "file_version_id", fv.FileVersionID, "status", fv.Status, "format", fv.Format,
 		"chunks", len(fv.Chunks), "error", fv.Error)
+	if published != nil {
+		*published = true
+	}
 	return nil
 }
 

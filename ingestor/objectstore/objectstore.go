@@ -38,13 +38,15 @@ func (s Store) Get(ctx context.Context, bucket, key, etag string, maxBytes int64
 	if maxBytes > 0 && st.Size > maxBytes {
 		return ingest.Fetched{}, fmt.Errorf("get %s: %d bytes: %w", key, st.Size, ingest.ErrTooLarge)
 	}
-	// Read one byte past the limit so a size that grew in flight is caught too.
-	data, err := io.ReadAll(io.LimitReader(obj, max(maxBytes, st.Size)+1))
-	if err != nil {
+	// Read into a buffer of the object's size (io.ReadAll's doubling would
+	// hold up to twice a 200 MB scan), then one byte past it so a size that
+	// grew in flight is caught too.
+	data := make([]byte, st.Size)
+	if _, err := io.ReadFull(obj, data); err != nil {
 		return ingest.Fetched{}, classify("get", key, err)
 	}
-	if maxBytes > 0 && int64(len(data)) > maxBytes {
-		return ingest.Fetched{}, fmt.Errorf("get %s: %w", key, ingest.ErrTooLarge)
+	if n, _ := obj.Read(make([]byte, 1)); n > 0 {
+		return ingest.Fetched{}, fmt.Errorf("get %s: more than the %d bytes its size said: %w", key, st.Size, ingest.ErrTooLarge)
 	}
 	return ingest.Fetched{Data: data, Metadata: st.UserMetadata}, nil
 }

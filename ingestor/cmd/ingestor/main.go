@@ -37,36 +37,38 @@ import (
 // Config is the ingestor's configuration.
 type Config struct {
 	config.Common
-	S3Endpoint      string
-	S3AccessKey     string
-	S3SecretKey     string
-	S3Secure        bool
-	Concurrency     int
-	LiveSubject     string
-	MaxAckPending   int
-	MaxObjectBytes  int64
-	MaxMessageBytes int
-	TargetTokens    int
-	OverlapTokens   int
-	AssetsBucket    string
-	Bucket          string
-	ExtractTimeout  time.Duration
-	MaxTextBytes    int
-	MaxPages        int
-	MaxImages       int
-	MaxChildMemory  int64
-	PopplerDir      string
-	PDFScratchDir   string
-	PictureReader   string
-	UniDoc          pdf.License
-	OCR             bool
-	OCRLanguages    string
-	OCRMaxPages     int
-	OCRTimeout      time.Duration
-	FileMemory      int64
-	MaxFileBytes    int64
-	Reconcile       time.Duration
-	ReconcileMinAge time.Duration
+	S3Endpoint     string
+	S3AccessKey    string
+	S3SecretKey    string
+	S3Secure       bool
+	Concurrency    int
+	LiveSubject    string
+	MaxAckPending  int
+	MaxObjectBytes int64
+	// ObjectBytesInFlight bounds the object bytes held at once.
+	ObjectBytesInFlight int64
+	MaxMessageBytes     int
+	TargetTokens        int
+	OverlapTokens       int
+	AssetsBucket        string
+	Bucket              string
+	ExtractTimeout      time.Duration
+	MaxTextBytes        int
+	MaxPages            int
+	MaxImages           int
+	MaxChildMemory      int64
+	PopplerDir          string
+	PDFScratchDir       string
+	PictureReader       string
+	UniDoc              pdf.License
+	OCR                 bool
+	OCRLanguages        string
+	OCRMaxPages         int
+	OCRTimeout          time.Duration
+	FileMemory          int64
+	MaxFileBytes        int64
+	Reconcile           time.Duration
+	ReconcileMinAge     time.Duration
 }
 
 // RegisterFlags registers the ingestor's flags.
@@ -79,7 +81,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Concurrency, "concurrency", 4, "objects processed at once")
 	fs.IntVar(&c.MaxAckPending, "max-ack-pending", 64, "unacknowledged events the consumer may hold")
 	fs.StringVar(&c.LiveSubject, "live-subject", pipeline.ObjectLiveSubject, "plain NATS subject of MinIO's live event target, processed at once (\"\": only the durable events, up to 3 s later)")
-	fs.Int64Var(&c.MaxObjectBytes, "max-object-bytes", 32<<20, "larger objects are recorded as failed, not read")
+	fs.Int64Var(&c.MaxObjectBytes, "max-object-bytes", 256<<20, "larger objects are recorded as failed, not read")
+	fs.Int64Var(&c.ObjectBytesInFlight, "object-bytes-in-flight", 512<<20, "object bytes read at once, by the events' sizes: a large file waits for room rather than take the ingestor's memory with others (at least -max-object-bytes)")
 	fs.IntVar(&c.MaxMessageBytes, "max-message-bytes", 0, "largest file version sent in its message; a larger one goes by reference, through the NATS object store "+pipeline.BodiesBucket+" (0: what the server's max_payload allows)")
 	fs.IntVar(&c.TargetTokens, "chunk-tokens", 512, "target chunk size in tokens")
 	fs.IntVar(&c.OverlapTokens, "chunk-overlap", 0, "tokens of trailing blocks a chunk repeats from the previous one")
@@ -127,6 +130,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Concurrency < 1 || c.Concurrency > 256 {
 		p.Addf("concurrency", "must be 1..256, got %d", c.Concurrency)
+	}
+	if c.ObjectBytesInFlight < c.MaxObjectBytes {
+		p.Addf("object-bytes-in-flight", "must be at least -max-object-bytes (%d), got %d", c.MaxObjectBytes, c.ObjectBytesInFlight)
 	}
 	if c.MaxMessageBytes < 0 {
 		p.Addf("max-message-bytes", "must be 0 or more, got %d", c.MaxMessageBytes)
@@ -256,7 +262,7 @@ func serve(ctx context.Context, cfg *Config, deps service.Deps) error {
 	if err != nil {
 		return err
 	}
-	ing := ingest.New(ingest.Config{MaxObjectBytes: cfg.MaxObjectBytes, TargetTokens: cfg.TargetTokens,
+	ing := ingest.New(ingest.Config{MaxObjectBytes: cfg.MaxObjectBytes, ObjectBytesInFlight: cfg.ObjectBytesInFlight, TargetTokens: cfg.TargetTokens,
 		OverlapTokens: cfg.OverlapTokens, Limits: lim, Isolated: isolate.New(isolate.Config{Command: isolatedReader, MemoryBytes: cfg.FileMemory})},
 		objectstore.Store{Client: s3}, objectstore.Assets{Client: s3, Bucket: cfg.AssetsBucket},
 		readers, pipeline.Publisher{JS: js, MaxInline: cfg.MaxMessageBytes}, states, counter, log)

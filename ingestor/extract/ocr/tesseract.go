@@ -20,7 +20,7 @@ import (
 	"strings"
 	"time"
 
-	_ "golang.org/x/image/tiff"
+	"golang.org/x/image/tiff" // also registered, for image.Decode of a TIFF
 
 	"github.com/strata-kb/strata/ingestor/extract"
 )
@@ -141,7 +141,7 @@ func (t *Tesseract) Languages() string { return t.langs }
 // multi-page TIFF is read whole) in reading order. The picture goes to
 // Tesseract on stdin; the process is killed when ctx ends.
 func (t *Tesseract) Recognize(ctx context.Context, img []byte) ([]extract.OCRBlock, error) {
-	cfg, format, err := image.DecodeConfig(bytes.NewReader(img))
+	cfg, format, err := decodeConfig(img)
 	if err != nil {
 		return nil, fmt.Errorf("%w: not a PNG, JPEG or TIFF picture: %v", extract.ErrCorrupt, err)
 	}
@@ -226,3 +226,14 @@ type Missing struct{ Err error }
 
 // Recognize fails with m.Err.
 func (m Missing) Recognize(context.Context, []byte) ([]extract.OCRBlock, error) { return nil, m.Err }
+
+// decodeConfig reads a picture's size. A TIFF's is read in place:
+// image.DecodeConfig hands the TIFF decoder a buffered reader, which it
+// copies whole first (an 8 MB page twice over, each page of a scan).
+func decodeConfig(img []byte) (image.Config, string, error) {
+	if bytes.HasPrefix(img, []byte("II*\x00")) || bytes.HasPrefix(img, []byte("MM\x00*")) {
+		cfg, err := tiff.DecodeConfig(bytes.NewReader(img))
+		return cfg, "tiff", err
+	}
+	return image.DecodeConfig(bytes.NewReader(img))
+}

@@ -3,12 +3,16 @@ package pdf
 import (
 	"context"
 	"fmt"
+	"image/png"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/strata-kb/strata/ingestor/extract"
 	"github.com/strata-kb/strata/ingestor/extract/extracttest"
+	"github.com/strata-kb/strata/ingestor/extract/ocr"
 	"github.com/strata-kb/strata/ingestor/extract/pdf/pdfwrite"
 )
 
@@ -74,4 +78,57 @@ func BenchmarkManualSize(b *testing.B) {
 			})
 		})
 	}
+}
+
+// binder is pdfwrite.ScannedBinder with testdata/lastpage.png last.
+func binder(tb testing.TB, pages int) []byte {
+	tb.Helper()
+	f, err := os.Open(filepath.Join("testdata", "lastpage.png"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	scan, err := png.Decode(f)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return pdfwrite.ScannedBinder(pages, scan)
+}
+
+// TestTesseractReadsATwoHundredMegabyteScanToItsLastPage (issue 52 item 4): a
+// 200 MB PDF of 24 scanned pages, within the OCR page limit, is read by OCR
+// under the default limits, its last page's words found on page 24.
+func TestTesseractReadsATwoHundredMegabyteScanToItsLastPage(t *testing.T) {
+	if os.Getenv("STRATA_OCR_TESTS") != "all" {
+		t.Skip("go tool task test OCRs two pages, in the end-to-end TestOfficeFilesAndScans; go tool task test-ocr (STRATA_OCR_TESTS=all) reads this 200 MB scan too")
+	}
+	reader, err := ocr.New(ocr.Config{})
+	if err != nil {
+		if os.Getenv("STRATA_NO_OCR") == "1" {
+			t.Skipf("STRATA_NO_OCR=1: OCR is not tested on this machine (%v)", err)
+		}
+		t.Fatalf("%v (set STRATA_NO_OCR=1 to skip the tests that need tesseract)", err)
+	}
+	const pages = 24
+	data := binder(t, pages)
+	if len(data) < 200_000_000 {
+		t.Fatalf("the binder is %d bytes, not 200 MB", len(data))
+	}
+	lim := extract.DefaultLimits()
+	lim.OCR = reader
+	lim.Timeout = 5 * time.Minute // a loaded machine: the default limits hold, not the test
+	doc, err := Poppler{}.Extract(context.Background(), data, "binder.pdf", lim)
+	if err != nil {
+		t.Fatalf("a %d-byte scan of %d pages: %v", len(data), pages, err)
+	}
+	at := strings.Index(doc.Text, "marrowfeld")
+	if at < 0 || doc.Pages != pages {
+		t.Fatalf("pages %d, last page's word at %d in %q; warnings %v", doc.Pages, at, doc.Text, doc.Warnings)
+	}
+	for _, b := range doc.Blocks {
+		if b.Start <= at && at < b.End && (b.Page != pages || b.Confidence == 0) {
+			t.Errorf("the last page's word is on page %d, confidence %v", b.Page, b.Confidence)
+		}
+	}
+	t.Logf("%d pages: %d bytes of PDF, %d bytes of text, warnings %v", pages, len(data), len(doc.Text), doc.Warnings)
 }

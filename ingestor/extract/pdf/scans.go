@@ -96,12 +96,21 @@ func (p Poppler) render(ctx context.Context, pdf []byte, dir string, page, dpi i
 		return nil, err
 	}
 	defer f.Close()
-	// A page drawn past its size (pdfinfo failed) is not read whole.
-	img, err := io.ReadAll(io.LimitReader(f, maxScanPixels+1<<20+1))
-	if err == nil && len(img) > maxScanPixels+1<<20 {
-		err = fmt.Errorf("%w: page %d drawn at %d dpi is over %d megapixels", extract.ErrTooLarge, page, dpi, maxScanPixels>>20)
+	// A page drawn past its size (pdfinfo failed) is not read at all; one
+	// within it is read into a buffer of its size (io.ReadAll's doubling
+	// would allocate twice an 8 MB page, each page of a scan).
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
 	}
-	return img, err
+	if st.Size() > maxScanPixels+1<<20 {
+		return nil, fmt.Errorf("%w: page %d drawn at %d dpi is over %d megapixels", extract.ErrTooLarge, page, dpi, maxScanPixels>>20)
+	}
+	img := make([]byte, st.Size())
+	if _, err := io.ReadFull(f, img); err != nil {
+		return nil, fmt.Errorf("read page %d drawn at %d dpi: %w", page, dpi, err)
+	}
+	return img, nil
 }
 
 // pageSizes reads the size of pages first to last in points, by page, from

@@ -6,6 +6,8 @@ package pdfwrite
 import (
 	"bytes"
 	"fmt"
+	"image"
+	"image/color"
 	"sort"
 	"strings"
 	"unicode/utf16"
@@ -37,6 +39,8 @@ type Picture struct {
 	// many components (a stand-in profile: readers fall back to the device
 	// space of as many components).
 	ICC int
+	// FullPage draws the picture over the whole page, as a scanner does.
+	FullPage bool
 }
 
 // OutlineItem is a bookmark to a page; Level 2 items nest under the previous level-1 item.
@@ -98,6 +102,10 @@ func MakeWithInfo(info map[string]string, pages []Page, outline []OutlineItem) [
 				ref = add(fmt.Sprintf("<< /Type /XObject /Subtype /Form /BBox [0 0 100 100] /Resources << /XObject << /Inner %d 0 R >> >> /Length %d >>\nstream\n%s\nendstream", ref, len(form), form))
 			}
 			xobjects = append(xobjects, fmt.Sprintf("%s %d 0 R", name, ref))
+			if pic.FullPage {
+				fmt.Fprintf(&content, "q 612 0 0 792 0 0 cm %s Do Q\n", name)
+				continue
+			}
 			fmt.Fprintf(&content, "q 100 0 0 100 72 %d cm %s Do Q\n", 100+i*10, name)
 		}
 		if len(xobjects) > 0 {
@@ -236,4 +244,30 @@ func textString(s string) string {
 // escape writes s as the body of a PDF literal string.
 func escape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, "(", `\(`, ")", `\)`).Replace(s)
+}
+
+// ScannedBinder writes a PDF of pages scanned pages, each a letter page at
+// 300 dpi (2550x3300 8-bit gray, stored raw as some scanners store it: 8.4
+// MB a page), blank but for the last, which holds last at its top left (an
+// inch in): a binder of 24 pages is 200 MB.
+func ScannedBinder(pages int, last image.Image) []byte {
+	const width, height = 2550, 3300
+	dict := fmt.Sprintf("/Width %d /Height %d /ColorSpace /DeviceGray /BitsPerComponent 8", width, height)
+	blank := bytes.Repeat([]byte{255}, width*height)
+	lastPage := bytes.Clone(blank)
+	b := last.Bounds()
+	for y := b.Min.Y; y < b.Max.Y && 300+y-b.Min.Y < height; y++ {
+		for x := b.Min.X; x < b.Max.X && 300+x-b.Min.X < width; x++ {
+			lastPage[(300+y-b.Min.Y)*width+300+x-b.Min.X] = color.GrayModel.Convert(last.At(x, y)).(color.Gray).Y
+		}
+	}
+	ps := make([]Page, pages)
+	for i := range ps {
+		data := blank
+		if i == pages-1 {
+			data = lastPage
+		}
+		ps[i] = Page{Pictures: []Picture{{Dict: dict, Data: data, FullPage: true}}}
+	}
+	return MakeTitled("Scanned binder", ps, nil)
 }
