@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -80,6 +81,22 @@ func (p Publisher) putBody(ctx context.Context, subject, msgID string, data []by
 		return "", fmt.Errorf("write the %d-byte body of %s to %s: %w", len(data), name, BodiesBucket, err)
 	}
 	return name, nil
+}
+
+// referenceStub is the body a message sent by reference carries: the
+// object's key as the whole body holds it ({"object":{"key":...}}), so
+// what reads a message only for its object (a dead letter's listing,
+// ObjectKeyOf) needs no trip to the bucket; nil for a body without one.
+func referenceStub(data []byte) []byte {
+	key := ObjectKeyOf(data)
+	if key == "" {
+		return nil
+	}
+	stub, err := json.Marshal(map[string]any{"object": map[string]string{"key": key}})
+	if err != nil {
+		return nil
+	}
+	return stub
 }
 
 // Body returns msg's body: its data, or, for a message sent by reference,

@@ -33,6 +33,7 @@ func TestABodyOverTheLimitTravelsByReference(t *testing.T) {
 	small := bytes.Repeat([]byte("s"), 1000)
 	large := bytes.Repeat([]byte("large body "), 1000)              // 11,000 bytes
 	overServer := bytes.Repeat([]byte("x"), int(nc.MaxPayload())+1) // over max_payload
+	fileVersion := []byte(`{"object":{"bucket":"strata","key":"acme/manual.pdf"},"text":"` + string(bytes.Repeat([]byte("t"), 8000)) + `"}`)
 	pub := pipeline.Publisher{JS: js, MaxInline: 4096}
 	unlimited := pipeline.Publisher{JS: js} // the server's limit alone
 	sends := []struct {
@@ -45,6 +46,7 @@ func TestABodyOverTheLimitTravelsByReference(t *testing.T) {
 		{pub, "large", large, true},
 		{unlimited, "large-inline", large, false},
 		{unlimited, "over-server", overServer, true},
+		{pub, "file version", fileVersion, true},
 	}
 	for _, s := range sends {
 		if err := s.pub.Publish(ctx, "strata.chunks.bodies", s.id, nil, s.body); err != nil {
@@ -64,8 +66,11 @@ func TestABodyOverTheLimitTravelsByReference(t *testing.T) {
 		if (ref != "") != s.ref {
 			t.Errorf("%s (%d bytes): sent by reference %q, want by reference %v", s.id, len(s.body), ref, s.ref)
 		}
-		if s.ref && len(msg.Data()) != 0 {
+		if s.ref && s.id != "file version" && len(msg.Data()) != 0 {
 			t.Errorf("%s: a message sent by reference carries %d bytes of body", s.id, len(msg.Data()))
+		}
+		if s.id == "file version" && (!s.ref || pipeline.ObjectKeyOf(msg.Data()) != "acme/manual.pdf" || len(msg.Data()) > 100) {
+			t.Errorf("a file version sent by reference carries %q: its object's key alone, for dead letters", msg.Data())
 		}
 		got, err := pipeline.Body(ctx, js, msg)
 		if err != nil || !bytes.Equal(got, s.body) {

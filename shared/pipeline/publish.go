@@ -32,7 +32,7 @@ func (p Publisher) Publish(ctx context.Context, subject, msgID string, headers m
 		if err != nil {
 			return fmt.Errorf("publish %s: %w", subject, err)
 		}
-		m.Data = nil
+		m.Data = referenceStub(data)
 		m.Header.Set(HeaderBodyRef, name)
 	}
 	for k, v := range headers {

@@ -328,8 +328,9 @@ func runDeadLettersRedrive(ctx context.Context, a *app, name string, args []stri
 	return nil
 }
 
-// redrive publishes a dead letter's body with its Strata-Kind header to its
-// original subject and returns where JetStream stored it.
+// redrive publishes a dead letter's body with its Strata-Kind and
+// Strata-Body-Ref headers to its original subject and returns where
+// JetStream stored it.
 func redrive(ctx context.Context, js jetstream.JetStream, l letter) (string, uint64, error) {
 	subject := l.header(worker.HeaderOriginalSubject)
 	if subject == "" {
@@ -339,6 +340,9 @@ func redrive(ctx context.Context, js jetstream.JetStream, l letter) (string, uin
 	m.Data = l.Data
 	if kind := l.header(pipeline.HeaderKind); kind != "" {
 		m.Header.Set(pipeline.HeaderKind, kind)
+	}
+	if ref := l.header(pipeline.HeaderBodyRef); ref != "" { // a body sent by reference stays in the bucket
+		m.Header.Set(pipeline.HeaderBodyRef, ref)
 	}
 	ack, err := js.PublishMsg(ctx, m)
 	if err != nil {
