@@ -418,16 +418,16 @@ func (c *Catalog) CurrentVersions(project string, keep func(Version) bool) []Ver
 // committedAll returns every Version of project committed in (from, to],
 // oldest first, paging through as many queries as it takes.
 func (s *Store) committedAll(ctx context.Context, project string, from, to int64) ([]Version, error) {
-	var out []Version
-	for {
+	return pageByValidFrom(from, versionPage, func(after int64) ([]Version, error) {
 		rows, err := s.get(ctx, schema.VersionClass, project, catalogVersionFields, wvquery.And(intLE("valid_from", to),
-			filters.Where().WithPath([]string{"valid_from"}).WithOperator(filters.GreaterThan).WithValueInt(from)), func(g *graphql.GetBuilder) *graphql.GetBuilder {
+			filters.Where().WithPath([]string{"valid_from"}).WithOperator(filters.GreaterThan).WithValueInt(after)), func(g *graphql.GetBuilder) *graphql.GetBuilder {
 			return g.
 				WithSort(graphql.Sort{Path: []string{"valid_from"}, Order: graphql.Asc}).WithLimit(versionPage)
 		})
 		if err != nil {
 			return nil, err
 		}
+		out := make([]Version, 0, len(rows))
 		for _, r := range rows {
 			v := version(r)
 			v.ChunkCount = wvquery.Int(r, "chunk_count")
@@ -435,11 +435,38 @@ func (s *Store) committedAll(ctx context.Context, project string, from, to int64
 			v.Metadata, v.MetadataWarnings = metadataOf(r)
 			out = append(out, v)
 		}
-		if len(rows) < versionPage {
-			return out, nil
+		return out, nil
+	})
+}
+
+// pageByValidFrom reads every Version after from through fetch, which
+// returns at most page Versions with valid_from after its argument, oldest
+// first. A group commit writes many Versions at one sequence, so a full
+// page can end inside a sequence: its last sequence is dropped from the
+// page and read whole by the next (a page cursor at the last valid_from
+// would skip the rest of that sequence). A sequence of more Versions than a
+// page (or as many) cannot be paged so, and is an error rather than a
+// loss; a group commit holds at most 64 files, a page 5,000.
+func pageByValidFrom(from int64, page int, fetch func(after int64) ([]Version, error)) ([]Version, error) {
+	var out []Version
+	for {
+		rows, err := fetch(from)
+		if err != nil {
+			return nil, err
 		}
-		// One commit writes one Version, so valid_from is unique in a project.
-		from = out[len(out)-1].ValidFrom
+		if len(rows) < page {
+			return append(out, rows...), nil
+		}
+		last := rows[len(rows)-1].ValidFrom
+		keep := len(rows)
+		for keep > 0 && rows[keep-1].ValidFrom == last {
+			keep--
+		}
+		if keep == 0 {
+			return nil, fmt.Errorf("a page of %d versions all committed at sequence %d: a sequence must hold fewer than a page of the catalog's load", page, last)
+		}
+		out = append(out, rows[:keep]...)
+		from = rows[keep-1].ValidFrom // the next page starts at last, whole
 	}
 }
 

@@ -137,6 +137,7 @@ func (t *Tools) listChanges(ctx context.Context, p auth.Principal, a listChanges
 	if err != nil {
 		return nil, err
 	}
+	versions, to = wholeSequences(versions, maxChangeVersions, to)
 	// Net change per file: its last version in the range against its state at from.
 	last := map[string]store.Version{}
 	var order []string
@@ -179,6 +180,26 @@ func (t *Tools) listChanges(ctx context.Context, p auth.Principal, a listChanges
 		out.NextCursor = &s
 	}
 	return out, nil
+}
+
+// wholeSequences cuts a listing that read as many versions as it may
+// (limit) back to the sequences it read whole, and returns where it then
+// ends: the versions of its last sequence may be only some of them (a
+// group commit writes many at one sequence), and the rest are read from
+// next_since_sequence. A listing that read fewer ends at to.
+func wholeSequences(versions []store.Version, limit int, to int64) ([]store.Version, int64) {
+	if len(versions) < limit || len(versions) == 0 {
+		return versions, to
+	}
+	last := versions[len(versions)-1].ValidFrom
+	keep := len(versions)
+	for keep > 0 && versions[keep-1].ValidFrom == last {
+		keep--
+	}
+	if keep == 0 { // one sequence of limit versions: a group commit holds at most 64 files
+		return versions, last
+	}
+	return versions[:keep], versions[keep-1].ValidFrom
 }
 
 func sortChanges(cs []change) {
