@@ -47,9 +47,10 @@ func shellWords(line string) []string {
 	return words
 }
 
-// natsCommand is one `nats stream add` or `nats kv add` found in a script.
+// natsCommand is one `nats stream add`, `nats kv add` or `nats object add`
+// found in a script.
 type natsCommand struct {
-	what  string // "stream" or "kv"
+	what  string // "stream", "kv" or "object"
 	name  string
 	flags map[string][]string
 }
@@ -61,7 +62,7 @@ func natsAdds(script string) []natsCommand {
 	for _, line := range strings.Split(script, "\n") {
 		w := shellWords(line)
 		for i := 0; i+3 < len(w); i++ {
-			if w[i] != "nats" || w[i+2] != "add" || (w[i+1] != "stream" && w[i+1] != "kv") {
+			if w[i] != "nats" || w[i+2] != "add" || (w[i+1] != "stream" && w[i+1] != "kv" && w[i+1] != "object") {
 				continue
 			}
 			c := natsCommand{what: w[i+1], name: w[i+3], flags: map[string][]string{}}
@@ -104,7 +105,12 @@ func natsDuration(s string) (time.Duration, error) {
 func checkStreamCommands(script string, replicas int) []error {
 	var errs []error
 	got := map[string]natsCommand{}
+	objects := map[string]natsCommand{}
 	for _, c := range natsAdds(script) {
+		if c.what == "object" {
+			objects[c.name] = c
+			continue
+		}
 		if c.what == "kv" {
 			if r := c.flags["replicas"]; len(r) != 1 || r[0] != strconv.Itoa(replicas) {
 				errs = append(errs, fmt.Errorf("kv %s: --replicas %v, want %d", c.name, r, replicas))
@@ -156,6 +162,23 @@ func checkStreamCommands(script string, replicas int) []error {
 	}
 	for name := range got {
 		errs = append(errs, fmt.Errorf("stream %s is created but is not one of shared/pipeline's", name))
+	}
+	// The object store of bodies sent by reference, as EnsureStreams makes it.
+	bodies := pipeline.BodiesConfig(replicas)
+	c, ok := objects[bodies.Bucket]
+	switch {
+	case !ok:
+		errs = append(errs, fmt.Errorf("object store %s (shared/pipeline.BodiesConfig) is not created: a message over the message limit could not be sent", bodies.Bucket))
+	case len(c.flags["storage"]) != 1 || c.flags["storage"][0] != "file":
+		errs = append(errs, fmt.Errorf("object store %s: --storage %v, want file", bodies.Bucket, c.flags["storage"]))
+	case len(c.flags["replicas"]) != 1 || c.flags["replicas"][0] != strconv.Itoa(bodies.Replicas):
+		errs = append(errs, fmt.Errorf("object store %s: --replicas %v, want %d", bodies.Bucket, c.flags["replicas"], bodies.Replicas))
+	default:
+		if ttl := c.flags["ttl"]; len(ttl) != 1 {
+			errs = append(errs, fmt.Errorf("object store %s: --ttl %v, want %v (the streams' age)", bodies.Bucket, ttl, bodies.TTL))
+		} else if d, err := natsDuration(ttl[0]); err != nil || d != bodies.TTL {
+			errs = append(errs, fmt.Errorf("object store %s: --ttl %q, want %v (the streams' age)", bodies.Bucket, ttl[0], bodies.TTL))
+		}
 	}
 	return errs
 }

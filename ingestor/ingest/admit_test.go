@@ -10,7 +10,8 @@ import (
 
 // TestLargeObjectsWaitForRoom: objects are read only while their sizes fit
 // -object-bytes-in-flight together; one declared over it takes all of it,
-// and one of unknown size is not held back.
+// and one of unknown size or over -max-object-bytes (refused unread) is not
+// held back.
 func TestLargeObjectsWaitForRoom(t *testing.T) {
 	in := New(Config{MaxObjectBytes: 100, ObjectBytesInFlight: 100}, nil, nil, nil, nil, nil, nil, nil)
 	enter := func(key string, size int64) func() {
@@ -36,8 +37,10 @@ func TestLargeObjectsWaitForRoom(t *testing.T) {
 	waits("b", 80)
 	enter("small", 20)()
 	enter("unknown size", 0)()
+	enter("over the object limit", 500)() // refused unread: takes no room
 	first()
-	huge := enter("huge", 500) // over the bound: takes all of it
+	in.cfg.MaxObjectBytes = 1000 // a bound below the object limit (not from the flags)
+	huge := enter("huge", 500)   // over the bound: takes all of it
 	waits("c", 1)
 	huge()
 	enter("b", 80)()

@@ -85,7 +85,8 @@ type Config struct {
 	MaxObjectBytes int64
 	// ObjectBytesInFlight bounds the object bytes read at once (by the
 	// events' sizes), so a few large files wait for room rather than take
-	// the ingestor's memory together; at least MaxObjectBytes. 0: no bound.
+	// the ingestor's memory together; at least MaxObjectBytes (the flag's
+	// check). 0 here: no bound (tests).
 	ObjectBytesInFlight int64
 	TargetTokens        int
 	OverlapTokens       int
@@ -120,10 +121,11 @@ func New(cfg Config, store ObjectStore, assets AssetStore, extractor Extractor, 
 }
 
 // admit waits until the object of r fits the object bytes in flight and
-// returns the function that gives its room back. An object declared larger
-// than the bound takes all of it (the fetch refuses one over the limit).
+// returns the function that gives its room back. An object over
+// -max-object-bytes takes none (the fetch refuses it unread), and one of
+// unknown size none either (the fetch bounds it).
 func (in *Ingestor) admit(ctx context.Context, r event.Record) (func(), error) {
-	if in.inFlight == nil || r.Size <= 0 {
+	if in.inFlight == nil || r.Size <= 0 || (in.cfg.MaxObjectBytes > 0 && r.Size > in.cfg.MaxObjectBytes) {
 		return func() {}, nil
 	}
 	n := min(r.Size, in.cfg.ObjectBytesInFlight)

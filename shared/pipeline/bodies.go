@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -20,9 +22,11 @@ import (
 // so no stage handles a reference itself.
 //
 // The bucket keeps an object as long as the streams keep a message (their
-// MaxAge), so a body lives as long as the message that names it and is
-// collected with it: a replay (`nats` CLI) or a dead letter within the
-// streams' age finds its body, and nothing else has to delete it.
+// MaxAge, counted from its writing), so a body lives as long as the message
+// that names it and is collected with it: a replay (`nats` CLI) within the
+// streams' age finds its body, and nothing else has to delete it. A dead
+// letter keeps only the reference: re-driven more than 30 days after the
+// upload, it finds the body gone and is dead-lettered again, saying so.
 const (
 	BodiesBucket  = "strata-bodies"
 	HeaderBodyRef = "Strata-Body-Ref"
@@ -113,12 +117,28 @@ func Body(ctx context.Context, js jetstream.JetStream, msg jetstream.Msg) ([]byt
 	if err != nil {
 		return nil, fmt.Errorf("open object store %s for body %s: %w", BodiesBucket, name, err)
 	}
-	data, err := store.GetBytes(ctx, name)
+	// A deadline of its own: without one, nats.go gives the whole read 5 s,
+	// short for tens of MB on a loaded cluster.
+	ctx, cancel := context.WithTimeout(ctx, bodyReadTimeout)
+	defer cancel()
+	obj, err := store.Get(ctx, name)
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
 		return nil, fmt.Errorf("body %s: %w", name, ErrBodyGone)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read body %s from %s: %w", name, BodiesBucket, err)
 	}
+	defer obj.Close()
+	info, err := obj.Info()
+	if err != nil {
+		return nil, fmt.Errorf("read body %s from %s: %w", name, BodiesBucket, err)
+	}
+	data := make([]byte, info.Size) // GetBytes would grow a buffer to twice the body
+	if _, err := io.ReadFull(obj, data); err != nil {
+		return nil, fmt.Errorf("read body %s (%d bytes) from %s: %w", name, info.Size, BodiesBucket, err)
+	}
 	return data, nil
 }
+
+// bodyReadTimeout bounds reading one body back.
+const bodyReadTimeout = 2 * time.Minute

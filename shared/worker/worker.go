@@ -200,7 +200,10 @@ func (l *Loop) process(ctx context.Context, msg jetstream.Msg) {
 		select {
 		case <-l.stopping:
 		case <-time.After(l.cfg.HeldBackRetry):
-			if work, err = l.withBody(ctx, msg); err == nil {
+			if work == nil { // the body was not read yet: the hold was on reading it
+				work, err = l.withBody(ctx, msg)
+			}
+			if work != nil {
 				err = l.handle(ctx, work)
 			}
 			continue
