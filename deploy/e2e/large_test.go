@@ -214,7 +214,7 @@ func workbook(t *testing.T, rows int, marker string) []byte {
 	row(1, "Id", "Customer", "City", "Note")
 	cities := []string{"Lisbon", "Oslo", "Kyoto", "Lima"}
 	for i := range rows {
-		note := fmt.Sprintf("order %d shipped by sea", i)
+		note := fmt.Sprintf("order %d shipped by sea in two crates, signed for on arrival", i)
 		if i == rows-1 {
 			note += ", sealed by " + marker
 		}
