@@ -75,18 +75,27 @@ func TestContainers(t *testing.T) {
 // bundle is a ZIP as a user zips a folder: a DOCX made by LibreOffice in a
 // subfolder and a text PDF.
 func bundle(t *testing.T, docx string) []byte {
-	var b bytes.Buffer
-	zw := zip.NewWriter(&b)
-	for _, m := range []struct{ name, data string }{
+	return zipOf(t, []zipPart{
 		{"reports/", ""},
 		{"reports/q3.docx", docx},
 		{"manual.pdf", string(pdfwrite.MakeTitled("Manual", []pdfwrite.Page{{Lines: []string{"Priming the pump: zippumpmarker."}}}, nil))},
-	} {
-		w, err := zw.Create(m.name)
+	})
+}
+
+// zipPart is one entry of a ZIP a test makes.
+type zipPart struct{ name, data string }
+
+// zipOf writes parts into a ZIP, in order.
+func zipOf(t *testing.T, parts []zipPart) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for _, p := range parts {
+		w, err := zw.Create(p.name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := w.Write([]byte(m.data)); err != nil {
+		if _, err := w.Write([]byte(p.data)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"archive/zip"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -221,7 +219,7 @@ func workbook(t *testing.T, rows int, marker string) []byte {
 		row(i+2, fmt.Sprint(i), fmt.Sprintf("Customer %d", i%997), cities[i%len(cities)], note)
 	}
 	sheet.WriteString(`</sheetData></worksheet>`)
-	parts := []struct{ name, data string }{
+	return zipOf(t, []zipPart{
 		{"[Content_Types].xml", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">` +
 			`<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/>` +
 			`<Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>` +
@@ -233,20 +231,5 @@ func workbook(t *testing.T, rows int, marker string) []byte {
 		{"xl/_rels/workbook.xml.rels", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">` +
 			`<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>`},
 		{"xl/worksheets/sheet1.xml", sheet.String()},
-	}
-	var b bytes.Buffer
-	zw := zip.NewWriter(&b)
-	for _, p := range parts {
-		w, err := zw.Create(p.name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Write([]byte(p.data)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
+	})
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/strata-kb/strata/ingestor/extract"
 	"github.com/strata-kb/strata/ingestor/extract/extracttest"
-	"github.com/strata-kb/strata/ingestor/extract/ocr"
 	"github.com/strata-kb/strata/ingestor/extract/pdf/pdfwrite"
 )
 
@@ -99,16 +98,7 @@ func binder(tb testing.TB, pages int) []byte {
 // 200 MB PDF of 24 scanned pages, within the OCR page limit, is read by OCR
 // under the default limits, its last page's words found on page 24.
 func TestTesseractReadsATwoHundredMegabyteScanToItsLastPage(t *testing.T) {
-	if os.Getenv("STRATA_OCR_TESTS") != "all" {
-		t.Skip("go tool task test OCRs two pages, in the end-to-end TestOfficeFilesAndScans; go tool task test-ocr (STRATA_OCR_TESTS=all) reads this 200 MB scan too")
-	}
-	reader, err := ocr.New(ocr.Config{})
-	if err != nil {
-		if os.Getenv("STRATA_NO_OCR") == "1" {
-			t.Skipf("STRATA_NO_OCR=1: OCR is not tested on this machine (%v)", err)
-		}
-		t.Fatalf("%v (set STRATA_NO_OCR=1 to skip the tests that need tesseract)", err)
-	}
+	reader := tesseractTest(t, "this 200 MB scan")
 	const pages = 24
 	data := binder(t, pages)
 	if len(data) < 200_000_000 {

@@ -253,10 +253,13 @@ func TestRenderDPI(t *testing.T) {
 	}
 }
 
-// TestTesseractReadsScan: the scan in mixed.pdf read by Tesseract.
-func TestTesseractReadsScan(t *testing.T) {
+// tesseractTest returns the real Tesseract for a test of go tool task
+// test-ocr (STRATA_OCR_TESTS=all), which reads what (go tool task test OCRs
+// two pages, end to end); it fails without tesseract unless STRATA_NO_OCR=1.
+func tesseractTest(t *testing.T, what string) *ocr.Tesseract {
+	t.Helper()
 	if os.Getenv("STRATA_OCR_TESTS") != "all" {
-		t.Skip("go tool task test OCRs two pages, in the end-to-end TestOfficeFilesAndScans; go tool task test-ocr (STRATA_OCR_TESTS=all) reads this one too")
+		t.Skip("go tool task test OCRs two pages, in the end-to-end TestOfficeFilesAndScans; go tool task test-ocr (STRATA_OCR_TESTS=all) reads " + what + " too")
 	}
 	tess, err := ocr.New(ocr.Config{})
 	if err != nil {
@@ -265,6 +268,12 @@ func TestTesseractReadsScan(t *testing.T) {
 		}
 		t.Fatalf("%v (set STRATA_NO_OCR=1 to skip the tests that need tesseract)", err)
 	}
+	return tess
+}
+
+// TestTesseractReadsScan: the scan in mixed.pdf read by Tesseract.
+func TestTesseractReadsScan(t *testing.T) {
+	tess := tesseractTest(t, "this one")
 	data := readFile(t, "mixed.pdf")
 	doc, err := Poppler{}.Extract(t.Context(), data, "mixed.pdf", withOCR(tess))
 	if err != nil {
