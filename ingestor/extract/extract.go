@@ -81,6 +81,37 @@ type Document struct {
 	Metadata metadata.Metadata
 	Images   []Image
 	Warnings []string // recoverable problems, e.g. pages skipped as junk
+	// Members are the files inside a container (a message's attachments,
+	// an archive's files, a mailbox's messages), each read by its own
+	// format: documents of their own, at <container path>//<Path>
+	// (objkey.MemberPath). A member's own members are in its Document.
+	Members []Member
+}
+
+// Member is a file inside a container, read by its own format.
+type Member struct {
+	// Path is the member's path inside its container, made safe
+	// (container.MemberPath) and unique among the container's members.
+	Path string
+	Doc  *Document
+}
+
+// HeldWithMembers is what doc and its members hold, as MaxFileBytes counts it.
+func HeldWithMembers(doc *Document) int64 {
+	n := Held(doc)
+	for _, m := range doc.Members {
+		n += HeldWithMembers(m.Doc)
+	}
+	return n
+}
+
+// TextWithMembers is the bytes of text of doc and its members.
+func TextWithMembers(doc *Document) int {
+	n := len(doc.Text)
+	for _, m := range doc.Members {
+		n += TextWithMembers(m.Doc)
+	}
+	return n
 }
 
 // Limits bound the work and memory one file may take.
@@ -197,6 +228,10 @@ type Builder struct {
 	lim  Limits
 	held int64
 	err  error
+	// memberText is the text of the members added (AddMember): a
+	// container's members share its limits.
+	memberText int
+	paths      map[string]struct{} // member paths taken
 }
 
 // Within bounds what the builder holds by lim.MaxFileBytes.
@@ -257,8 +292,49 @@ func (b *Builder) AddImage(img Image, description string) {
 	}
 }
 
+// AddMember adds doc as a member of the document being built, at path
+// inside it, made unique among its members ("notes.txt", "notes (2).txt"),
+// which it returns. What the member and its own members hold counts
+// against the builder's budget, and their text against the container's
+// text (MembersLen): a container's members share its limits.
+func (b *Builder) AddMember(path string, doc *Document) (string, bool) {
+	if !b.hold(HeldWithMembers(doc)) {
+		return "", false
+	}
+	if b.paths == nil {
+		b.paths = map[string]struct{}{}
+	}
+	unique, ext := path, pathExt(path)
+	for n := 2; ; n++ {
+		if _, taken := b.paths[unique]; !taken {
+			break
+		}
+		unique = fmt.Sprintf("%s (%d)%s", strings.TrimSuffix(path, ext), n, ext)
+	}
+	b.paths[unique] = struct{}{}
+	b.memberText += TextWithMembers(doc)
+	b.doc.Members = append(b.doc.Members, Member{Path: unique, Doc: doc})
+	return unique, true
+}
+
+// pathExt is p's last element's extension (".txt"), "" without one.
+func pathExt(p string) string {
+	for i := len(p) - 1; i >= 0 && p[i] != '/'; i-- {
+		if p[i] == '.' {
+			if i == 0 || p[i-1] == '/' {
+				return ""
+			}
+			return p[i:]
+		}
+	}
+	return ""
+}
+
 // Len is the text length so far in bytes.
 func (b *Builder) Len() int { return len(b.buf) }
+
+// MembersLen is the text of the members added so far, in bytes.
+func (b *Builder) MembersLen() int { return b.memberText }
 
 // Held is what the builder holds so far (Hold: text, blocks, images).
 func (b *Builder) Held() int64 { return b.held }

@@ -85,15 +85,11 @@ func Parse(raw string) (Key, error) {
 func ValidProject(name string) bool { return projectRE.MatchString(name) }
 
 // Name returns the last path segment, the file's display name.
-func (k Key) Name() string { return k.Path[strings.LastIndexByte(k.Path, '/')+1:] }
+func (k Key) Name() string { _, name := Split(k.Path); return name }
 
-// Folder returns the folder part of the path ("" at the project root).
-func (k Key) Folder() string {
-	if i := strings.LastIndexByte(k.Path, '/'); i >= 0 {
-		return k.Path[:i]
-	}
-	return ""
-}
+// Folder returns the folder part of the path ("" at the project root; a
+// member's is what holds it, Split).
+func (k Key) Folder() string { folder, _ := Split(k.Path); return folder }
 
 func isBidiControl(r rune) bool {
 	return (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069) || r == 0x200E || r == 0x200F || r == 0x061C || r == 0xFEFF
@@ -104,4 +100,58 @@ func truncate(s string) string {
 		return s[:120] + "..."
 	}
 	return s
+}
+
+// MemberSeparator joins a container's path and the path of a file inside
+// it (an attachment, an archive's file, a mailbox's message):
+// "mail/launch.eml//notes.txt". It is an empty path segment, which no
+// object key can have (Parse), so a member's path never collides with an
+// uploaded file's. Members of members are joined the same way
+// ("share/a.zip//b.zip//c.txt").
+const MemberSeparator = "//"
+
+// MemberPath is the path of member inside the file at container.
+func MemberPath(container, member string) string { return container + MemberSeparator + member }
+
+// ContainerOf returns the path of the uploaded file p is in: p itself for
+// an uploaded file, the outermost container's path for a member (then
+// member is true).
+func ContainerOf(p string) (container string, member bool) {
+	if i := strings.Index(p, MemberSeparator); i >= 0 {
+		return p[:i], true
+	}
+	return p, false
+}
+
+// Split returns a document path's folder ("" at the project root) and
+// name. A member's folder is what holds it: "mail/a.eml//notes.txt" is
+// notes.txt in "mail/a.eml", "b.zip//reports/q3.docx" q3.docx in
+// "b.zip//reports".
+func Split(p string) (folder, name string) {
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 {
+		return "", p
+	}
+	return strings.TrimSuffix(p[:i], "/"), p[i+1:]
+}
+
+// ParseDocument is Parse for a document's key, which may name a member
+// (<project>[@<branch>]/<container path>//<member path>): the container's
+// part must be a valid object key and each part of the member path a valid
+// path, with no empty, relative or blank segment.
+func ParseDocument(raw string) (Key, error) {
+	head, member, isMember := strings.Cut(raw, MemberSeparator)
+	if !isMember {
+		return Parse(raw)
+	}
+	k, err := Parse(head)
+	if err != nil {
+		return Key{}, err
+	}
+	// Each member's path is checked as an uploaded file's path would be.
+	if _, err := Parse(k.Project + "/" + strings.ReplaceAll(member, MemberSeparator, "/")); err != nil || len(raw) > MaxKeyBytes {
+		return Key{}, fmt.Errorf("%w %q: member path: not a valid path", ErrInvalid, truncate(raw))
+	}
+	k.Raw, k.Path = raw, k.Path+MemberSeparator+member
+	return k, nil
 }

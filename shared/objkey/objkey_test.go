@@ -77,3 +77,39 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestMemberPaths(t *testing.T) {
+	for _, tt := range []struct{ path, folder, name, container string }{
+		{"guide.md", "", "guide.md", "guide.md"},
+		{"docs/guide.md", "docs", "guide.md", "docs/guide.md"},
+		{"mail/a.eml//notes.txt", "mail/a.eml", "notes.txt", "mail/a.eml"},
+		{"b.zip//reports/q3.docx", "b.zip//reports", "q3.docx", "b.zip"},
+		{"b.zip//c.zip//x.txt", "b.zip//c.zip", "x.txt", "b.zip"},
+	} {
+		if f, n := Split(tt.path); f != tt.folder || n != tt.name {
+			t.Errorf("Split(%q) = %q, %q, want %q, %q", tt.path, f, n, tt.folder, tt.name)
+		}
+		c, member := ContainerOf(tt.path)
+		if c != tt.container || member != (c != tt.path) {
+			t.Errorf("ContainerOf(%q) = %q, %v, want %q", tt.path, c, member, tt.container)
+		}
+	}
+	if got := MemberPath("mail/a.eml", "notes.txt"); got != "mail/a.eml//notes.txt" {
+		t.Errorf("MemberPath = %q", got)
+	}
+}
+
+func TestParseDocument(t *testing.T) {
+	k, err := ParseDocument("acme@b1/mail/a.eml//att/notes.txt//x.txt")
+	if err != nil || k.Project != "acme" || k.Branch != "b1" || k.Path != "mail/a.eml//att/notes.txt//x.txt" || k.Name() != "x.txt" {
+		t.Fatalf("ParseDocument = %+v, %v", k, err)
+	}
+	if k, err := ParseDocument("acme/docs/guide.md"); err != nil || k.Path != "docs/guide.md" {
+		t.Fatalf("ParseDocument of a file = %+v, %v", k, err)
+	}
+	for _, bad := range []string{"acme//x.md", "acme/a.eml//", "acme/a.eml///x", "acme/a.eml//../x", "acme/a.eml//x/./y", "acme/a.eml// /x", "acme/a.eml//x\u202e", "../a.eml//x"} {
+		if _, err := ParseDocument(bad); err == nil || !errors.Is(err, ErrInvalid) {
+			t.Errorf("ParseDocument(%q) = %v, want ErrInvalid", bad, err)
+		}
+	}
+}
