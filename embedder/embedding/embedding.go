@@ -59,10 +59,22 @@ func (e *Embedder) Handle(ctx context.Context, msg jetstream.Msg) error {
 	return e.EmbedFileVersion(ctx, fv)
 }
 
-// EmbedFileVersion embeds fv's chunks and publishes their vectors. Chunks
-// whose content (checksum) was embedded with this model before come from
-// the cache; only the others go to the provider, in batches.
+// EmbedFileVersion embeds the chunks of fv and of each of its members (a
+// container's files, documents of their own) and publishes their vectors,
+// one message a file version.
 func (e *Embedder) EmbedFileVersion(ctx context.Context, fv pipeline.FileVersion) error {
+	for _, v := range fv.Each() {
+		if err := e.embedOne(ctx, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// embedOne embeds fv's chunks and publishes their vectors. Chunks whose
+// content (checksum) was embedded with this model before come from the
+// cache; only the others go to the provider, in batches.
+func (e *Embedder) embedOne(ctx context.Context, fv pipeline.FileVersion) error {
 	if e.provider == nil || len(fv.Chunks) == 0 {
 		return nil
 	}

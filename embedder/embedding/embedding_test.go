@@ -121,3 +121,38 @@ func TestVectorsOverTheMessageLimitAreDeadLettered(t *testing.T) {
 		t.Fatalf("err %v (permanent: %v)", err, worker.IsPermanent(err))
 	}
 }
+
+// A container's members are documents of their own: each gets its own
+// vectors message, under its own file version id, beside the container's.
+func TestEachMemberGetsItsOwnVectors(t *testing.T) {
+	fv := fileVersion(2)
+	member := fileVersion(3)
+	member.Object.Path, member.FileID, member.FileVersionID = "a.md//notes.txt", "fm", "vm"
+	empty := fileVersion(0)
+	empty.Object.Path, empty.FileVersionID = "a.md//empty.txt", "ve"
+	fv.Members = []pipeline.FileVersion{member, empty}
+	pub := &multiRecorder{}
+	if err := New(&fakeProvider{dims: 4}, pub, nil, 2, quiet).EmbedFileVersion(context.Background(), fv); err != nil {
+		t.Fatal(err)
+	}
+	if len(pub.ids) != 2 || pub.ids[0] != "v-fake-model" || pub.ids[1] != "vm-fake-model" {
+		t.Fatalf("published %v, want the container's and the member's vectors", pub.ids)
+	}
+	var v pipeline.Vectors
+	if err := json.Unmarshal(pub.data[1], &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.FileID != "fm" || v.Object.Path != "a.md//notes.txt" || len(v.Chunks) != 3 {
+		t.Fatalf("member's vectors %+v", v)
+	}
+}
+
+type multiRecorder struct {
+	ids  []string
+	data [][]byte
+}
+
+func (r *multiRecorder) Publish(_ context.Context, _, msgID string, _ map[string]string, data []byte) error {
+	r.ids, r.data = append(r.ids, msgID), append(r.data, data)
+	return nil
+}

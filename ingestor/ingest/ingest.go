@@ -11,7 +11,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"mime"
+	"path"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -21,6 +23,7 @@ import (
 	"github.com/strata-kb/strata/ingestor/chunk"
 	"github.com/strata-kb/strata/ingestor/event"
 	"github.com/strata-kb/strata/ingestor/extract"
+	"github.com/strata-kb/strata/ingestor/extract/container"
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/metadata"
 	"github.com/strata-kb/strata/shared/objkey"
@@ -416,6 +419,16 @@ func (in *Ingestor) extract(ctx context.Context, fv *pipeline.FileVersion, key o
 		fv.Status, fv.Error = pipeline.StatusFailed, err.Error()
 		return nil
 	}
+	if err := in.fill(ctx, fv, key.Name(), doc); err != nil {
+		return err
+	}
+	return in.addMembers(ctx, fv, key, doc)
+}
+
+// fill fills fv, named name, from doc: its format, text statistics,
+// sections and chunks, or why it has none. Only a failure to store
+// images is returned, to be retried.
+func (in *Ingestor) fill(ctx context.Context, fv *pipeline.FileVersion, name string, doc *extract.Document) error {
 	fv.Format, fv.Language, fv.Pages, fv.Warnings = doc.Format, doc.Language, doc.Pages, doc.Warnings
 	fv.MetadataSources.File = doc.Metadata
 	if doc.Title != "" {
@@ -440,7 +453,7 @@ func (in *Ingestor) extract(ctx context.Context, fv *pipeline.FileVersion, key o
 		if fv.Sections[i].Title == "" && s.Ordinal == 0 {
 			fv.Sections[i].Title = fv.Title
 		}
-		if fv.Title == key.Name() && s.Level == 1 && s.Title != "" && doc.Format != "code" {
+		if fv.Title == name && s.Level == 1 && s.Title != "" && doc.Format != "code" {
 			fv.Title = s.Title
 		}
 		fv.TokenCount += s.Tokens
@@ -454,8 +467,9 @@ func (in *Ingestor) extract(ctx context.Context, fv *pipeline.FileVersion, key o
 			img := doc.Images[c.Image]
 			ref, ok := refs[c.Image]
 			if !ok {
-				if ref, err = in.assets.PutAsset(ctx, key.Project+"/"+fv.FileVersionID+"/"+img.Name, img.Data, img.MIME); err != nil {
-					return fmt.Errorf("store image %s of %s: %w", img.Name, key.Raw, err)
+				var err error
+				if ref, err = in.assets.PutAsset(ctx, fv.Object.Project+"/"+fv.FileVersionID+"/"+img.Name, img.Data, img.MIME); err != nil {
+					return fmt.Errorf("store image %s of %s: %w", img.Name, fv.Object.Path, err)
 				}
 				refs[c.Image] = ref
 			}
@@ -463,4 +477,63 @@ func (in *Ingestor) extract(ctx context.Context, fv *pipeline.FileVersion, key o
 		}
 	}
 	return nil
+}
+
+// MaxMembers bounds the members one uploaded file's version carries, its
+// members' members included (container.MaxMembers bounds each
+// container's own): a set is committed at once, in one commit.
+const MaxMembers = container.MaxMembers
+
+// addMembers adds the files inside doc (a message's attachments, an
+// archive's files, a mailbox's messages, and theirs) to fv as documents
+// of their own, at <path>//<member path>: the container's object, access
+// and tags, each member's own file metadata with what every container
+// around it says of itself (a message's from, to, cc, date and subject)
+// over it. What is past MaxMembers is recorded on fv.
+func (in *Ingestor) addMembers(ctx context.Context, fv *pipeline.FileVersion, key objkey.Key, doc *extract.Document) error {
+	var add func(parentPath string, parentMeta metadata.Metadata, d *extract.Document) error
+	add = func(parentPath string, parentMeta metadata.Metadata, d *extract.Document) error {
+		for _, m := range d.Members {
+			p := objkey.MemberPath(parentPath, m.Path)
+			if len(fv.Members) == MaxMembers {
+				fv.Warnings = append(fv.Warnings, fmt.Sprintf("member %s and those after it are not documents of their own: a file carries at most %d members, its members' members included", p, MaxMembers))
+				return errStop
+			}
+			meta := memberMetadata(m.Doc.Metadata, parentMeta)
+			mfv := pipeline.FileVersion{Object: fv.Object, FileID: ids.File(key.Project, key.Branch, p), Checksum: fv.Checksum,
+				Title: path.Base(m.Path), IngestedAt: fv.IngestedAt, Access: fv.Access, MetadataSources: fv.MetadataSources}
+			mfv.Object.Path = p
+			mfv.FileVersionID = ids.FileVersion(mfv.FileID, versionOf(fv.Object), fv.Checksum)
+			md := *m.Doc
+			md.Metadata, md.Members = meta, nil
+			if err := in.fill(ctx, &mfv, mfv.Title, &md); err != nil {
+				return err
+			}
+			mfv.Metadata, _ = metadata.Merge(mfv.MetadataSources)
+			fv.Members = append(fv.Members, mfv)
+			if err := add(p, meta, m.Doc); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := add(fv.Object.Path, doc.Metadata, doc); err != nil && !errors.Is(err, errStop) {
+		return err
+	}
+	return nil
+}
+
+// errStop ends addMembers' walk at MaxMembers.
+var errStop = errors.New("stop")
+
+// memberMetadata is a member's file metadata: its own, with its
+// containers' over it.
+func memberMetadata(own, containers metadata.Metadata) metadata.Metadata {
+	if len(containers) == 0 {
+		return own
+	}
+	out := make(metadata.Metadata, len(own)+len(containers))
+	maps.Copy(out, own)
+	maps.Copy(out, containers)
+	return out
 }

@@ -111,6 +111,13 @@ func EncodeFileVersion(fv FileVersion) ([]byte, error) {
 			*col = nil
 		}
 	}
+	for _, m := range fv.Members {
+		b, err := EncodeFileVersion(m)
+		if err != nil {
+			return nil, fmt.Errorf("encode member %s of %s: %w", m.Object.Path, fv.FileVersionID, err)
+		}
+		w.Members = append(w.Members, b)
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -138,7 +145,14 @@ func (fv *FileVersion) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*fv = FileVersion(w.plainFileVersion)
-	fv.Sections, fv.Chunks = nil, nil
+	fv.Sections, fv.Chunks, fv.Members = nil, nil, nil
+	for _, raw := range w.Members {
+		var m FileVersion
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return fmt.Errorf("file version %s: member: %w", fv.FileVersionID, err)
+		}
+		fv.Members = append(fv.Members, m)
+	}
 	ws, wc := w.Sections, w.Chunks
 	nSec, nChunk := len(ws.Keep), len(wc.Content)
 	if nSec > 0 {
@@ -245,6 +259,8 @@ type wireFileVersion struct {
 	Wire     int          `json:"wire,omitempty"`
 	Sections wireSections `json:"sections"`
 	Chunks   wireChunks   `json:"chunks"`
+	// Members are each in this compact form too.
+	Members []json.RawMessage `json:"members,omitempty"`
 }
 
 // wireSections are the sections as columns, one value a section; the

@@ -140,3 +140,45 @@ func TestEncodeFileVersionLinear(t *testing.T) {
 		t.Fatalf("%d bytes a chunk of about 15 bytes of text", perChunk)
 	}
 }
+
+// A container's members travel inside it, each in the compact form, and
+// come back whole.
+func TestEncodeFileVersionMembersRoundTrip(t *testing.T) {
+	fv := wireVersion(4, "Install")
+	member := wireVersion(3, "Notes") // its ids derived from its own version id below
+	mid := ids.FileVersion(ids.File("acme", "", "mail/a.eml//notes.txt"), "v1", "sum")
+	for i := range member.Sections {
+		member.Sections[i].ID = ids.Section(mid, i)
+	}
+	for i := range member.Chunks {
+		member.Chunks[i].ID = ids.Chunk(mid, i)
+		member.Chunks[i].SectionID = ids.Section(mid, sectionOf(member, i))
+	}
+	member.FileVersionID, member.Object.Path = mid, "mail/a.eml//notes.txt"
+	fv.Members = []FileVersion{member}
+	body, err := EncodeFileVersion(fv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(string(body), `"wire":3`) != 2 {
+		t.Fatalf("members not in the compact form: %s", body)
+	}
+	var got FileVersion
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, fv) {
+		t.Fatalf("round trip changed the members:\n got %+v\nwant %+v", got.Members, fv.Members)
+	}
+}
+
+// sectionOf is the ordinal of the section chunk i of fv is in.
+func sectionOf(fv FileVersion, i int) int {
+	for o, s := range fv.Sections {
+		if i < s.ChunkCount {
+			return o
+		}
+		i -= s.ChunkCount
+	}
+	return -1
+}

@@ -82,6 +82,14 @@ type FileVersion struct {
 	// so a tag change can merge again without re-extracting.
 	Metadata        metadata.Metadata `json:"metadata,omitempty"`
 	MetadataSources metadata.Sources  `json:"metadata_sources,omitzero"`
+	// Members are the files inside this one (a message's attachments, an
+	// archive's files, a mailbox's messages, and theirs), each a document
+	// of its own at <container path>//<member path> (objkey.MemberPath),
+	// flattened: members of members are here too, not inside them. They
+	// travel and are committed with their container, as one version: a
+	// reader never sees half of the set. Object is the container's but
+	// for Path; FileID and FileVersionID are the member's own.
+	Members []FileVersion `json:"members,omitempty"`
 }
 
 // Access is who may read a file, read from its object (package access): the
@@ -198,3 +206,12 @@ func CompareSequencers(a, b string) int {
 
 // Readers is what the index stores as the file's readers (access.Readers).
 func (a Access) Readers() []string { return access.Readers(a.Groups, a.Error) }
+
+// Each returns fv and its members, one file version each: what is
+// embedded and committed for one message. The container's own comes
+// first, without its members.
+func (fv FileVersion) Each() []FileVersion {
+	own := fv
+	own.Members = nil
+	return append([]FileVersion{own}, fv.Members...)
+}
