@@ -78,16 +78,28 @@ func (w *Writer) applyAccessChange(ctx context.Context, ac pipeline.TagsChanged)
 	if out, skip := skipAccess(doc, want); skip {
 		return out, nil
 	}
+	// A container's members take its tags (members.go).
+	var members []memberDoc
+	if containerFormats[doc.format] || doc.deleted {
+		if members, err = w.memberDocuments(ctx, project, ac.Object.Branch, ac.Object.Path); err != nil {
+			return "", fmt.Errorf("access change of %s: members: %w", ac.Object.Path, err)
+		}
+	}
 	// Before the lock: readers follow the change from now on, even while
 	// another commit of the project (or this file's previous change) runs.
 	withdraw := w.announceRelabel(ctx, ac, doc.fileVersionID)
 	defer withdraw()
+	for _, m := range members {
+		mac := ac
+		mac.FileID, mac.Object.Path = m.fileID, m.path
+		defer w.announceRelabel(ctx, mac, m.fileVersionID)()
+	}
 	ctx, h, err := w.lock(ctx, project)
 	if err != nil {
 		return "", err
 	}
 	defer h.unlock()
-	return w.changeAccess(ctx, h, ac)
+	return w.changeAccess(ctx, h, ac, members)
 }
 
 func validateAccessChange(ac pipeline.TagsChanged) error {
@@ -111,11 +123,14 @@ func skipAccess(doc current, want labels) (Outcome, bool) {
 	return "", false
 }
 
-// changeAccess applies a tag change under the project's commit lock.
-func (w *Writer) changeAccess(ctx context.Context, h *hold, ac pipeline.TagsChanged) (Outcome, error) {
+// changeAccess applies a tag change under the project's commit lock, to
+// the file and to its members: each member's readers and metadata are the
+// change's, merged with its own file metadata. Their access Versions are
+// committed at one sequence; the container's Document is written last, as
+// it says the change is done.
+func (w *Writer) changeAccess(ctx context.Context, h *hold, ac pipeline.TagsChanged, members []memberDoc) (Outcome, error) {
 	project := h.project
-	fileID := ac.FileID
-	doc, err := w.document(ctx, project, fileID) // again: a commit may have run while we waited
+	doc, err := w.document(ctx, project, ac.FileID) // again: a commit may have run while we waited
 	if err != nil {
 		return "", err
 	}
@@ -124,42 +139,68 @@ func (w *Writer) changeAccess(ctx context.Context, h *hold, ac pipeline.TagsChan
 	if out, skip := skipAccess(doc, want); skip {
 		return out, nil
 	}
-	if err := w.prepareMetadata(ctx, &want); err != nil {
-		return "", err
+	var files []relabeled // the members first: the container's Document is last
+	for _, m := range members {
+		if mw := labelsOfChange(ac, m.labels.sources.File); mw.readAt.After(m.labels.readAt) {
+			files = append(files, relabeled{fileID: m.fileID, want: mw})
+		}
+	}
+	files = append(files, relabeled{fileID: ac.FileID, want: want})
+	for i := range files {
+		if err := w.prepareMetadata(ctx, &files[i].want); err != nil {
+			return "", err
+		}
 	}
 	wm, err := w.settle(ctx, h)
 	if err != nil {
 		return "", err
 	}
-	visible, err := w.visibleVersion(ctx, project, fileID, wm)
-	if err != nil {
-		return "", err
+	now := w.now().UTC().Format(time.RFC3339Nano)
+	var versions []*models.Object
+	for i := range files {
+		f := &files[i]
+		if f.visible, err = w.visibleVersion(ctx, project, f.fileID, wm); err != nil {
+			return "", err
+		}
+		if err := h.fenced(ctx, "write"); err != nil {
+			return "", err
+		}
+		if err := w.setFileReaders(ctx, project, f.fileID, objectID(f.visible), f.want); err != nil {
+			return "", err
+		}
+		// A deleted file is not listed: its readers change (a release may
+		// still show it) but there is no new state of it to commit.
+		if f.visible != nil && f.visible["deleted"] != true && !labelsOfProps(f.visible).same(f.want) {
+			versions = append(versions, accessVersion(project, f.visible, f.want, wm+1, now))
+		}
 	}
-	if err := h.fenced(ctx, "write"); err != nil {
-		return "", err
-	}
-	if err := w.setFileReaders(ctx, project, fileID, objectID(visible), want); err != nil {
-		return "", err
-	}
-	// A deleted file is not listed: its readers change (a release may
-	// still show it) but there is no new state of it to commit.
-	if visible != nil && visible["deleted"] != true && !labelsOfProps(visible).same(want) {
-		if err := w.commitAccess(ctx, h, visible, want, wm+1); err != nil {
+	if len(versions) > 0 {
+		if err := w.commitAccess(ctx, h, versions, wm+1); err != nil {
 			return "", err
 		}
 	}
-	if visible != nil {
-		if _, err := w.syncObjects(ctx, schema.VersionClass, project, idFilter(objectID(visible)), want.versionProps(map[string]any{})); err != nil {
-			return "", fmt.Errorf("access change of %s: %w", fileID, err)
+	for _, f := range files {
+		if f.visible != nil {
+			if _, err := w.syncObjects(ctx, schema.VersionClass, project, idFilter(objectID(f.visible)), f.want.versionProps(map[string]any{})); err != nil {
+				return "", fmt.Errorf("access change of %s: %w", f.fileID, err)
+			}
+		}
+		if err := w.merge(ctx, schema.DocumentClass, project, []string{f.fileID}, f.want.documentProps(map[string]any{})); err != nil {
+			return "", fmt.Errorf("access change of %s: %w", f.fileID, err)
+		}
+		if err := w.syncVectorReaders(ctx, project, textFilter("file_id", f.fileID), f.want); err != nil {
+			return "", fmt.Errorf("access change of %s: %w", f.fileID, err)
 		}
 	}
-	if err := w.merge(ctx, schema.DocumentClass, project, []string{fileID}, want.documentProps(map[string]any{})); err != nil {
-		return "", fmt.Errorf("access change of %s: %w", fileID, err)
-	}
-	if err := w.syncVectorReaders(ctx, project, textFilter("file_id", fileID), want); err != nil {
-		return "", fmt.Errorf("access change of %s: %w", fileID, err)
-	}
 	return Applied, nil
+}
+
+// relabeled is a file an access change relabels: the labels it gets, and
+// its Version visible before the change (nil: none).
+type relabeled struct {
+	fileID  string
+	want    labels
+	visible map[string]any
 }
 
 // setFileReaders merges want into every Section, Chunk, ChunkVector and
@@ -185,20 +226,19 @@ func (w *Writer) setFileReaders(ctx context.Context, project, fileID, visibleID 
 	return nil
 }
 
-// commitAccess commits the access change at seq: a Version repeating the
-// visible one (the same file_version_id, so its chunks stay the visible
-// ones) with the new readers.
-func (w *Writer) commitAccess(ctx context.Context, h *hold, visible map[string]any, want labels, seq int64) error {
+// commitAccess commits the access change at seq: for each file, a Version
+// repeating the visible one (the same file_version_id, so its chunks stay
+// the visible ones) with the new readers (accessVersion).
+func (w *Writer) commitAccess(ctx context.Context, h *hold, versions []*models.Object, seq int64) error {
 	project := h.project
 	if err := h.intend(ctx, seq); err != nil {
 		return err
 	}
-	v := accessVersion(project, visible, want, seq, w.now().UTC().Format(time.RFC3339Nano))
 	if err := h.fenced(ctx, "write"); err != nil {
 		return err
 	}
-	if err := w.batch(ctx, []*models.Object{v}); err != nil {
-		return fmt.Errorf("write access version of %s: %w", wvquery.Str(visible, "file_id"), err)
+	if err := w.batch(ctx, versions); err != nil {
+		return fmt.Errorf("write %d access versions of %s: %w", len(versions), project, err)
 	}
 	if err := w.publish(ctx, h, seq); err != nil {
 		return fmt.Errorf("publish commit %d of %s: %w", seq, project, err)

@@ -68,7 +68,18 @@ type pendingVersion struct {
 	// replaces is set by decide when the file has a version this commit
 	// replaces (its rows are closed after the publish, validity.go).
 	replaces bool
+	// members are the versions of fv's members (members.go), committed
+	// with it; each has fv's pendingVersion as its container.
+	members   []*pendingVersion
+	container *pendingVersion
+	// had is the format of the file's document before this commit, and
+	// hadDocument whether there was one (set by decide; members.go).
+	had         string
+	hadDocument bool
 }
+
+// size is how many file versions committing p commits: p and its members.
+func (p *pendingVersion) size() int { return 1 + len(p.members) }
 
 // conclude sets p's outcome.
 func (p *pendingVersion) conclude(out Outcome, err error) { p.out, p.err, p.finished = out, err, true }
@@ -86,6 +97,9 @@ func (w *Writer) ApplyFileVersion(ctx context.Context, fv pipeline.FileVersion) 
 	// Stemming is the commit's costliest work of its own: done here, by
 	// each caller at once, instead of under the project's lock.
 	p := &pendingVersion{fv: fv, terms: termsOf(fv), wake: make(chan struct{}, 1)}
+	for _, m := range fv.Members {
+		p.members = append(p.members, &pendingVersion{fv: m, terms: termsOf(m), container: p})
+	}
 	v, _ := w.queues.LoadOrStore(fv.Object.Project, &commitQueue{})
 	q := v.(*commitQueue)
 	q.mu.Lock()
@@ -102,7 +116,13 @@ func (w *Writer) ApplyFileVersion(ctx context.Context, fv pipeline.FileVersion) 
 		}
 	}
 	q.mu.Lock()
-	n := min(len(q.waiting), w.maxGroup)
+	// A container and its members count as what they are, many versions,
+	// and are never split: one set over MaxGroup is committed alone.
+	n, size := 1, q.waiting[0].size()
+	for n < len(q.waiting) && size+q.waiting[n].size() <= w.maxGroup {
+		size += q.waiting[n].size()
+		n++
+	}
 	group := append([]*pendingVersion(nil), q.waiting[:n]...) // p is the oldest: first
 	q.waiting = append(q.waiting[:0:0], q.waiting[n:]...)
 	q.mu.Unlock()
@@ -124,17 +144,66 @@ func (w *Writer) ApplyFileVersion(ctx context.Context, fv pipeline.FileVersion) 
 // sequence and sets every version's outcome. Each step concludes the
 // versions it is the last step for, so the next finds its own among those
 // left unconcluded.
+//
+// A container's members are committed beside it as versions of their own
+// (members.go); the set's outcome is the container's, and an error of any
+// of them is the container's error, so the message is delivered again.
 func (w *Writer) commitGroup(ctx context.Context, group []*pendingVersion) {
+	defer concludeSets(group)
+	var all []*pendingVersion
+	for _, p := range group {
+		all = append(append(all, p), p.members...)
+	}
 	ctx, h, seq, err := w.begin(ctx, group[0].fv.Object.Project)
 	if err != nil {
-		concludeAll(group, "", err)
+		concludeAll(all, "", err)
 		return
 	}
 	defer h.unlock()
-	w.decideGroup(ctx, h, group, seq-1)
+	w.decideGroup(ctx, h, all, seq-1)
+	decideSets(group)
 	now := w.now().UTC().Format(time.RFC3339Nano)
-	w.repairDocuments(ctx, h, group, seq-1, now)
-	w.publishVersions(ctx, h, group, seq, now)
+	w.repairDocuments(ctx, h, all, seq-1, now)
+	w.publishVersions(ctx, h, all, seq, now)
+}
+
+// decideSets makes each container's set one decision: when one of its
+// versions failed to be decided, the set fails with it; when the container
+// is stale, so are its members.
+func decideSets(group []*pendingVersion) {
+	for _, c := range group {
+		if len(c.members) == 0 {
+			continue
+		}
+		set := append([]*pendingVersion{c}, c.members...)
+		var failed error
+		for _, p := range set {
+			if p.finished && p.err != nil && failed == nil {
+				failed = p.err
+			}
+		}
+		for _, p := range set {
+			switch {
+			case p.finished:
+			case failed != nil:
+				p.conclude("", failed)
+			case c.finished && c.out == Stale:
+				p.conclude(Stale, nil)
+			}
+		}
+	}
+}
+
+// concludeSets gives each container of group the first error of its
+// members, if it has none of its own.
+func concludeSets(group []*pendingVersion) {
+	for _, c := range group {
+		for _, m := range c.members {
+			if m.err != nil && c.err == nil {
+				c.out, c.err = "", fmt.Errorf("member %s: %w", m.fv.Object.Path, m.err)
+			}
+		}
+	}
 }
 
 // perFileParallel bounds the per-file reads and state writes of one
@@ -254,6 +323,7 @@ func (w *Writer) decideGroup(ctx context.Context, h *hold, group []*pendingVersi
 			// An access change applied while fv was on its way wins over fv's older read.
 			p.labels = d.doc.labelsFor(p.fv)
 			p.replaces = d.doc.exists && !d.doc.deleted
+			p.had, p.hadDocument = d.doc.format, d.doc.exists
 		}
 	})
 	for i, p := range group {
@@ -365,7 +435,17 @@ func (w *Writer) repairDocuments(ctx context.Context, h *hold, group []*pendingV
 	if len(repair) == 0 {
 		return
 	}
-	err := h.fenced(ctx, "write")
+	// The tombstones of the members the commit deleted were lost with it.
+	gone, err := w.goneMembersOf(ctx, repair)
+	if err != nil {
+		concludeAll(repair, Duplicate, err)
+		return
+	}
+	for i, p := range repair {
+		_, tombstones := memberDeletes(p.fv.Object, gone[i], watermark, now)
+		docs = append(docs, tombstones...)
+	}
+	err = h.fenced(ctx, "write")
 	if err == nil {
 		err = w.batch(ctx, docs)
 	}
@@ -395,14 +475,21 @@ func (w *Writer) publishVersions(ctx context.Context, h *hold, group []*pendingV
 		return
 	}
 	fail := func(err error) { concludeAll(apply, "", err) }
+	gone, err := w.goneMembersOf(ctx, apply)
+	if err != nil {
+		fail(err)
+		return
+	}
 	var objs, docs []*models.Object
-	for _, p := range apply {
+	for i, p := range apply {
 		if err := w.prepareMetadata(ctx, &p.labels); err != nil {
 			fail(fmt.Errorf("metadata properties of %s: %w", project, err))
 			return
 		}
 		objs = append(objs, versionObjects(p.fv, p.labels, seq, now, p.terms)...)
 		docs = append(docs, fileDocument(p.fv, p.labels, seq, now))
+		versions, tombstones := memberDeletes(p.fv.Object, gone[i], seq, now)
+		objs, docs = append(objs, versions...), append(docs, tombstones...)
 	}
 	if err := h.fenced(ctx, "write"); err != nil {
 		fail(err)
@@ -433,6 +520,11 @@ func (w *Writer) publishVersions(ctx context.Context, h *hold, group []*pendingV
 		w.recordState(ctx, fv.Object, state, fv.Error, seq, fv.FileVersionID, fv.ExtractedAt, fv.Access)
 		if p.replaces {
 			w.closeReplacedOrWarn(ctx, project, fv.FileID, seq)
+		}
+		for _, g := range gone[i] {
+			if g.own {
+				w.closeReplacedOrWarn(ctx, project, g.fileID, seq)
+			}
 		}
 		if state == pipeline.StateIndexed {
 			if err := w.markEmbedded(ctx, fv, p.labels, seq); err != nil {

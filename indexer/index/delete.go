@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/weaviate/weaviate/entities/models"
-
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/pipeline"
 )
@@ -30,23 +28,39 @@ func (w *Writer) ApplyDelete(ctx context.Context, d pipeline.FileDeleted) (Outco
 	if err != nil || (v.done && v.out != repairDocument) {
 		return v.out, err
 	}
-	version, tombstone := deleteObjects(d, deleteID, deletedLabels(v.doc), seq, w.now().UTC().Format(time.RFC3339Nano))
+	now := w.now().UTC().Format(time.RFC3339Nano)
+	version, tombstone := deleteObjects(d, deleteID, deletedLabels(v.doc), seq, now)
+	// Its members go with it, at the same sequence (members.go); after a
+	// crash, their tombstones are written again with the file's.
+	var gone []goneMember
+	if containerFormats[v.doc.format] || o.Branch != "" {
+		if gone, err = w.goneMembers(ctx, o, nil); err != nil {
+			return "", fmt.Errorf("members of %s: %w", o.Path, err)
+		}
+	}
+	versions, tombstones := memberDeletes(o, gone, seq, now)
+	versions, tombstones = append(versions, version), append(tombstones, tombstone)
 	if v.done {
-		return Duplicate, w.batch(ctx, []*models.Object{tombstone})
+		return Duplicate, w.batch(ctx, tombstones)
 	}
 	if err := h.fenced(ctx, "write"); err != nil {
 		return "", err
 	}
-	if err := w.batch(ctx, []*models.Object{version}); err != nil {
+	if err := w.batch(ctx, versions); err != nil {
 		return "", fmt.Errorf("write delete of %s: %w", d.FileID, err)
 	}
 	if err := w.publish(ctx, h, seq); err != nil {
 		return "", fmt.Errorf("publish commit %d of %s: %w", seq, o.Project, err)
 	}
-	if err := w.batch(ctx, []*models.Object{tombstone}); err != nil {
+	if err := w.batch(ctx, tombstones); err != nil {
 		return "", fmt.Errorf("write tombstone %s: %w", d.FileID, err)
 	}
 	w.recordState(ctx, o, pipeline.StateDeleted, "", seq, deleteID, time.Time{}, pipeline.Access{})
 	w.closeReplacedOrWarn(ctx, o.Project, d.FileID, seq)
+	for _, g := range gone {
+		if g.own {
+			w.closeReplacedOrWarn(ctx, o.Project, g.fileID, seq)
+		}
+	}
 	return Applied, nil
 }

@@ -358,6 +358,9 @@ type FreshnessObserver interface {
 // document holds records its own earlier one, which the store drops for
 // the later (freshness keeps the later read, as the document does).
 func (w *Writer) recordState(ctx context.Context, o pipeline.Object, state, errText string, seq int64, versionID string, extracted time.Time, tags pipeline.Access) {
+	if isMember(o.Path) {
+		return // a member has no object of its own: its container's state is the object's (members.go)
+	}
 	now := w.now().UTC()
 	stages := pipeline.StageTimes{Uploaded: o.EventTime, Seen: o.SeenAt, Extracted: extracted}
 	search := "keyword"

@@ -58,6 +58,7 @@ type current struct {
 	sequencer     string
 	fileVersionID string
 	commitSeq     int64
+	format        string
 	// labels are who may read the file and its metadata as the document records them (labels.go).
 	labels labels
 }
@@ -69,7 +70,8 @@ func (w *Writer) document(ctx context.Context, project, fileID string) (current,
 		return current{}, err
 	}
 	return current{exists: true, deleted: props["deleted"] == true, sequencer: wvquery.Str(props, "sequencer"),
-		fileVersionID: wvquery.Str(props, "file_version_id"), commitSeq: int64(wvquery.Float(props, "commit_seq")), labels: labelsOfProps(props)}, nil
+		fileVersionID: wvquery.Str(props, "file_version_id"), commitSeq: int64(wvquery.Float(props, "commit_seq")), format: wvquery.Str(props, "format"),
+		labels: labelsOfProps(props)}, nil
 }
 
 // object reads one object of class by id: nil, and no error, when there is
