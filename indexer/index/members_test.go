@@ -119,6 +119,9 @@ func TestAContainerIsOneVersionWithItsMembers(t *testing.T) {
 	if d := documentOf(t, p, b); d.deleted || d.fileVersionID != v1.Members[1].FileVersionID {
 		t.Fatalf("member document %+v", d)
 	}
+	if props, err := w.object(ctx, schema.DocumentClass, p, b); err != nil || props["folder"] != "share/bundle.zip//reports" || props["name"] != "b.docx" {
+		t.Fatalf("member document's folder %q and name %q (%v)", props["folder"], props["name"], err)
+	}
 	if len(states.keys) != 1 || !states.keys[p+"/"+path] {
 		t.Fatalf("object states recorded for %v, want the container's key only", states.keys)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/metadata"
+	"github.com/strata-kb/strata/shared/objkey"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/terms"
@@ -269,23 +270,11 @@ func nonNil(s []string) []string {
 	return s
 }
 
-func baseName(p string) string {
-	for i := len(p) - 1; i >= 0; i-- {
-		if p[i] == '/' {
-			return p[i+1:]
-		}
-	}
-	return p
-}
+// baseName and folderOf are a path's name and folder (a member's folder
+// is what holds it, objkey.Split).
+func baseName(p string) string { _, name := objkey.Split(p); return name }
 
-func folderOf(p string) string {
-	for i := len(p) - 1; i >= 0; i-- {
-		if p[i] == '/' {
-			return p[:i]
-		}
-	}
-	return ""
-}
+func folderOf(p string) string { folder, _ := objkey.Split(p); return folder }
 
 // The properties that carry a version's labels (labels.go) on its objects.
 
