@@ -84,11 +84,12 @@ func (w *Writer) memberDocuments(ctx context.Context, project, branch, container
 	return out, err
 }
 
-// goneMember is a member a commit deletes: fileID on the commit's branch,
-// readable by labels (its last readers).
+// goneMember is a member a commit deletes: fileID on branch (the commit's,
+// but for a main member hidden on a branch), readable by labels (its last
+// readers).
 type goneMember struct {
-	fileID, path string
-	labels       labels
+	fileID, path, branch string
+	labels               labels
 	// own is false for main's member hidden on a branch: the branch had no
 	// rows of it to close.
 	own bool
@@ -119,11 +120,12 @@ func (w *Writer) goneMembers(ctx context.Context, o pipeline.Object, keep []pipe
 	for _, d := range own {
 		seen[d.path] = true
 		if !d.deleted && !kept[d.path] {
-			gone = append(gone, goneMember{fileID: d.fileID, path: d.path, labels: d.labels, own: true})
+			gone = append(gone, goneMember{fileID: d.fileID, path: d.path, branch: o.Branch, labels: d.labels, own: true})
 		}
 	}
 	if o.Branch == "" {
-		return gone, nil
+		hidden, err := w.hiddenOnBranches(ctx, o, keep)
+		return append(gone, hidden...), err
 	}
 	mains, err := w.memberDocuments(ctx, o.Project, "", o.Path)
 	if err != nil {
@@ -131,10 +133,48 @@ func (w *Writer) goneMembers(ctx context.Context, o pipeline.Object, keep []pipe
 	}
 	for _, d := range mains {
 		if !d.deleted && !kept[d.path] && !seen[d.path] {
-			gone = append(gone, goneMember{fileID: ids.File(o.Project, o.Branch, d.path), path: d.path, labels: d.labels})
+			gone = append(gone, goneMember{fileID: ids.File(o.Project, o.Branch, d.path), path: d.path, branch: o.Branch, labels: d.labels})
 		}
 	}
 	return gone, nil
+}
+
+// hiddenOnBranches are the members of main's container at o, committed
+// with the members keep, that a branch with a container of its own at the
+// same path (a version or a delete) must not show: those it has no
+// document of. A branch's container hides main's, members and all.
+func (w *Writer) hiddenOnBranches(ctx context.Context, o pipeline.Object, keep []pipeline.FileVersion) ([]goneMember, error) {
+	if len(keep) == 0 {
+		return nil, nil
+	}
+	var branches []memberDoc // the container's Document on each branch that has one
+	where := wvquery.And(textFilter("file_path", o.Path), filters.Where().WithPath([]string{"branch"}).WithOperator(filters.NotEqual).WithValueText(""))
+	err := w.eachPage(ctx, schema.DocumentClass, o.Project, where, append(memberFields, graphql.Field{Name: "branch"}), func(rows []map[string]any) error {
+		for _, r := range rows {
+			branches = append(branches, memberDoc{path: wvquery.Str(r, "branch"), labels: labelsOfProps(r)})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var hidden []goneMember
+	for _, b := range branches {
+		docs, err := w.memberDocuments(ctx, o.Project, b.path, o.Path)
+		if err != nil {
+			return nil, err
+		}
+		has := map[string]bool{}
+		for _, d := range docs {
+			has[d.path] = true
+		}
+		for _, m := range keep {
+			if !has[m.Object.Path] {
+				hidden = append(hidden, goneMember{fileID: ids.File(o.Project, b.path, m.Object.Path), path: m.Object.Path, branch: b.path, labels: b.labels})
+			}
+		}
+	}
+	return hidden, nil
 }
 
 // memberDeletes are the delete Versions and tombstone Documents of gone
@@ -142,7 +182,11 @@ func (w *Writer) goneMembers(ctx context.Context, o pipeline.Object, keep []pipe
 func memberDeletes(o pipeline.Object, gone []goneMember, seq int64, now string) (versions, tombstones []*models.Object) {
 	for _, g := range gone {
 		mo := o
-		mo.Path = g.path
+		mo.Path, mo.Branch = g.path, g.branch
+		if g.branch != o.Branch {
+			container, _ := objkey.ContainerOf(g.path)
+			mo.Key = o.Project + "@" + g.branch + "/" + container
+		}
 		d := pipeline.FileDeleted{Object: mo, FileID: g.fileID}
 		v, t := deleteObjects(d, ids.FileVersion(g.fileID, "delete@"+o.Sequencer, ""), g.labels, seq, now)
 		versions, tombstones = append(versions, v), append(tombstones, t)

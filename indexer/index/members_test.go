@@ -301,6 +301,15 @@ func TestABranchContainerHidesMainsMembers(t *testing.T) {
 	if got := visible(t, wv, p, memberID(p, br, path, "a.txt"), wm); got[onBranch.Members[0].FileVersionID] != 1 {
 		t.Fatalf("branch's a.txt: %v", got)
 	}
+	// Main's container changes later, with a member new to it: the
+	// branch's container still hides it.
+	mustApply(t, w, archive(p, "", path, "e3", "25", "a.txt", "b.txt", "c.txt", "d.txt"), Applied)
+	if got := validFrom(t, wv, p, memberID(p, br, path, "d.txt")); !slices.Equal(got, []int64{watermark(t, w, p)}) {
+		t.Fatalf("branch's d.txt: Versions at %v, want a delete at main's commit %d", got, watermark(t, w, p))
+	}
+	if got := validFrom(t, wv, p, memberID(p, br, path, "b.txt")); len(got) != 1 {
+		t.Fatalf("branch's b.txt hidden again: Versions at %v", got)
+	}
 	// A delete on the branch hides the rest of main's.
 	del := deletion(p, path, "30")
 	del.Object.Branch, del.Object.Key, del.FileID = br, p+"@"+br+"/"+path, ids.File(p, br, path)
@@ -309,14 +318,14 @@ func TestABranchContainerHidesMainsMembers(t *testing.T) {
 	}
 	wm2 := watermark(t, w, p)
 	var hidden []string
-	for _, m := range []string{"a.txt", "b.txt", "c.txt"} {
+	for _, m := range []string{"a.txt", "b.txt", "c.txt", "d.txt"} {
 		d := documentOf(t, p, memberID(p, br, path, m))
 		if d.deleted {
 			hidden = append(hidden, m)
 		}
 	}
 	sort.Strings(hidden)
-	if !slices.Equal(hidden, []string{"a.txt", "b.txt", "c.txt"}) {
+	if !slices.Equal(hidden, []string{"a.txt", "b.txt", "c.txt", "d.txt"}) {
 		t.Fatalf("hidden on the branch after its delete: %v", hidden)
 	}
 	if got := validFrom(t, wv, p, memberID(p, br, path, "a.txt")); got[len(got)-1] != wm2 {
