@@ -27,6 +27,7 @@ import (
 	"github.com/strata-kb/strata/queryd/auth"
 	"github.com/strata-kb/strata/queryd/cursor"
 	"github.com/strata-kb/strata/queryd/store"
+	"github.com/strata-kb/strata/shared/objkey"
 )
 
 // Scheme is the URI scheme of Strata's resources.
@@ -77,7 +78,9 @@ func (r *Resources) Register(s *server.MCPServer) {
 		mcp.WithTemplateMIMEType("text/plain")), r.readFile)
 }
 
-// URI is the resource URI of path in project.
+// URI is the resource URI of path in project. A member's path (a file
+// inside another, "mail/a.eml//notes.txt") keeps its "//":
+// strata://acme/mail/a.eml//notes.txt.
 func URI(project, path string) string {
 	parts := strings.Split(path, "/")
 	for i, p := range parts {
@@ -95,6 +98,11 @@ func parseURI(uri string) (project, path string, err error) {
 	}
 	if path, err = url.PathUnescape(escaped); err != nil {
 		return "", "", fmt.Errorf("resource %q: %w", uri, err)
+	}
+	// The path is a file's or a member's (objkey.ParseDocument), never cleaned.
+	if _, err := objkey.ParseDocument(project + "/" + path); err != nil {
+		return "", "", fmt.Errorf("resource %q: not a file's path (%s://<project>/<path>, or <container path>//<member path> for a file inside another): %w",
+			uri, Scheme, err)
 	}
 	return project, path, nil
 }

@@ -128,3 +128,56 @@ func TestReadAndTemplate(t *testing.T) {
 		t.Fatalf("%s %+v", res, rerr)
 	}
 }
+
+// TestMemberResources: a member (a file inside another,
+// "mail/launch.eml//notes.txt") is the resource of its path with the "//"
+// kept, listed and read; a URI whose path is no file's, such as an empty or
+// relative member path, is refused before the index is asked.
+func TestMemberResources(t *testing.T) {
+	signer, _ := cursor.NewSigner("0123456789abcdef")
+	r := New(fake{"acme": {"mail/launch.eml", "mail/launch.eml//notes.txt", "b.zip//reports/q3 plan.docx"}}, signer, slog.Default())
+	s := server.NewMCPServer("t", "1", r.Options()...)
+	r.Register(s)
+	keys, err := auth.ParseKeys("key-0123456789abcdef=acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := keys.Lookup("key-0123456789abcdef")
+	ctx := auth.WithPrincipal(context.Background(), p)
+
+	if got := URI("acme", "mail/launch.eml//notes.txt"); got != "strata://acme/mail/launch.eml//notes.txt" {
+		t.Fatalf("URI %q", got)
+	}
+	res, rerr := rpc(t, s, ctx, "resources/list", map[string]any{})
+	if rerr != nil {
+		t.Fatal(rerr.Message)
+	}
+	var l mcp.ListResourcesResult
+	if err := json.Unmarshal(res, &l); err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for _, r := range l.Resources {
+		uris = append(uris, r.URI)
+	}
+	want := []string{"strata://acme/b.zip//reports/q3%20plan.docx", "strata://acme/mail/launch.eml", "strata://acme/mail/launch.eml//notes.txt"}
+	if !slices.Equal(uris, want) {
+		t.Fatalf("listed %v, want %v", uris, want)
+	}
+	for _, uri := range want {
+		project, path, err := parseURI(uri)
+		if err != nil || project != "acme" || URI(project, path) != uri {
+			t.Fatalf("%s parses as %q %q %v", uri, project, path, err)
+		}
+	}
+	res, rerr = rpc(t, s, ctx, "resources/read", map[string]any{"uri": "strata://acme/mail/launch.eml//notes.txt"})
+	if rerr != nil || !strings.Contains(string(res), "text of acme/mail/launch.eml//notes.txt") {
+		t.Fatalf("%s %+v", res, rerr)
+	}
+	for _, uri := range []string{"strata://acme/mail/launch.eml//", "strata://acme/mail/launch.eml//..%2Fsecret.md",
+		"strata://acme/mail/launch.eml///notes.txt", "strata://acme/mail/launch.eml//a%07b"} {
+		if _, rerr := rpc(t, s, ctx, "resources/read", map[string]any{"uri": uri}); rerr == nil || !strings.Contains(rerr.Message, "not a file's path") {
+			t.Errorf("%s: %+v", uri, rerr)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/strata-kb/strata/shared/access"
+	"github.com/strata-kb/strata/shared/objkey"
 	"github.com/strata-kb/strata/shared/pipeline"
 )
 
@@ -85,14 +86,13 @@ func trigrams(name string) []string {
 	return slices.Compact(out)
 }
 
-func baseOf(p string) string { return p[strings.LastIndexByte(p, '/')+1:] }
+// baseOf is a document's name and folderOfPath its folder ("" at the
+// project root), by objkey.Split: a member's ("mail/a.eml//notes.txt") is
+// in its container's path ("mail/a.eml"), so a container with members on
+// main is a folder as well as a document (tools/paths.go).
+func baseOf(p string) string { _, name := objkey.Split(p); return name }
 
-func folderOfPath(p string) string {
-	if i := strings.LastIndexByte(p, '/'); i >= 0 {
-		return p[:i]
-	}
-	return ""
-}
+func folderOfPath(p string) string { folder, _ := objkey.Split(p); return folder }
 
 // documentOfVersion is a live document as the catalog knows it.
 func documentOfVersion(v Version) Document {

@@ -142,3 +142,46 @@ func TestCatalogDocumentAt(t *testing.T) {
 		t.Error("answered for a project the catalog does not hold")
 	}
 }
+
+// TestCatalogMembers: a member (a file inside a container,
+// "mail/launch.eml//notes.txt") is in the folder of its container's path,
+// named as the member; a container's scope holds the container and its
+// members.
+func TestCatalogMembers(t *testing.T) {
+	ctx := access.System(context.Background())
+	c := &Catalog{log: slog.New(slog.DiscardHandler), byKey: map[string]*projectCatalog{}, marks: map[string]map[string]map[string]bool{}}
+	c.ready.Store(true)
+	c.marksReady.Store(true)
+	s := (&Store{}).SetCatalog(c)
+	pc := newProjectCatalog()
+	c.byKey["acme"] = pc
+	var vs []Version
+	for _, p := range []string{"mail/launch.eml", "mail/launch.eml//notes.txt", "share/b.zip", "share/b.zip//reports/q3.docx", "mail/launch.emlx"} {
+		vs = append(vs, Version{FileID: ids.File("acme", "", p), FilePath: p, FileVersionID: p + "@1", Status: pipeline.StatusIndexed, ValidFrom: 1, ChunkCount: 1,
+			Readers: []string{access.Everyone}})
+	}
+	pc.add(vs, 1, nil) // one commit: containers and members together
+
+	if got, ok := s.CatalogFolders(ctx, "acme", 10); !ok || !slices.Equal(got, []string{"mail", "mail/launch.eml", "share", "share/b.zip//reports"}) {
+		t.Fatalf("folders: %v", got)
+	}
+	if got := readableFolders(access.WithGrant(context.Background(), access.Grant{}), pc); !slices.Contains(got, "mail/launch.eml") || slices.Contains(got, "mail/launch.eml/") {
+		t.Fatalf("readable folders: %v", got)
+	}
+	docs, ok := s.DocumentsUnder(ctx, "acme", []PathScope{{Path: "mail/launch.eml"}}, 10)
+	var paths []string
+	for _, d := range docs {
+		paths = append(paths, d.FilePath)
+	}
+	if !ok || !slices.Equal(paths, []string{"mail/launch.eml", "mail/launch.eml//notes.txt"}) {
+		t.Fatalf("under mail/launch.eml: %v", paths)
+	}
+	d, found, ok := s.DocumentAt(ctx, "acme", ids.File("acme", "", "share/b.zip//reports/q3.docx"), 1)
+	if !ok || !found || d.Name != "q3.docx" || d.Folder != "share/b.zip//reports" {
+		t.Fatalf("member document %+v", d)
+	}
+	named, ok := s.DocumentsNamed(ctx, "acme", "notes", 10)
+	if !ok || len(named) != 1 || named[0].Name != "notes.txt" || named[0].Folder != "mail/launch.eml" {
+		t.Fatalf("named notes: %+v", named)
+	}
+}

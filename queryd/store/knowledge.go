@@ -188,6 +188,11 @@ func documentOf(r map[string]any) Document {
 		AccessError: wvquery.Str(r, "access_error"), Readers: wvquery.Strs(r, schema.ReadersProperty),
 		DocumentInfo: DocumentInfo{Format: wvquery.Str(r, "format"), UpdatedAt: wvquery.Str(r, "updated_at"), IngestedAt: wvquery.Str(r, "ingested_at")},
 	}
+	if d.FilePath != "" {
+		// From the path, as the catalog's (documentOfVersion): whatever
+		// the index holds, a member's folder is its container's path.
+		d.Folder, d.Name = folderOfPath(d.FilePath), baseOf(d.FilePath)
+	}
 	d.Metadata, d.MetadataWarnings = metadataOf(r)
 	return d
 }

@@ -251,24 +251,11 @@ func folderID(project, folder string) string {
 
 func folderCrumbs(project, folder string) []Crumb {
 	out := []Crumb{{PathPartID: ids.Project(project), Name: project, Type: typeFolder}}
-	if folder == "" {
-		return out
-	}
-	parts := strings.Split(folder, "/")
-	for i, part := range parts {
-		out = append(out, Crumb{PathPartID: ids.Folder(project, "", strings.Join(parts[:i+1], "/")), Name: part, Type: typeFolder})
+	for _, f := range folderChain(folder) {
+		out = append(out, Crumb{PathPartID: ids.Folder(project, "", f), Name: baseName(f), Type: typeFolder})
 	}
 	return out
 }
-
-func folderOf(p string) string {
-	if i := strings.LastIndexByte(p, '/'); i >= 0 {
-		return p[:i]
-	}
-	return ""
-}
-
-func baseName(p string) string { return p[strings.LastIndexByte(p, '/')+1:] }
 
 func absPath(project, rel string) string {
 	if rel == "" {

@@ -136,8 +136,7 @@ func resourceLinks(hits []Hit, branches []string) []mcp.Content {
 			continue
 		}
 		seen[uri] = true
-		name := h.DocumentPath[strings.LastIndexByte(h.DocumentPath, '/')+1:]
-		out = append(out, mcp.NewResourceLink(uri, name, "The extracted text of "+h.DocumentPath+" in project "+h.Project, "text/plain"))
+		out = append(out, mcp.NewResourceLink(uri, baseName(h.DocumentPath), "The extracted text of "+h.DocumentPath+" in project "+h.Project, "text/plain"))
 	}
 	return out
 }

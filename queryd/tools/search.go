@@ -207,23 +207,19 @@ func matchTree(project string, docs []store.Document, id string) *store.Where {
 		if d.FileID == id {
 			return store.FileFilter(id)
 		}
-		folder := d.Folder
-		for folder != "" {
+		// The folders holding the document, from its path (objkey.Split: a
+		// member's folder is its container's path).
+		for folder := folderOf(d.FilePath); folder != ""; folder = folderOf(folder) {
 			if ids.Folder(project, d.Branch, folder) == id {
 				return store.FolderFilter(d.Branch, folder)
 			}
-			i := strings.LastIndexByte(folder, '/')
-			if i < 0 {
-				break
-			}
-			folder = folder[:i]
 		}
 	}
 	return nil
 }
 
 func hit(project string, c store.Chunk) Hit {
-	loc := append([]string{project}, strings.Split(c.FilePath, "/")...)
+	loc := append([]string{project}, pathNames(c.FilePath)...)
 	loc = append(loc, c.HeadingPath...)
 	return Hit{
 		PathPartID: c.ID, ChunkID: c.ID, Project: project, DocumentID: c.FileID, DocumentPath: c.FilePath,

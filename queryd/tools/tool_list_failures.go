@@ -30,8 +30,8 @@ type listFailuresArgs struct {
 
 type failureOut struct {
 	Project  string `json:"project"`
-	Key      string `json:"key"` // the object key
-	Path     string `json:"path"`
+	Key      string `json:"key"`  // the object key (a member's: its container's, objectKey)
+	Path     string `json:"path"` // the document's path (a member's: <container path>//<member path>)
 	Branch   string `json:"branch,omitempty"`
 	Stage    string `json:"stage"` // extract (recorded on the document) or ingestor / indexer / embedder (dead letter)
 	Status   string `json:"status,omitempty"`
@@ -66,10 +66,7 @@ func (t *Tools) listFailures(ctx context.Context, p auth.Principal, a listFailur
 			if !strings.HasPrefix(d.FilePath, prefix) {
 				continue
 			}
-			key := project + "/" + d.FilePath
-			if d.Branch != "" {
-				key = project + "@" + d.Branch + "/" + d.FilePath
-			}
+			key := objectKey(project, d.Branch, d.FilePath)
 			if d.AccessError != "" {
 				out = append(out, failureOut{Project: project, Key: key, Path: d.FilePath, Branch: d.Branch, Stage: "access", Status: d.Status,
 					Reason: accessFailure(d.AccessError), Time: d.UpdatedAt})
@@ -116,4 +113,15 @@ func sortFailures(fs []failureOut) {
 // be read.
 func accessFailure(reason string) string {
 	return "groups not applied, readable by admins only: " + reason
+}
+
+// objectKey is the key of the uploaded object that holds the document at
+// path: its own, or a member's container's (objkey.ContainerOf), which is
+// what object_status takes.
+func objectKey(project, branch, path string) string {
+	container, _ := objkey.ContainerOf(path)
+	if branch != "" {
+		return project + "@" + branch + "/" + container
+	}
+	return project + "/" + container
 }

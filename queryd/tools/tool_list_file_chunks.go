@@ -39,9 +39,9 @@ func (t *Tools) listFileChunks(ctx context.Context, p auth.Principal, a listFile
 	if err != nil {
 		return nil, err
 	}
-	path := strings.TrimPrefix(a.FilePath, "/")
-	if path == "" || len(path) > 1024 {
-		return nil, userErrorf("file_path must be a project-relative path of 1 to 1024 bytes")
+	path, err := documentPath("file_path", project, a.FilePath) // a file's or a member's (paths.go)
+	if err != nil {
+		return nil, err
 	}
 	limit, err := intArg("limit", a.Limit, 100, 1, 100)
 	if err != nil {

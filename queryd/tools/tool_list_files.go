@@ -173,13 +173,16 @@ func (t *Tools) listFiles(ctx context.Context, p auth.Principal, a listFilesArgs
 }
 
 // folderScopeHint is the folder of the last listed file: a scope that
-// continues where the listing was cut.
+// continues where the listing was cut (a member's is its container's
+// path, objkey.Split, which as a scope lists the container and its members).
 func folderScopeHint(files []fileEntry) string {
 	if len(files) == 0 {
 		return "/"
 	}
-	last := files[len(files)-1].FilePath
-	return last[:max(1, strings.LastIndexByte(last, '/'))]
+	if folder := folderOf(files[len(files)-1].FilePath); folder != "" {
+		return folder
+	}
+	return "/"
 }
 
 func fileEntryOf(project string, d store.Document) fileEntry {

@@ -103,6 +103,20 @@ const objectStatusPoll = 25 * time.Millisecond
 func (t *Tools) objectStatus(ctx context.Context, p auth.Principal, a objectStatusArgs) (any, error) {
 	k, err := objkey.Parse(strings.TrimPrefix(a.Key, "/"))
 	if err != nil {
+		// A member (a file inside an uploaded one, "acme/mail/a.eml//notes.txt")
+		// is no object of the bucket: it has no upload, no ETag and no state
+		// of its own, and is committed with its container, at the same
+		// sequence. The answer names the container to ask about instead.
+		if d, derr := objkey.ParseDocument(strings.TrimPrefix(a.Key, "/")); derr == nil {
+			if !p.CanRead(d.Project) {
+				return nil, userErrorf("project not found: %q", clip(d.Project))
+			}
+			container, _ := objkey.ContainerOf(d.Path)
+			key := objectKey(d.Project, d.Branch, d.Path)
+			return nil, userErrorf("%q is not an uploaded object but a file inside one (a member of %s, indexed with it at the same sequence): "+
+				"call object_status with key %q, the container's; read the member itself with its path (list_file_chunks, list_files)",
+				clip(a.Key), clip(container), clip(key))
+		}
 		return nil, userErrorf("key must be an object key \"<project>[@<branch>]/<path>\": %v", err)
 	}
 	if !p.CanRead(k.Project) {

@@ -121,11 +121,14 @@ func (t *Tools) neighbors(ctx context.Context, p auth.Principal, a neighborsArgs
 	return items, nil
 }
 
-// splitFilePath reads list_files' path form "/<project>[@<branch>]/<path>".
+// splitFilePath reads list_files' path form "/<project>[@<branch>]/<path>",
+// where path may be a member's ("/acme/mail/a.eml//notes.txt",
+// objkey.ParseDocument).
 func splitFilePath(fp string) (project, branch, path string, err error) {
-	k, perr := objkey.Parse(strings.TrimPrefix(strings.TrimSpace(fp), "/"))
+	k, perr := objkey.ParseDocument(strings.TrimPrefix(strings.TrimSpace(fp), "/"))
 	if perr != nil || !strings.HasPrefix(strings.TrimSpace(fp), "/") {
-		return "", "", "", userErrorf("filePath must look like /<project>/<path> (as list_files returns it), got %q", clip(fp))
+		return "", "", "", userErrorf("filePath must look like /<project>/<path>, or /<project>/<container path>//<member path> for a file "+
+			"inside another (as list_files returns it), got %q", clip(fp))
 	}
 	return k.Project, k.Branch, k.Path, nil
 }
