@@ -304,17 +304,25 @@ func (b *Builder) AddMember(path string, doc *Document) (string, bool) {
 	if b.paths == nil {
 		b.paths = map[string]struct{}{}
 	}
-	unique, ext := path, pathExt(path)
-	for n := 2; ; n++ {
-		if _, taken := b.paths[unique]; !taken {
-			break
-		}
-		unique = fmt.Sprintf("%s (%d)%s", strings.TrimSuffix(path, ext), n, ext)
-	}
+	unique := b.UniquePath(path)
 	b.paths[unique] = struct{}{}
 	b.memberText += TextWithMembers(doc)
 	b.doc.Members = append(b.doc.Members, Member{Path: unique, Doc: doc})
 	return unique, true
+}
+
+// UniquePath is the path AddMember gives a member at path now: path, or,
+// when a member added before has it, path with a number before its
+// extension ("notes (2).txt"), the first not taken. A container that says
+// where a member is before adding it asks here.
+func (b *Builder) UniquePath(path string) string {
+	unique, ext := path, pathExt(path)
+	for n := 2; ; n++ {
+		if _, taken := b.paths[unique]; !taken {
+			return unique
+		}
+		unique = fmt.Sprintf("%s (%d)%s", strings.TrimSuffix(path, ext), n, ext)
+	}
 }
 
 // pathExt is p's last element's extension (".txt"), "" without one.

@@ -28,9 +28,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// namedReader does what a file's name says: "ok.md" reads it, "unsupported"
-// and "corrupt" fail as readers do, "panic" panics, "exit" exits 3, "hog"
-// holds memory until killed, "sleep" never answers.
+// namedReader does what a file's name says: "ok.md" reads it, "box.zip"
+// reads it as a container with members (a member's member too),
+// "unsupported" and "corrupt" fail as readers do, "panic" panics, "exit"
+// exits 3, "hog" holds memory until killed, "sleep" never answers.
 type namedReader struct{}
 
 var hog [][]byte
@@ -56,6 +57,9 @@ func (namedReader) Extract(ctx context.Context, data []byte, name string, _ extr
 	case "sleep":
 		time.Sleep(time.Hour)
 	}
+	if name == "box.zip" {
+		return boxOf(data), nil
+	}
 	b := extract.NewBuilder("markdown")
 	b.Add(extract.Heading, 1, 0, "Title")
 	b.Add(extract.Paragraph, 0, 0, string(data))
@@ -64,6 +68,29 @@ func (namedReader) Extract(ctx context.Context, data []byte, name string, _ extr
 	doc := b.Doc()
 	doc.Metadata = metadata.Metadata{"author": {Kind: metadata.String, Text: "Ada"}}
 	return doc, nil
+}
+
+// boxOf is a container's document: a.md and inner.zip, which holds
+// deep.txt; each member with its own text, blocks, warnings and metadata.
+func boxOf(data []byte) *extract.Document {
+	doc := func(format, text string) *extract.Document {
+		b := extract.NewBuilder(format)
+		b.Add(extract.Heading, 1, 0, format+" title")
+		b.Add(extract.Paragraph, 0, 0, text)
+		return b.Doc()
+	}
+	deep := doc("text", "deep words")
+	deep.Warnings = []string{"a warning of the deepest member"}
+	inner := extract.NewBuilder("zip")
+	inner.Add(extract.Heading, 1, 0, "inner.zip")
+	inner.AddMember("deep.txt", deep)
+	a := doc("markdown", string(data))
+	a.Metadata = metadata.Metadata{"author": {Kind: metadata.String, Text: "Ada"}}
+	box := extract.NewBuilder("zip")
+	box.Add(extract.Heading, 1, 0, "box.zip")
+	box.AddMember("a.md", a)
+	box.AddMember("inner.zip", inner.Doc())
+	return box.Doc()
 }
 
 func testChild(ctx context.Context) *exec.Cmd {
@@ -76,15 +103,23 @@ func quickLimits() extract.Limits {
 	return lim
 }
 
+// TestAnIsolatedReadEqualsTheReadInProcess: the document comes back from
+// the child as the reader made it, a container's members (and theirs)
+// included.
 func TestAnIsolatedReadEqualsTheReadInProcess(t *testing.T) {
 	iso := New(Config{Command: testChild, MemoryBytes: 512 << 20})
-	got, err := iso.Extract(context.Background(), []byte("hello world"), "ok.md", quickLimits())
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, _ := namedReader{}.Extract(context.Background(), []byte("hello world"), "ok.md", quickLimits())
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("isolated read:\n%+v\nin process:\n%+v", got, want)
+	for _, name := range []string{"ok.md", "box.zip"} {
+		got, err := iso.Extract(context.Background(), []byte("hello world"), name, quickLimits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := namedReader{}.Extract(context.Background(), []byte("hello world"), name, quickLimits())
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: isolated read:\n%+v\nin process:\n%+v", name, got, want)
+		}
+		if name == "box.zip" && (len(got.Members) != 2 || len(got.Members[1].Doc.Members) != 1 || got.Members[1].Doc.Members[0].Doc.Text != "text title\n\ndeep words") {
+			t.Fatalf("%s: members %+v", name, got.Members)
+		}
 	}
 }
 

@@ -1,15 +1,18 @@
 // Package archive reads a ZIP archive as a person opens one: the list of
-// its members first, then each member under a heading that names its path,
-// read by its own format's reader (package container: a PDF as a PDF, a
-// DOCX as a DOCX, a ZIP inside as an archive, at most container.MaxDepth
-// deep). A member's path is made safe to show (container.MemberPath:
-// "../../etc/passwd" is "etc/passwd"); nothing is ever written anywhere.
+// its members, then for each member a heading that names its path and a
+// line that says what it is. Each member is read by its own format's
+// reader (package container: a PDF as a PDF, a DOCX as a DOCX, a ZIP
+// inside as an archive, at most container.MaxDepth deep) into a document
+// of its own, a member of the archive's at its path: <archive>//<path>. A
+// member's path is made safe (container.MemberPath: "../../etc/passwd" is
+// "etc/passwd") and unique among the archive's members; nothing is ever
+// written anywhere.
 //
 // What is not read is said under the member's heading and in the
-// document's warnings, and the rest is read: a member that expands past
+// archive's warnings, and the rest is read: a member that expands past
 // what the archive has left of Limits.MaxUncompressed (a zip bomb), one
-// that is encrypted, corrupt or of a format not read, the members after
-// container.MaxMembers, and those the archive's time did not reach.
+// that is encrypted, empty, corrupt or of a format not read, the members
+// after container.MaxMembers, and those the archive's time did not reach.
 package archive
 
 import (
@@ -141,8 +144,8 @@ func (r *reading) contents(files []file) error {
 	return r.b.Err()
 }
 
-// member adds a member under heading: what its own reader read of it, or
-// why it was not read.
+// member adds a member's heading and the line that says what it is, and
+// the member, read by its own reader, at its path; or why it was not read.
 func (r *reading) member(f file, heading string) error {
 	size := f.zf.UncompressedSize64
 	switch {
@@ -156,6 +159,7 @@ func (r *reading) member(f file, heading string) error {
 		return r.b.Err()
 	}
 	data, why := r.open(f)
+	why = container.Reason(why)
 	if why == "" {
 		doc, reason, err := container.Read(r.ctx, r.x.Member, data, f.path, container.Left(r.ctx, r.lim, r.b, r.expanded))
 		switch {
@@ -163,10 +167,10 @@ func (r *reading) member(f file, heading string) error {
 			return err
 		case doc == nil:
 			why = reason
-		case container.Append(r.b, r.lim, 2, heading, doc, "member "+f.path):
+		case container.AddMember(r.b, r.lim, 2, heading, fmt.Sprintf("%s, %d bytes", doc.Format, size), f.path, doc):
 			return r.b.Err()
 		default:
-			why = "its text does not fit what the archive has left (MaxTextBytes or MaxFileBytes)"
+			why = "it does not fit what the archive has left of its text and budget (MaxTextBytes or MaxFileBytes)"
 		}
 	}
 	container.NotRead(r.b, r.lim, 2, heading, fmt.Sprintf("%d bytes, not read: %s", size, why))

@@ -20,6 +20,7 @@ import (
 	"github.com/strata-kb/strata/ingestor/extract/extracttest"
 	"github.com/strata-kb/strata/ingestor/extract/pdf"
 	"github.com/strata-kb/strata/ingestor/extract/pdf/pdfwrite"
+	"github.com/strata-kb/strata/ingestor/extract/plaintext"
 )
 
 // registry reads archives as the ingestor does: members by their own
@@ -90,10 +91,12 @@ func extractArchive(t *testing.T, name string, data []byte, lim extract.Limits) 
 	return doc
 }
 
-// TestAnArchiveIsReadMemberByMember: the member list, then each member
-// under a heading naming its path, read by its own format's reader: a
-// text file, a DOCX (its footnote too), a PDF, and a zip inside, whose own
-// member is read as well.
+// TestAnArchiveIsReadMemberByMember: the member list, then for each
+// member a heading naming its path and a line saying what it is and
+// where it is read: by its own format's reader, into a member of the
+// archive at its path (a text file, a DOCX with its footnote, a PDF, and a
+// zip inside, whose own member is a member of its). No member's text is
+// in the archive's.
 func TestAnArchiveIsReadMemberByMember(t *testing.T) {
 	doc := extractArchive(t, "uploads/launch.zip", sample(t), extract.DefaultLimits())
 	if doc.Title != "launch.zip" {
@@ -108,18 +111,56 @@ func TestAnArchiveIsReadMemberByMember(t *testing.T) {
 	if strings.Contains(list, "project/ (") {
 		t.Errorf("a folder listed as a member: %q", list)
 	}
-	for heading, marker := range map[string]string{
-		"Member: project/notes.txt":        "zipnotesmarker",
-		"Member: project/docs/report.docx": "docxfootnotemarker",
-		"Member: project/manual.pdf":       "zipmanualmarker",
-		"Member: project/inner.zip":        "zipinnermarker",
+	paths := extracttest.MemberPaths(doc)
+	if want := "project/notes.txt project/docs/report.docx project/manual.pdf project/inner.zip project/inner.zip//deep.txt"; strings.Join(paths, " ") != want {
+		t.Fatalf("members %q, want %s", paths, want)
+	}
+	for path, want := range map[string]struct{ format, marker string }{
+		"project/notes.txt":           {"text", "zipnotesmarker"},
+		"project/docs/report.docx":    {"docx", "docxfootnotemarker"},
+		"project/manual.pdf":          {"pdf", "zipmanualmarker"},
+		"project/inner.zip":           {"zip", "deep.txt"},
+		"project/inner.zip//deep.txt": {"text", "zipinnermarker"},
 	} {
-		if got, ok := extracttest.Under(doc, heading); !ok || !strings.Contains(got, marker) {
-			t.Errorf("%s: %v, %q; want %s in it", heading, ok, extract.Truncate(got, 300), marker)
+		m := extracttest.Member(doc, path)
+		if m.Format != want.format || !strings.Contains(m.Text, want.marker) {
+			t.Errorf("%s: %s %q; want %s with %s in it", path, m.Format, extract.Truncate(m.Text, 300), want.format, want.marker)
 		}
+		if strings.Contains(path, "//") {
+			continue
+		}
+		line, ok := extracttest.Under(doc, "Member: "+path)
+		if !ok || !strings.HasPrefix(line, want.format+", ") || !strings.HasSuffix(line, " bytes, read as a document of its own: "+path) {
+			t.Errorf("under Member: %s: %v %q", path, ok, line)
+		}
+		if strings.HasPrefix(want.marker, "zip") || strings.HasPrefix(want.marker, "docx") {
+			if strings.Contains(doc.Text, want.marker) {
+				t.Errorf("the text of %s is in the archive's", path)
+			}
+		}
+	}
+	if strings.Contains(doc.Text, "zipinnermarker") || strings.Contains(extracttest.Member(doc, "project/inner.zip").Text, "zipinnermarker") {
+		t.Error("the inner archive's member's text is in a container's text")
 	}
 	if len(doc.Warnings) != 0 {
 		t.Errorf("warnings %q", doc.Warnings)
+	}
+}
+
+// TestMembersOfOneNameAreMadeUnique: two entries of one path are two
+// members ("notes.txt", "notes (2).txt"), each line says where its own is.
+func TestMembersOfOneNameAreMadeUnique(t *testing.T) {
+	doc := extractArchive(t, "twice.zip", zipOf(t, member{"notes.txt", []byte("firstmarker")}, member{"./notes.txt", []byte("secondmarker")}), extract.DefaultLimits())
+	if got := extracttest.MemberPaths(doc); strings.Join(got, "|") != "notes.txt|notes (2).txt" {
+		t.Fatalf("members %q", got)
+	}
+	if a, b := extracttest.Member(doc, "notes.txt"), extracttest.Member(doc, "notes (2).txt"); !strings.Contains(a.Text, "firstmarker") || !strings.Contains(b.Text, "secondmarker") {
+		t.Errorf("members %q and %q", a.Text, b.Text)
+	}
+	for _, line := range []string{"read as a document of its own: notes.txt\n", "read as a document of its own: notes (2).txt"} {
+		if !strings.Contains(doc.Text, line) {
+			t.Errorf("no %q in %q", line, doc.Text)
+		}
 	}
 }
 
@@ -189,8 +230,9 @@ func badCRC(t testing.TB) []byte {
 	return data
 }
 
-// TestHostileArchives: each hostile member is recorded on the archive with
-// its reason, and every other member is read.
+// TestHostileArchives: each hostile member is recorded with its reason on
+// the archive that holds it, and every other member is read into a member
+// of its own.
 func TestHostileArchives(t *testing.T) {
 	lim := extract.DefaultLimits()
 	lim.MaxUncompressed = 4 << 20
@@ -200,15 +242,15 @@ func TestHostileArchives(t *testing.T) {
 		data        []byte
 		wantWarning string // in a warning, and under the member's heading
 		member      string // the member's heading ("" for none)
+		members     string // the members' paths, joined with spaces
 	}{
-		{"bomb.zip", zipOf(t, member{"zeros.bin", bomb(64 << 20)}, beside), "past the", "Member: zeros.bin"},
-		{"docx-bomb.zip", zipOf(t, member{"report.docx", zipBombDOCX(t)}, beside), "report.docx not read", "Member: report.docx"},
-		{"escape.zip", zipOf(t, member{"../../etc/passwd", []byte("root:x:0:0 zipescapemarker")}, beside), "", "Member: etc/passwd"},
-		{"absolute.zip", zipOf(t, member{"/etc/shadow", []byte("zipabsolutemarker")}, beside), "", "Member: etc/shadow"},
-		{"bidi.zip", zipOf(t, member{"invoice\u202egpj.exe", []byte("x")}, member{"ctl\x07name.txt", []byte("zipctlmarker")}, beside), "", "Member: ctlname.txt"},
-		{"deep.zip", nested(t, 6, "zipdeepmarker"), "nest deeper than 3", ""},
-		{"encrypted.zip", encrypted(zipOf(t, member{"secret.txt", []byte("hidden")})), "encrypted", "Member: secret.txt"},
-		{"crc.zip", badCRC(t), "corrupt", "Member: broken.txt"},
+		{"bomb.zip", zipOf(t, member{"zeros.bin", bomb(64 << 20)}, beside), "past the", "Member: zeros.bin", "beside.txt"},
+		{"docx-bomb.zip", zipOf(t, member{"report.docx", zipBombDOCX(t)}, beside), "report.docx not read", "Member: report.docx", "beside.txt"},
+		{"escape.zip", zipOf(t, member{"../../etc/passwd", []byte("root:x:0:0 zipescapemarker")}, beside), "", "Member: etc/passwd", "etc/passwd beside.txt"},
+		{"absolute.zip", zipOf(t, member{"/etc/shadow", []byte("zipabsolutemarker")}, beside), "", "Member: etc/shadow", "etc/shadow beside.txt"},
+		{"bidi.zip", zipOf(t, member{"invoice\u202egpj.exe", []byte("x")}, member{"ctl\x07name.txt", []byte("zipctlmarker")}, beside), "", "Member: ctlname.txt", "invoicegpj.exe ctlname.txt beside.txt"},
+		{"encrypted.zip", encrypted(zipOf(t, member{"secret.txt", []byte("hidden")})), "encrypted", "Member: secret.txt", ""},
+		{"crc.zip", badCRC(t), "corrupt", "Member: broken.txt", "fine.txt"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -220,30 +262,59 @@ func TestHostileArchives(t *testing.T) {
 				t.Fatal(err)
 			}
 			extracttest.Verify(t, doc, nil, profile)
+			if err := extracttest.CheckLimits(doc, lim); err != nil {
+				t.Error(err)
+			}
 			w := strings.Join(doc.Warnings, "\n")
 			if tc.wantWarning != "" && !strings.Contains(w, tc.wantWarning) {
 				t.Errorf("warnings %q, want %q", w, tc.wantWarning)
 			}
 			if tc.member != "" {
-				if _, ok := extracttest.Under(doc, tc.member); !ok {
-					t.Errorf("no heading %q in %q", tc.member, extract.Truncate(doc.Text, 500))
+				got, ok := extracttest.Under(doc, tc.member)
+				if !ok || tc.wantWarning != "" && !strings.Contains(got, "not read") {
+					t.Errorf("under %q: %v %q, in %q", tc.member, ok, got, extract.Truncate(doc.Text, 500))
 				}
 			}
-			if strings.Contains(tc.name, "bomb") || strings.Contains(tc.name, "escape") || strings.Contains(tc.name, "absolute") || strings.Contains(tc.name, "bidi") {
-				if got, ok := extracttest.Under(doc, "Member: beside.txt"); !ok || !strings.Contains(got, "zipbesidemarker") {
-					t.Errorf("the member beside it was not read: %q", extract.Truncate(doc.Text, 500))
+			if got := strings.Join(extracttest.MemberPaths(doc), " "); got != tc.members {
+				t.Errorf("members %q, want %q", got, tc.members)
+			}
+			for _, m := range []struct{ path, marker string }{{"beside.txt", "zipbesidemarker"}, {"fine.txt", "zipfinemarker"}, {"ctlname.txt", "zipctlmarker"}} {
+				if d := extracttest.Member(doc, m.path); d != nil && !strings.Contains(d.Text, m.marker) {
+					t.Errorf("%s: %q, want %s", m.path, d.Text, m.marker)
 				}
 			}
-			if strings.Contains(doc.Text, "../") || strings.Contains(doc.Text, "\u202e") || strings.Contains(doc.Text, "\x07") {
-				t.Errorf("a path, control or bidi character kept: %q", extract.Truncate(doc.Text, 300))
-			}
-			if tc.name == "deep.zip" && strings.Contains(doc.Text, "zipdeepmarker") {
-				t.Error("a member nested deeper than the bound was read")
-			}
-			if tc.name == "crc.zip" && !strings.Contains(doc.Text, "zipfinemarker") {
-				t.Error("the member beside a corrupt one was not read")
+			for _, text := range append([]string{doc.Text}, extracttest.MemberPaths(doc)...) {
+				if strings.Contains(text, "../") || strings.Contains(text, "\u202e") || strings.Contains(text, "\x07") {
+					t.Errorf("a path, control or bidi character kept: %q", extract.Truncate(text, 300))
+				}
 			}
 		})
+	}
+}
+
+// TestNestingStopsAtMaxDepth: zips in zips 6 deep are read 3 deep
+// (container.MaxDepth); the innermost archive read records, on itself,
+// the one it holds as not read with the reason, and nothing deeper is
+// read.
+func TestNestingStopsAtMaxDepth(t *testing.T) {
+	doc := extractArchive(t, "deep.zip", nested(t, 6, "zipdeepmarker"), extract.DefaultLimits())
+	if got := strings.Join(extracttest.MemberPaths(doc), " "); got != "next.zip next.zip//next.zip" {
+		t.Fatalf("members %q, want two archives, one in the other", got)
+	}
+	last := extracttest.Member(doc, "next.zip//next.zip")
+	if w := strings.Join(last.Warnings, "\n"); !strings.Contains(w, "member next.zip not read") || !strings.Contains(w, "nest deeper than 3") {
+		t.Errorf("the archive that stopped: warnings %q", w)
+	}
+	if got, ok := extracttest.Under(last, "Member: next.zip"); !ok || !strings.Contains(got, "nest deeper than 3") {
+		t.Errorf("the archive that stopped: %q", last.Text)
+	}
+	if len(doc.Warnings) != 0 || len(doc.Members[0].Doc.Warnings) != 0 {
+		t.Errorf("what the innermost archive cut is recorded on its containers too: %q, %q", doc.Warnings, doc.Members[0].Doc.Warnings)
+	}
+	for _, d := range []*extract.Document{doc, doc.Members[0].Doc, last} {
+		if strings.Contains(d.Text, "zipdeepmarker") {
+			t.Error("a member nested deeper than the bound was read")
+		}
 	}
 }
 
@@ -267,6 +338,10 @@ func TestManyMembers(t *testing.T) {
 	if strings.Contains(doc.Text, "empty-001000.txt") || !strings.Contains(doc.Text, "empty-000999.txt") {
 		t.Error("the list is not the first 1000 members")
 	}
+	// An empty member is said under its heading, not a document of its own.
+	if got, _ := extracttest.Under(doc, "Member: empty-000999.txt"); got != "(empty)" || len(doc.Members) != 0 {
+		t.Errorf("empty members: %q, %d members", got, len(doc.Members))
+	}
 }
 
 // TestATimeLimitPerMember: a member whose reader takes too long is
@@ -287,8 +362,8 @@ func TestATimeLimitPerMember(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := extracttest.Under(doc, "Member: fast.txt"); !strings.Contains(got, "zipfastmarker") {
-		t.Errorf("the member after a slow one: %q", doc.Text)
+	if fast := extracttest.Member(doc, "fast.txt"); fast == nil || !strings.Contains(fast.Text, "zipfastmarker") || len(doc.Members) != 1 {
+		t.Errorf("the member after a slow one: %q", extracttest.MemberPaths(doc))
 	}
 	if w := strings.Join(doc.Warnings, "\n"); !strings.Contains(w, "member slow.txt not read: extraction took too long") {
 		t.Errorf("warnings %q", w)
@@ -296,24 +371,25 @@ func TestATimeLimitPerMember(t *testing.T) {
 }
 
 // TestAMemberOverWhatIsLeftIsCut: a member whose text does not fit what
-// the archive has left of MaxTextBytes is recorded with the reason, the
-// members after it that fit are read, and the document stays within the
-// limit.
+// the archive has left of MaxTextBytes (its members' text counted) is
+// recorded with the reason, the members after it that fit are read, and
+// the archive with its members stays within the limit.
 func TestAMemberOverWhatIsLeftIsCut(t *testing.T) {
 	data := zipOf(t, member{"a.txt", []byte("first member, zipfirstmarker")},
 		member{"b.txt", []byte(strings.Repeat("words of a long member ", 400))},
 		member{"c.txt", []byte("zipthirdmarker")})
 	full := extractArchive(t, "cut.zip", data, extract.DefaultLimits())
 	lim := extract.DefaultLimits()
-	lim.MaxTextBytes = len(full.Text) - 2000
+	lim.MaxTextBytes = extract.TextWithMembers(full) - 2000
 	doc := extractArchive(t, "cut.zip", data, lim)
-	if len(doc.Text) > lim.MaxTextBytes {
-		t.Errorf("%d bytes of text, over the %d limit", len(doc.Text), lim.MaxTextBytes)
+	if n := extract.TextWithMembers(doc); n > lim.MaxTextBytes {
+		t.Errorf("%d bytes of text with the members', over the %d limit", n, lim.MaxTextBytes)
 	}
-	for _, want := range []string{"zipfirstmarker", "zipthirdmarker"} {
-		if !strings.Contains(doc.Text, want) {
-			t.Errorf("no %s in %q", want, doc.Text)
-		}
+	if got := strings.Join(extracttest.MemberPaths(doc), " "); got != "a.txt c.txt" {
+		t.Errorf("members %q, want a.txt c.txt", got)
+	}
+	if got, _ := extracttest.Under(doc, "Member: b.txt"); !strings.Contains(got, "not read") || !strings.Contains(got, "MaxTextBytes") {
+		t.Errorf("under b.txt: %q", got)
 	}
 	if w := strings.Join(doc.Warnings, "\n"); !strings.Contains(w, "member b.txt not read") || !strings.Contains(w, "MaxTextBytes") {
 		t.Errorf("warnings %q", w)
@@ -321,7 +397,36 @@ func TestAMemberOverWhatIsLeftIsCut(t *testing.T) {
 	// With room for nothing past the list, the archive says where it stopped.
 	lim.MaxTextBytes = strings.Index(full.Text, "Member: a.txt") + 5
 	doc = extractArchive(t, "cut.zip", data, lim)
-	if w := strings.Join(doc.Warnings, "\n"); !strings.Contains(w, "members from a.txt on were not read") {
+	if w := strings.Join(doc.Warnings, "\n"); !strings.Contains(w, "members from a.txt on were not read") || len(doc.Members) != 0 {
+		t.Errorf("warnings %q, %d members", w, len(doc.Members))
+	}
+}
+
+// TestMembersShareTheArchivesBudget: members read into documents of their
+// own hold against the archive's budget (MaxFileBytes): under a budget
+// that holds some of them, those are read, the rest recorded with the
+// budget's name, and what the archive and its members hold stays within
+// it.
+func TestMembersShareTheArchivesBudget(t *testing.T) {
+	var members []member
+	for i := range 20 {
+		members = append(members, member{fmt.Sprintf("part%02d.md", i), []byte(strings.Repeat(fmt.Sprintf("A paragraph of part %d.\n\n", i), 50))})
+	}
+	data := zipOf(t, members...)
+	full := extractArchive(t, "parts.zip", data, extract.DefaultLimits())
+	lim := extract.DefaultLimits()
+	lim.MaxFileBytes = extract.HeldWithMembers(full) / 2
+	doc := extractArchive(t, "parts.zip", data, lim)
+	if err := extracttest.CheckLimits(doc, lim); err != nil {
+		t.Error(err)
+	}
+	if n := extract.HeldWithMembers(doc); n > lim.MaxFileBytes {
+		t.Errorf("holds %d bytes with its members, over the %d budget", n, lim.MaxFileBytes)
+	}
+	if len(doc.Members) == 0 || len(doc.Members) >= 20 {
+		t.Errorf("%d members read, want some, not all", len(doc.Members))
+	}
+	if w := strings.Join(doc.Warnings, "\n"); !strings.Contains(w, "not read") || !strings.Contains(w, "MaxFileBytes") {
 		t.Errorf("warnings %q", w)
 	}
 }
@@ -419,16 +524,24 @@ func TestConformance(t *testing.T) {
 
 // FuzzExtract: no input makes the reader panic or fail with an error
 // callers cannot classify, and every document it returns keeps the
-// profile's promises. Members are listed, not read: their readers have
-// fuzz tests of their own.
+// profile's promises, its members theirs, within the limits. Members are
+// read as plain text, a name ending in .zip as an archive (their own
+// readers have fuzz tests of their own).
 func FuzzExtract(f *testing.F) {
 	f.Add(sample(f))
 	f.Add(nested(f, 5, "x"))
 	f.Add(zipOf(f, member{"../../a.txt", []byte("x")}, member{"b/", nil}))
 	lim := extract.DefaultLimits()
 	lim.MaxTextBytes = 1 << 20
+	var read func(ctx context.Context, data []byte, name string, lim extract.Limits) (*extract.Document, error)
+	read = func(ctx context.Context, data []byte, name string, lim extract.Limits) (*extract.Document, error) {
+		if strings.HasSuffix(name, ".zip") {
+			return archive.Extractor{Member: read}.Extract(ctx, data, name, lim)
+		}
+		return plaintext.Extractor{}.Extract(ctx, data, name, lim)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		doc, err := archive.Extractor{}.Extract(context.Background(), data, "f.zip", lim)
+		doc, err := archive.Extractor{Member: read}.Extract(context.Background(), data, "f.zip", lim)
 		if err != nil {
 			if !extracttest.Classified(err) {
 				t.Fatalf("unclassified error: %v", err)
@@ -436,5 +549,8 @@ func FuzzExtract(f *testing.F) {
 			return
 		}
 		extracttest.Verify(t, doc, nil, profile)
+		if err := extracttest.CheckLimits(doc, lim); err != nil {
+			t.Fatal(err)
+		}
 	})
 }

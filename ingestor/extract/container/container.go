@@ -1,15 +1,19 @@
-// Package container is what the readers of containers share: a message's
-// attachments, an archive's files and a mailbox's messages (members) are
-// read by their own formats' readers and included in the container's
-// document under a heading that names them, within what the container has
-// left of its limits. Containers nest at most MaxDepth deep, a container
-// reads at most MaxMembers members, and one member may take at most half
-// of the container's time, so one slow member leaves time for the rest.
-// What is not read is said under the member's heading and in the
-// document's warnings, and the rest is read.
+// Package container is what the readers of containers share. A
+// container's members (a message's attachments, an archive's files, a
+// mailbox's messages) are read by their own formats' readers, each into a
+// document of its own: a member of the container's document
+// (extract.Document.Members, at <container>//<member path>), which the
+// container's own text names under a heading, with a line saying what it
+// is and where it is read (AddMember). A member's own members stay in its
+// document, its own warnings too.
 //
-// Members are part of their container's document here, not documents of
-// their own at <container>//<member> (issue 52: not built yet).
+// The members share their container's limits: its text (MaxTextBytes)
+// counts theirs, its budget (MaxFileBytes) what they hold, its expansion
+// (MaxUncompressed) theirs. Containers nest at most MaxDepth deep, a
+// container reads at most MaxMembers members, and one member may take at
+// most half of the container's time, so one slow member leaves time for
+// the rest. What is not read is said under the member's heading and in
+// the container's warnings, with the reason, and the rest is read.
 package container
 
 import (
@@ -71,9 +75,9 @@ func Nested(ctx context.Context) error {
 
 // Left are the limits a member is read within: the text, the budget and
 // the expansion the container has left (its builder b holds what it read
-// so far, expanded is what its members expanded to), and at most half of
-// the container's time left (its ctx's deadline), OCR's time included
-// when OCR is on.
+// so far, its members' text and what they hold included; expanded is what
+// its members expanded to), and at most half of the container's time left
+// (its ctx's deadline), OCR's time included when OCR is on.
 func Left(ctx context.Context, lim extract.Limits, b *extract.Builder, expanded int64) extract.Limits {
 	if dl, ok := ctx.Deadline(); ok {
 		half := max(time.Until(dl)/2, minMemberTime)
@@ -83,7 +87,7 @@ func Left(ctx context.Context, lim extract.Limits, b *extract.Builder, expanded 
 		}
 	}
 	if lim.MaxTextBytes > 0 {
-		lim.MaxTextBytes = max(lim.MaxTextBytes-b.Len(), 1)
+		lim.MaxTextBytes = max(lim.MaxTextBytes-text(b), 1)
 	}
 	if lim.MaxFileBytes > 0 {
 		lim.MaxFileBytes = max(lim.MaxFileBytes-b.Held(), 1)
@@ -94,10 +98,13 @@ func Left(ctx context.Context, lim extract.Limits, b *extract.Builder, expanded 
 	return lim
 }
 
-// TooLong is ErrTooLarge once the text of the container b builds is over
-// Limits.MaxTextBytes.
+// text is the text of the container b builds and of its members so far.
+func text(b *extract.Builder) int { return b.Len() + b.MembersLen() }
+
+// TooLong is ErrTooLarge once the text of the container b builds, its
+// members' included, is over Limits.MaxTextBytes.
 func TooLong(b *extract.Builder, lim extract.Limits) error {
-	if lim.MaxTextBytes > 0 && b.Len() > lim.MaxTextBytes {
+	if lim.MaxTextBytes > 0 && text(b) > lim.MaxTextBytes {
 		return fmt.Errorf("%w: text exceeds %d bytes (MaxTextBytes)", extract.ErrTooLarge, lim.MaxTextBytes)
 	}
 	return nil
@@ -115,28 +122,34 @@ func OutOfTime(ctx context.Context) bool {
 }
 
 // fits reports whether n bytes of text in blocks blocks (each after a
-// separator) fit what b has left of lim's text (MaxTextBytes) and budget
-// (MaxFileBytes).
-func fits(b *extract.Builder, lim extract.Limits, n, blocks int) bool {
-	text := n + 2*blocks
-	if lim.MaxTextBytes > 0 && b.Len()+text > lim.MaxTextBytes {
+// separator), and member with its own members when not nil, fit what b
+// has left of lim's text (MaxTextBytes, its members' text included) and
+// budget (MaxFileBytes).
+func fits(b *extract.Builder, lim extract.Limits, n, blocks int, member *extract.Document) bool {
+	t := n + 2*blocks
+	held := int64(t) + int64(blocks)*extract.BlockBytes
+	if member != nil {
+		t += extract.TextWithMembers(member)
+		held += extract.HeldWithMembers(member)
+	}
+	if lim.MaxTextBytes > 0 && text(b)+t > lim.MaxTextBytes {
 		return false
 	}
-	return lim.MaxFileBytes <= 0 || b.Held()+int64(text)+int64(blocks)*extract.BlockBytes <= lim.MaxFileBytes
+	return lim.MaxFileBytes <= 0 || b.Held()+held <= lim.MaxFileBytes
 }
 
 // Room reports whether a member named by heading can still be tried: its
 // heading fits what b has left. A container stops at the first member
 // without room (Cut).
 func Room(b *extract.Builder, lim extract.Limits, heading string) bool {
-	return fits(b, lim, len(heading), 1)
+	return fits(b, lim, len(heading), 1, nil)
 }
 
 // NotRead adds a member's heading at level and the line saying why it was
 // not read, when both fit what b has left; the caller's warning says it
 // either way.
 func NotRead(b *extract.Builder, lim extract.Limits, level int, heading, line string) {
-	if fits(b, lim, len(heading)+len(line), 2) {
+	if fits(b, lim, len(heading)+len(line), 2, nil) {
 		b.Add(extract.Heading, level, 0, heading)
 		b.Add(extract.Paragraph, 0, 0, line)
 	}
@@ -148,12 +161,21 @@ func Cut(kind, first string) string {
 	return fmt.Sprintf("%s from %s on were not read: the container's text reached its limit (MaxTextBytes or MaxFileBytes)", kind, first)
 }
 
-// Reason is why a member was not read, cut to maxReason bytes.
+// Reason is why a member was not read (or anything else a warning
+// quotes, an error's text), as one line of clean text: control and format
+// characters made spaces, runs of white space one space, cut to maxReason
+// bytes.
 func Reason(s string) string {
+	s = strings.Join(strings.Fields(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(extract.Truncate(s, 4*maxReason), "\uFFFD"))), " ")
 	if len(s) <= maxReason {
 		return s
 	}
-	return strings.ToValidUTF8(s[:maxReason], "") + "..."
+	return extract.Truncate(s, maxReason) + "..."
 }
 
 // Read reads a member with read within lim (Left), one container deeper.
@@ -192,30 +214,37 @@ func Read(ctx context.Context, read Reader, data []byte, name string, lim extrac
 	return nil, why, nil
 }
 
-// Append adds a heading at level ("" for none) and doc under it (Include)
-// to b when the whole of it fits what b has left of its text and budget,
-// and reports whether it did; a member that does not fit adds nothing.
-func Append(b *extract.Builder, lim extract.Limits, level int, heading string, doc *extract.Document, member string) bool {
-	n, blocks := len(heading), 0
+// AddMember adds doc, a member read by its own reader, to the container b
+// builds, at path inside it (made unique among its members:
+// extract.Builder.AddMember), under a heading at level that names it and
+// a line that says what it is (about: its media type, its size) and where
+// it is read, when the heading, the line and what doc and its members
+// hold all fit what b has left of lim's text and budget; with heading ""
+// the member alone (a mailbox's list names its messages). It reports
+// whether it did: a member that does not fit adds nothing, and the caller
+// records it not read (NotRead).
+func AddMember(b *extract.Builder, lim extract.Limits, level int, heading, about, path string, doc *extract.Document) bool {
+	var line string
+	n, blocks := 0, 0
 	if heading != "" {
-		blocks++
+		line = about + ", read as a document of its own: " + b.UniquePath(path)
+		n, blocks = len(heading)+len(line), 2
 	}
-	for _, bl := range doc.Blocks {
-		if t := blockText(doc, bl); strings.TrimSpace(t) != "" {
-			n += len(t)
-			blocks++
-		}
-	}
-	if !fits(b, lim, n, blocks) {
+	if !fits(b, lim, n, blocks, doc) {
 		return false
 	}
-	b.Add(extract.Heading, level, 0, heading)
-	Include(b, doc, level, member)
+	if _, ok := b.AddMember(path, doc); !ok {
+		return false
+	}
+	if heading != "" {
+		b.Add(extract.Heading, level, 0, heading)
+		b.Add(extract.Paragraph, 0, 0, line)
+	}
 	return true
 }
 
-// blockText is a member's block's text as a container holds it: cleaned
-// (Clean), and trimmed but for code.
+// blockText is a block's text as a container holds it: cleaned (Clean),
+// and trimmed but for code.
 func blockText(doc *extract.Document, bl extract.Block) string {
 	text := Clean(doc.Text[bl.Start:bl.End])
 	if bl.Kind != extract.Code {
@@ -224,14 +253,14 @@ func blockText(doc *extract.Document, bl extract.Block) string {
 	return text
 }
 
-// Include copies doc's blocks into b under a heading at level: its
+// Include copies doc, a part of the container's own text read by another
+// reader (a message's HTML body), into b under a heading at level: its
 // headings that many levels further down (at most 6), its pictures'
 // descriptions as paragraphs, its text cleaned (Clean); and its warnings,
-// each after the member's name, so what a nested member left unread is
-// recorded on the outermost container too.
-func Include(b *extract.Builder, doc *extract.Document, level int, member string) {
+// each after what it is (part), since they are the container's own.
+func Include(b *extract.Builder, doc *extract.Document, level int, part string) {
 	for _, w := range doc.Warnings {
-		b.Warn(member + ": " + w)
+		b.Warn(part + ": " + w)
 	}
 	for _, bl := range doc.Blocks {
 		kind, text := bl.Kind, blockText(doc, bl)

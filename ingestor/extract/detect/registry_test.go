@@ -69,3 +69,52 @@ func TestFormatCapsFollowTheTextLimit(t *testing.T) {
 		t.Fatalf("with a 32 MiB text limit: %v, want ErrTooLarge naming a 128 MiB cap", err)
 	}
 }
+
+// TestRegistryReadsContainersMembersAsDocuments: a container's members are
+// read by their own formats' readers through the registry into documents
+// of their own, nested as the containers are (a message in a zip, its
+// attachment in the message), and none of their text is in a container's.
+func TestRegistryReadsContainersMembersAsDocuments(t *testing.T) {
+	docx, err := os.ReadFile("../docx/testdata/trailing.docx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eml := "From: a@example.com\r\nSubject: Notes\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n" +
+		"--b\r\nContent-Type: text/plain\r\n\r\nThe body: regbodymarker.\r\n" +
+		"--b\r\nContent-Type: text/plain\r\nContent-Disposition: attachment; filename=notes.txt\r\n\r\nThe notes: regnotesmarker.\r\n--b--\r\n"
+	data := zipOf(t, map[string]string{"mail/launch.eml": eml, "report.docx": string(docx)})
+	doc, err := NewRegistry(nil).Extract(context.Background(), data, "bundle.zip", extract.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	type want struct{ format, marker string }
+	got := map[string]want{}
+	var walk func(prefix string, d *extract.Document)
+	walk = func(prefix string, d *extract.Document) {
+		for _, m := range d.Members {
+			got[prefix+m.Path] = want{m.Doc.Format, m.Doc.Text}
+			walk(prefix+m.Path+"//", m.Doc)
+		}
+	}
+	walk("", doc)
+	for path, w := range map[string]want{
+		"mail/launch.eml":            {Email, "regbodymarker"},
+		"mail/launch.eml//notes.txt": {Text, "regnotesmarker"},
+		"report.docx":                {DOCX, "docxfootnotemarker"},
+	} {
+		if g, ok := got[path]; !ok || g.format != w.format || !strings.Contains(g.marker, w.marker) {
+			t.Errorf("member %s: %v %q, want %s with %s", path, ok, extract.Truncate(g.marker, 200), w.format, w.marker)
+		}
+	}
+	if len(got) != 3 {
+		t.Errorf("members %v, want 3", got)
+	}
+	for _, marker := range []string{"regbodymarker", "regnotesmarker", "docxfootnotemarker"} {
+		if strings.Contains(doc.Text, marker) {
+			t.Errorf("%s is in the archive's text", marker)
+		}
+	}
+	if strings.Contains(got["mail/launch.eml"].marker, "regnotesmarker") {
+		t.Error("the attachment's text is in the message's")
+	}
+}

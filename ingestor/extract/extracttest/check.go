@@ -124,6 +124,11 @@ func Verify(tb testing.TB, doc *extract.Document, input []byte, p Profile) {
 //     of a known kind, within what extract.BoundValue leaves, dates read
 //     back as themselves, numbers finite, strings valid UTF-8 (and clean
 //     when p.CleanMetadata).
+//   - Members (a container's) each have a document and a path that is
+//     safe (memberPathProblem: '/'-separated, no empty, "." or ".."
+//     element, no control or format character) and unique among its
+//     container's members; each member's document keeps these invariants
+//     for its own format (memberProfile), its members' too.
 func Check(doc *extract.Document, input []byte, p Profile) error {
 	if doc == nil {
 		return errors.New("nil document")
@@ -134,7 +139,28 @@ func Check(doc *extract.Document, input []byte, p Profile) error {
 	checkImages(&pr, doc, p)
 	checkLabels(&pr, doc, p)
 	checkMetadata(&pr, doc.Metadata, p)
+	checkMembers(&pr, doc)
 	return pr.err()
+}
+
+func checkMembers(pr *problems, doc *extract.Document) {
+	seen := map[string]bool{}
+	for i, m := range doc.Members {
+		if why := memberPathProblem(m.Path); why != "" {
+			pr.add("member %d: path %q %s", i, clip(m.Path), why)
+		}
+		if seen[m.Path] {
+			pr.add("member %d: path %q is another member's too", i, clip(m.Path))
+		}
+		seen[m.Path] = true
+		if m.Doc == nil {
+			pr.add("member %d (%q) has no document", i, clip(m.Path))
+			continue
+		}
+		if err := Check(m.Doc, nil, memberProfile(m.Doc)); err != nil {
+			pr.add("member %q: %v", clip(m.Path), err)
+		}
+	}
 }
 
 func checkText(pr *problems, doc *extract.Document, input []byte, p Profile) {
@@ -339,28 +365,47 @@ func checkValue(pr *problems, k string, v metadata.Value, p Profile) {
 }
 
 // CheckLimits returns how doc exceeds lim, or nil: more text than
-// MaxTextBytes, more images than MaxImages, an image over MaxImageBytes, a
-// block on a page past MaxPages. Zero fields are not checked.
+// MaxTextBytes or more held than MaxFileBytes (extract.Held), its
+// members' counted in both (a container's members share its limits);
+// more images than MaxImages, an image over MaxImageBytes or a block on a
+// page past MaxPages in doc or in any of its members (each a document of
+// its own). Zero fields are not checked.
 func CheckLimits(doc *extract.Document, lim extract.Limits) error {
 	var pr problems
-	if lim.MaxTextBytes > 0 && len(doc.Text) > lim.MaxTextBytes {
-		pr.add("%d bytes of text, MaxTextBytes %d", len(doc.Text), lim.MaxTextBytes)
+	if n := extract.TextWithMembers(doc); lim.MaxTextBytes > 0 && n > lim.MaxTextBytes {
+		pr.add("%d bytes of text%s, MaxTextBytes %d", n, withMembers(doc), lim.MaxTextBytes)
 	}
-	if lim.MaxImages > 0 && len(doc.Images) > lim.MaxImages {
-		pr.add("%d images, MaxImages %d", len(doc.Images), lim.MaxImages)
+	if n := extract.HeldWithMembers(doc); lim.MaxFileBytes > 0 && n > lim.MaxFileBytes {
+		pr.add("holds %d bytes%s, MaxFileBytes %d", n, withMembers(doc), lim.MaxFileBytes)
 	}
-	for i, img := range doc.Images {
-		if lim.MaxImageBytes > 0 && int64(len(img.Data)) > lim.MaxImageBytes {
-			pr.add("image %d has %d bytes, MaxImageBytes %d", i, len(img.Data), lim.MaxImageBytes)
+	eachDoc(doc, func(path string, d *extract.Document) {
+		if path != "" {
+			path = "member " + path + ": "
 		}
-	}
-	for i, b := range doc.Blocks {
-		if lim.MaxPages > 0 && b.Page > lim.MaxPages {
-			pr.add("block %d is on page %d, MaxPages %d", i, b.Page, lim.MaxPages)
-			break
+		if lim.MaxImages > 0 && len(d.Images) > lim.MaxImages {
+			pr.add("%s%d images, MaxImages %d", path, len(d.Images), lim.MaxImages)
 		}
-	}
+		for i, img := range d.Images {
+			if lim.MaxImageBytes > 0 && int64(len(img.Data)) > lim.MaxImageBytes {
+				pr.add("%simage %d has %d bytes, MaxImageBytes %d", path, i, len(img.Data), lim.MaxImageBytes)
+			}
+		}
+		for i, b := range d.Blocks {
+			if lim.MaxPages > 0 && b.Page > lim.MaxPages {
+				pr.add("%sblock %d is on page %d, MaxPages %d", path, i, b.Page, lim.MaxPages)
+				break
+			}
+		}
+	})
 	return pr.err()
+}
+
+// withMembers says that a container's members are counted with it.
+func withMembers(doc *extract.Document) string {
+	if len(doc.Members) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (with its %d members' and theirs)", len(doc.Members))
 }
 
 // clip shortens s for a message.

@@ -14,7 +14,9 @@
 //   - extraction is deterministic, safe for concurrent use and leaves its
 //     input alone (every extraction the suite makes checks that);
 //   - the Limits hold: more text than MaxTextBytes is ErrTooLarge, image and
-//     page limits bound what is kept, zero limits are not zero budgets;
+//     page limits bound what is kept, zero limits are not zero budgets; a
+//     container's members (extract.Document.Members, documents of their
+//     own) count against its text and budget;
 //   - a cancelled or expired context ends the extraction with ErrTimeout
 //     (Limits.Timeout itself is applied through the context, by
 //     detect.Registry);
@@ -68,10 +70,11 @@ type Harness struct {
 	Container bool
 	// CutsMembers: the format is a container that records a member over
 	// what it has left of MaxTextBytes, MaxFileBytes or MaxUncompressed as
-	// not read (a warning with "not read" and the limit's name) and reads
-	// the rest. Under those limits its document may then be one with
-	// less, never one over the limit or one that does not say what it
-	// left out and why.
+	// not read (a warning with "not read" and the limit's name, on the
+	// container or on a member that is a container itself) and reads the
+	// rest. Under those limits its document may then be one with less (its
+	// members' text and what they hold counted), never one over the limit
+	// or one that does not say what it left out and why.
 	CutsMembers bool
 	// Known lists the checks (subtest names, e.g. "cancelled") the
 	// extractor does not pass yet, with the reason. They are skipped with
@@ -208,36 +211,49 @@ func (r *runner) sections(t *testing.T) {
 		if Check(doc, nil, r.h.Profile) != nil {
 			continue // "samples" says why
 		}
-		for _, target := range []int{512, 24} {
-			if err := CheckSections(doc, target); err != nil {
-				t.Errorf("sample %s: %v", r.h.Samples[i].Name, err)
+		// Each member is a document of its own, chunked on its own.
+		eachDoc(doc, func(path string, d *extract.Document) {
+			for _, target := range []int{512, 24} {
+				if err := CheckSections(d, target); err != nil {
+					t.Errorf("sample %s%s: %v", r.h.Samples[i].Name, memberSuffix(path), err)
+				}
 			}
-		}
+		})
 	}
 }
 
 // messageSize: each sample's and each hostile input's document makes a
-// message linear in its text, with bounded titles (CheckMessage).
+// message linear in its text, with bounded titles (CheckMessage); so does
+// each of its members, a file version of its own.
 func (r *runner) messageSize(t *testing.T) {
+	check := func(name string, doc *extract.Document) {
+		eachDoc(doc, func(path string, d *extract.Document) {
+			if err := CheckMessage(d); err != nil {
+				t.Errorf("%s%s: %v", name, memberSuffix(path), err)
+			}
+		})
+	}
 	for i, doc := range r.sampleDocs(t) {
-		if err := CheckMessage(doc); err != nil {
-			t.Errorf("sample %s: %v", r.h.Samples[i].Name, err)
-		}
+		check("sample "+r.h.Samples[i].Name, doc)
 	}
 	if r.h.Big != nil {
 		if doc, err := r.extract(t, context.Background(), *r.h.Big, r.h.Limits); err == nil {
-			if err := CheckMessage(doc); err != nil {
-				t.Errorf("%s: %v", r.h.Big.Name, err)
-			}
+			check(r.h.Big.Name, doc)
 		}
 	}
 	for _, s := range r.h.Hostile {
 		if doc, err := r.extract(t, context.Background(), s, r.hostileLimits()); err == nil {
-			if err := CheckMessage(doc); err != nil {
-				t.Errorf("hostile %s: %v", s.Name, err)
-			}
+			check("hostile "+s.Name, doc)
 		}
 	}
+}
+
+// memberSuffix names a member in a message: "" for the file itself.
+func memberSuffix(path string) string {
+	if path == "" {
+		return ""
+	}
+	return ", member " + path
 }
 
 func (r *runner) deterministic(t *testing.T) {
@@ -324,7 +340,7 @@ func (r *runner) big(t *testing.T) (Sample, *extract.Document) {
 	docs := r.sampleDocs(t)
 	best := 0
 	for i, doc := range docs {
-		if len(doc.Text) > len(docs[best].Text) {
+		if extract.TextWithMembers(doc) > extract.TextWithMembers(docs[best]) {
 			best = i
 		}
 	}
@@ -332,17 +348,17 @@ func (r *runner) big(t *testing.T) (Sample, *extract.Document) {
 }
 
 // MaxFileBytes: a document that would hold more than the budget (text,
-// blocks, images: extract.Held) is ErrTooLarge, one that holds it exactly is
-// the same document. Readers count as they add, so the budget stops a file
-// while it is read.
+// blocks, images: extract.Held, its members' included) is ErrTooLarge, one
+// that holds it exactly is the same document. Readers count as they add,
+// so the budget stops a file while it is read.
 func (r *runner) maxFileBytes(t *testing.T) {
 	s, doc := r.big(t)
-	held := extract.Held(doc)
+	held := extract.HeldWithMembers(doc)
 	for _, budget := range []int64{held - 1, held / 2, 1} {
 		lim := r.h.Limits
 		lim.MaxFileBytes = budget
 		got, err := r.extract(t, context.Background(), s, lim)
-		if r.cut(got, err, "MaxFileBytes") && extract.Held(got) <= budget {
+		if r.cut(got, err, "MaxFileBytes") && extract.HeldWithMembers(got) <= budget {
 			continue
 		}
 		if !errors.Is(err, extract.ErrTooLarge) || got != nil {
@@ -361,16 +377,16 @@ func (r *runner) maxFileBytes(t *testing.T) {
 
 // cut reports whether a container that cuts members (Harness.CutsMembers)
 // gave a document that says it left a member out for limit (a warning
-// with "not read" and the limit's name).
+// with "not read" and the limit's name, its own or a member's).
 func (r *runner) cut(doc *extract.Document, err error, limit string) bool {
-	return r.h.CutsMembers && err == nil && doc != nil &&
-		slices.ContainsFunc(doc.Warnings, func(w string) bool { return strings.Contains(w, "not read") && strings.Contains(w, limit) })
+	return r.h.CutsMembers && err == nil && doc != nil && Warned(doc, "not read", limit)
 }
 
-// MaxTextBytes: text over the limit is ErrTooLarge, text at it is not.
+// MaxTextBytes: text over the limit is ErrTooLarge, text at it is not (a
+// container's text with its members').
 func (r *runner) maxTextBytes(t *testing.T) {
 	s, doc := r.big(t)
-	n := len(doc.Text)
+	n := extract.TextWithMembers(doc)
 	if n < 2 {
 		t.Fatalf("sample %s has %d bytes of text; the limit needs more", s.Name, n)
 	}
@@ -378,7 +394,7 @@ func (r *runner) maxTextBytes(t *testing.T) {
 		lim := r.h.Limits
 		lim.MaxTextBytes = limit
 		got, err := r.extract(t, context.Background(), s, lim)
-		if r.cut(got, err, "MaxTextBytes") && len(got.Text) <= limit {
+		if r.cut(got, err, "MaxTextBytes") && extract.TextWithMembers(got) <= limit {
 			continue
 		}
 		if !errors.Is(err, extract.ErrTooLarge) || got != nil {
@@ -499,8 +515,8 @@ func (r *runner) zeroLimits(t *testing.T) {
 			t.Errorf("sample %s with zero Limits: %v", s.Name, err)
 			continue
 		}
-		if len(doc.Text) != len(docs[i].Text) {
-			t.Errorf("sample %s with zero Limits: %d bytes of text, %d under %+v", s.Name, len(doc.Text), len(docs[i].Text), r.h.Limits)
+		if got, want := extract.TextWithMembers(doc), extract.TextWithMembers(docs[i]); got != want {
+			t.Errorf("sample %s with zero Limits: %d bytes of text, %d under %+v", s.Name, got, want, r.h.Limits)
 		}
 	}
 }
@@ -643,6 +659,16 @@ func diff(a, b *extract.Document) string {
 		return fmt.Sprintf("warnings differ: %q vs %q", a.Warnings, b.Warnings)
 	case a.Format != b.Format || a.Language != b.Language || a.Pages != b.Pages || a.Title != b.Title:
 		return fmt.Sprintf("%s/%s/%d/%q vs %s/%s/%d/%q", a.Format, a.Language, a.Pages, a.Title, b.Format, b.Language, b.Pages, b.Title)
+	case len(a.Members) != len(b.Members):
+		return fmt.Sprintf("%d members vs %d", len(a.Members), len(b.Members))
+	}
+	for i, m := range a.Members {
+		if m.Path != b.Members[i].Path {
+			return fmt.Sprintf("member %d is at %q vs %q", i, m.Path, b.Members[i].Path)
+		}
+		if d := diff(m.Doc, b.Members[i].Doc); d != "" {
+			return fmt.Sprintf("member %s: %s", m.Path, d)
+		}
 	}
 	return ""
 }
@@ -650,6 +676,9 @@ func diff(a, b *extract.Document) string {
 func describe(doc *extract.Document) string {
 	if doc == nil {
 		return "no document"
+	}
+	if len(doc.Members) > 0 {
+		return fmt.Sprintf("a document of %d bytes in %d blocks, with %d members of %d bytes of text in all", len(doc.Text), len(doc.Blocks), len(doc.Members), extract.TextWithMembers(doc)-len(doc.Text))
 	}
 	return fmt.Sprintf("a document of %d bytes in %d blocks", len(doc.Text), len(doc.Blocks))
 }

@@ -71,6 +71,10 @@ func (l lines) Extract(ctx context.Context, data []byte, name string, lim extrac
 		off += len(line)
 	}
 	switch l.broken {
+	case "members over the limits":
+		// A container that keeps a copy of itself as a member, as if its
+		// members took none of its limits.
+		doc.Members = []extract.Member{{Path: "copy.txt", Doc: &extract.Document{Format: "lines", Text: doc.Text, Blocks: slices.Clone(doc.Blocks)}}}
 	case "changes its input":
 		if len(data) > 0 {
 			data[0] = ' '
@@ -139,6 +143,7 @@ func TestSuiteFailsBrokenExtractors(t *testing.T) {
 		"not deterministic":         "deterministic",
 		"ignores MaxTextBytes":      "MaxTextBytes",
 		"ignores MaxFileBytes":      "MaxFileBytes",
+		"members over the limits":   "MaxTextBytes",
 		"ignores the context":       "cancelled",
 		"panics on truncated input": "hostile",
 		"unclassified errors":       "hostile",
@@ -301,6 +306,128 @@ func TestCheckLimits(t *testing.T) {
 	}
 	if err := CheckLimits(doc, extract.DefaultLimits()); err != nil {
 		t.Error(err)
+	}
+}
+
+// container is a valid document with members: a.txt, and b.zip holding
+// c.txt.
+func container() *extract.Document {
+	member := func(format, text string) *extract.Document {
+		b := extract.NewBuilder(format)
+		b.Add(extract.Heading, 1, 0, "Member")
+		b.Add(extract.Paragraph, 0, 0, text)
+		return b.Doc()
+	}
+	doc, _ := valid()
+	inner := member("zip", "Contents: c.txt")
+	inner.Members = []extract.Member{{Path: "c.txt", Doc: member("text", "c's words")}}
+	doc.Members = []extract.Member{{Path: "a.txt", Doc: member("text", "a's words")}, {Path: "docs/b.zip", Doc: inner}}
+	return doc
+}
+
+// TestCheckMembers breaks a container's members one way at a time: each
+// member's path must be safe and unique, and its document keep the
+// invariants, its members' too.
+func TestCheckMembers(t *testing.T) {
+	_, p := valid()
+	if err := Check(container(), nil, p); err != nil {
+		t.Fatalf("a valid container: %v", err)
+	}
+	for _, tc := range []struct {
+		name   string
+		mutate func(d *extract.Document)
+		want   string
+	}{
+		{"empty path", func(d *extract.Document) { d.Members[0].Path = "" }, "is empty"},
+		{"dot dot", func(d *extract.Document) { d.Members[0].Path = "../a.txt" }, `".."`},
+		{"absolute", func(d *extract.Document) { d.Members[0].Path = "/a.txt" }, "empty"},
+		{"member separator", func(d *extract.Document) { d.Members[0].Path = "a//b.txt" }, "empty"},
+		{"bidi override", func(d *extract.Document) { d.Members[0].Path = "a\u202etxt.exe" }, "format character"},
+		{"control character", func(d *extract.Document) { d.Members[0].Path = "a\x07.txt" }, "control"},
+		{"invalid UTF-8", func(d *extract.Document) { d.Members[0].Path = "a\xff.txt" }, "UTF-8"},
+		{"same path twice", func(d *extract.Document) { d.Members[1].Path = "a.txt" }, "another member's too"},
+		{"no document", func(d *extract.Document) { d.Members[0].Doc = nil }, "has no document"},
+		{"member's block", func(d *extract.Document) { d.Members[0].Doc.Blocks[1].End++ }, `member "a.txt": block 1`},
+		{"member's member's path", func(d *extract.Document) { d.Members[1].Doc.Members[0].Path = ".." }, `member "docs/b.zip": member 0`},
+		{"member's member's text", func(d *extract.Document) { d.Members[1].Doc.Members[0].Doc.Text += "\xff" }, `member "c.txt": Text is not valid UTF-8`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := container()
+			tc.mutate(doc)
+			if err := Check(doc, nil, p); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Check = %v; want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestMemberHelpers: members by their joined paths, in order, and the
+// warnings of a member's member.
+func TestMemberHelpers(t *testing.T) {
+	doc := container()
+	if got := strings.Join(MemberPaths(doc), " "); got != "a.txt docs/b.zip docs/b.zip//c.txt" {
+		t.Errorf("MemberPaths = %q", got)
+	}
+	if m := Member(doc, "docs/b.zip//c.txt"); m == nil || !strings.Contains(m.Text, "c's words") {
+		t.Errorf("Member(docs/b.zip//c.txt) = %v", m)
+	}
+	if Member(doc, "c.txt") != nil || Member(doc, "docs/b.zip//a.txt") != nil {
+		t.Error("a member found where there is none")
+	}
+	if Warned(doc, "not read", "MaxTextBytes") {
+		t.Error("a warning found where there is none")
+	}
+	Member(doc, "docs/b.zip").Warnings = []string{"member d.txt not read: over MaxTextBytes"}
+	if !Warned(doc, "not read", "MaxTextBytes") || Warned(doc, "not read", "MaxFileBytes") {
+		t.Error("a member's warning is not found by all its words")
+	}
+}
+
+// TestCheckLimitsCountsMembers: a container's members count against its
+// text and budget, and each keeps the image and page limits.
+func TestCheckLimitsCountsMembers(t *testing.T) {
+	doc := container()
+	text, held := extract.TextWithMembers(doc), extract.HeldWithMembers(doc)
+	if text <= len(doc.Text) || held <= extract.Held(doc) {
+		t.Fatalf("the members count nothing: %d, %d", text, held)
+	}
+	for _, tc := range []struct {
+		lim  extract.Limits
+		want string
+	}{
+		{extract.Limits{MaxTextBytes: text - 1}, fmt.Sprintf("%d bytes of text (with its 2 members' and theirs), MaxTextBytes %d", text, text-1)},
+		{extract.Limits{MaxFileBytes: held - 1}, fmt.Sprintf("holds %d bytes (with its 2 members' and theirs), MaxFileBytes %d", held, held-1)},
+		{extract.Limits{MaxPages: 1}, "MaxPages 1"},
+	} {
+		if err := CheckLimits(doc, tc.lim); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v; want %q", tc.lim, err, tc.want)
+		}
+	}
+	if err := CheckLimits(doc, extract.Limits{MaxTextBytes: text, MaxFileBytes: held}); err != nil {
+		t.Errorf("at the limits: %v", err)
+	}
+	img, _ := valid()
+	doc.Members[1].Doc.Members[0].Doc.Images = img.Images
+	if err := CheckLimits(doc, extract.Limits{MaxImageBytes: 5}); err == nil || !strings.Contains(err.Error(), "member docs/b.zip//c.txt: image 0") {
+		t.Errorf("an image of a member's member over MaxImageBytes: %v", err)
+	}
+}
+
+// TestDiffComparesMembers: two extractions that differ only in a member
+// differ.
+func TestDiffComparesMembers(t *testing.T) {
+	a, b := container(), container()
+	if d := diff(a, b); d != "" {
+		t.Fatalf("the same container differs: %s", d)
+	}
+	b.Members[1].Doc.Members[0].Doc.Title = "other"
+	if d := diff(a, b); !strings.Contains(d, "member docs/b.zip: member c.txt") {
+		t.Errorf("diff = %q", d)
+	}
+	b = container()
+	b.Members[1].Path = "docs/b (2).zip"
+	if d := diff(a, b); !strings.Contains(d, "member 1 is at") {
+		t.Errorf("diff = %q", d)
 	}
 }
 

@@ -165,7 +165,8 @@ func runeOffsets(s string) []int {
 
 // Under returns the text of doc's blocks after the heading whose text is
 // heading, up to the next heading at its level or above, one block a line
-// (a container's member under its heading, e.g. "Attachment: notes.txt");
+// (e.g. under "Attachment: notes.txt", the line a message says its
+// attachment with);
 // found is false when doc has no such heading.
 func Under(doc *extract.Document, heading string) (text string, found bool) {
 	var out []string

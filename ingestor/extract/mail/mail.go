@@ -2,17 +2,19 @@
 // and a MIME body) as a person reads it: the subject as its title and
 // first heading, who wrote to whom and when, the body (the text part,
 // else the HTML part through the HTML reader), a forwarded message under
-// a heading of its own, and each attachment under a heading that names
-// it, read by its own format's reader. Base64 and quoted-printable are
+// a heading of its own, and for each attachment a heading that names it
+// and a line that says what it is. Base64 and quoted-printable are
 // decoded, RFC 2047 words and RFC 2231 file names too, and text in other
 // charsets (ISO-8859-*, Windows-125x, Shift_JIS, ...) is made UTF-8.
 //
-// The message's from, to, cc, date and subject are its metadata, so that
-// a search can be kept to one sender or a range of dates.
+// Each attachment is read by its own format's reader into a document of
+// its own, a member of the message's (package container) at its file name
+// made safe ("notes.txt", or "attachment 3.pdf" for one without a name):
+// <message>//<attachment>. Its line says so, or why it was not read.
 //
-// An attachment is part of the message's document here, read as package
-// container reads members, not a document of its own at
-// <message>//<attachment> (issue 52: not built yet).
+// The message's from, to, cc, date and subject are its metadata, so that
+// a search can be kept to one sender or a range of dates; its attachments
+// keep their own (the ingestor gives them the message's as well).
 package mail
 
 import (
@@ -182,7 +184,7 @@ func (r *reading) multipart(body io.Reader, mediaType, boundary string, level, d
 			break
 		}
 		if err != nil {
-			r.b.Warn(fmt.Sprintf("%s cut short: %v", mediaType, err))
+			r.b.Warn(fmt.Sprintf("%s cut short: %s", mediaType, container.Reason(err.Error())))
 			break
 		}
 		if mediaType != "multipart/alternative" {
@@ -223,7 +225,7 @@ func (r *reading) forwarded(h textproto.MIMEHeader, body io.Reader, level, depth
 	if err != nil || forwards+container.Depth(r.ctx) >= maxForwardDepth {
 		why := fmt.Sprintf("forwarded deeper than %d", maxForwardDepth)
 		if err != nil {
-			why = err.Error()
+			why = container.Reason(err.Error())
 		}
 		r.b.Warn("a forwarded message was not read: " + why)
 		return nil
@@ -235,8 +237,9 @@ func (r *reading) forwarded(h textproto.MIMEHeader, body io.Reader, level, depth
 	return r.message(textproto.MIMEHeader(msg.Header), msg.Body, "Forwarded: "+subject, min(level+1, 6), depth+1, forwards+1)
 }
 
-// attachment adds a heading naming the attachment and what its own
-// format's reader read of it; what cannot be read is said under it.
+// attachment adds a heading naming the attachment and a line saying what
+// it is, and the attachment, read by its own format's reader, as a member
+// of the message at its name; what cannot be read is said under it.
 func (r *reading) attachment(h textproto.MIMEHeader, body io.Reader, name, mediaType string, level int) error {
 	r.attachments++
 	if r.attachments > maxAttachments {
@@ -279,8 +282,8 @@ func (r *reading) attachment(h textproto.MIMEHeader, body io.Reader, name, media
 		return err
 	case doc == nil:
 		return notRead(why)
-	case !container.Append(r.b, r.lim, lvl, heading, doc, "attachment "+name):
-		return notRead("its text does not fit what the message has left (MaxTextBytes or MaxFileBytes)")
+	case !container.AddMember(r.b, r.lim, lvl, heading, fmt.Sprintf("%s, %d bytes", mediaType, len(data)), name, doc):
+		return notRead("it does not fit what the message has left of its text and budget (MaxTextBytes or MaxFileBytes)")
 	}
 	return r.b.Err()
 }
@@ -293,7 +296,7 @@ func (r *reading) html(data []byte, level int) error {
 		if errors.Is(err, extract.ErrTooLarge) {
 			return err
 		}
-		r.b.Warn(fmt.Sprintf("the HTML body was not read: %v", err))
+		r.b.Warn("the HTML body was not read: " + container.Reason(err.Error()))
 		return nil
 	}
 	container.Include(r.b, doc, level, "the HTML body")
@@ -348,7 +351,7 @@ func (r *reading) read(body io.Reader) ([]byte, error) {
 		return nil, fmt.Errorf("%w: the message's parts expand past %d bytes (MaxUncompressed)", extract.ErrTooLarge, r.lim.MaxUncompressed)
 	}
 	if err != nil {
-		r.b.Warn(fmt.Sprintf("a part was cut short: %v", err))
+		r.b.Warn("a part was cut short: " + container.Reason(err.Error()))
 	}
 	return data, nil
 }

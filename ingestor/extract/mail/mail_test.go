@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/strata-kb/strata/ingestor/extract/extracttest"
 	"github.com/strata-kb/strata/ingestor/extract/mail"
 	"github.com/strata-kb/strata/ingestor/extract/pdf"
+	"github.com/strata-kb/strata/ingestor/extract/plaintext"
 )
 
 // registry reads messages as the ingestor does: attachments by their own
@@ -51,8 +53,10 @@ func extractWithin(t *testing.T, name string, data []byte, lim extract.Limits) *
 
 // TestAMessageIsReadAsAPersonReadsIt: the subject, who wrote to whom and
 // when, the body once (the text alternative, not the HTML one too), and
-// each attachment under a heading that names it, read by its own reader:
-// no base64 left anywhere.
+// each attachment under a heading that names it and a line that says what
+// it is and where it is read: by its own reader, into a member of the
+// message at its name, its text there and not in the message's. No
+// base64 left anywhere.
 func TestAMessageIsReadAsAPersonReadsIt(t *testing.T) {
 	doc := extractMessage(t, "launch.eml", read(t, "launch.eml"))
 	if doc.Title != "Lancement du projet Héron — été 2026" {
@@ -66,14 +70,40 @@ func TestAMessageIsReadAsAPersonReadsIt(t *testing.T) {
 			t.Errorf("no %q in %q", want, extract.Truncate(doc.Text, 400))
 		}
 	}
-	if notes, ok := extracttest.Under(doc, "Attachment: notes.txt"); !ok || !strings.Contains(notes, "bogwillow") {
-		t.Errorf("notes.txt: %v %q", ok, notes)
+	for heading, line := range map[string]string{
+		"Attachment: notes.txt":      "text/plain, 86 bytes, read as a document of its own: notes.txt",
+		"Attachment: Relevé été.pdf": "application/pdf, 80414 bytes, read as a document of its own: Relevé été.pdf",
+	} {
+		if got, ok := extracttest.Under(doc, heading); !ok || got != line {
+			t.Errorf("%s: %v %q, want %q", heading, ok, got, line)
+		}
 	}
-	if got, ok := extracttest.Under(doc, "Attachment: Relevé été.pdf"); !ok || !strings.Contains(got, "ledger") {
-		t.Errorf("the PDF attachment: %v %q", ok, extract.Truncate(got, 300))
+	for _, word := range []string{"bogwillow", "ledger"} {
+		if strings.Contains(doc.Text, word) {
+			t.Errorf("the attachment's word %q is in the message's text: %q", word, extract.Truncate(doc.Text, 600))
+		}
 	}
-	if strings.Contains(doc.Text, "JVBERi") || strings.Contains(doc.Text, "=C3=A0") {
-		t.Error("base64 or quoted-printable left in the text")
+	if got := extracttest.MemberPaths(doc); strings.Join(got, "|") != "notes.txt|Relevé été.pdf" {
+		t.Fatalf("members %q, want notes.txt and Relevé été.pdf", got)
+	}
+	notes, pdfDoc := extracttest.Member(doc, "notes.txt"), extracttest.Member(doc, "Relevé été.pdf")
+	if notes.Format != "text" || !strings.Contains(notes.Text, "bogwillow") {
+		t.Errorf("notes.txt: %s %q", notes.Format, notes.Text)
+	}
+	if pdfDoc.Format != "pdf" || !strings.Contains(pdfDoc.Text, "ledger") || pdfDoc.Pages == 0 {
+		t.Errorf("the PDF attachment: %s, %d pages, %q", pdfDoc.Format, pdfDoc.Pages, extract.Truncate(pdfDoc.Text, 300))
+	}
+	for _, d := range []*extract.Document{doc, notes, pdfDoc} {
+		if strings.Contains(d.Text, "JVBERi") || strings.Contains(d.Text, "=C3=A0") {
+			t.Errorf("base64 or quoted-printable left in the %s text", d.Format)
+		}
+	}
+	// The message's metadata is the message's: the ingestor gives it to
+	// its attachments, the reader does not copy it.
+	for _, k := range []string{"from", "to", "subject", "date"} {
+		if _, ok := notes.Metadata[k]; ok {
+			t.Errorf("the attachment has the message's %s: %v", k, notes.Metadata)
+		}
 	}
 	m := doc.Metadata
 	if m["subject"].Text != doc.Title || strings.Join(m["to"].List, "|") != "Ada Lovelace <ada@example.com>|ops@example.com" ||
@@ -145,8 +175,10 @@ func zipBomb(t *testing.T) []byte {
 	return buf.Bytes()
 }
 
-// TestHostileMessages: what is cut is said, the rest is read, nothing is
-// written anywhere, and a file that is no message fails as corrupt.
+// bidiAttachment is named "/abs/x<RIGHT-TO-LEFT OVERRIDE>gpj.exe" (RFC
+// 2231), which shows as "xexe.jpg".
+const bidiAttachment = "Content-Type: application/octet-stream\r\nContent-Disposition: attachment; filename*=utf-8''%2Fabs%2Fx%E2%80%AEgpj.exe\r\n\r\ny"
+
 // bombLimits let a message expand to 16 MiB.
 func bombLimits() extract.Limits {
 	lim := extract.DefaultLimits()
@@ -154,35 +186,123 @@ func bombLimits() extract.Limits {
 	return lim
 }
 
+// TestHostileMessages: what is cut is said on the message, with the
+// reason, the rest is read, nothing is written anywhere, and a file that
+// is no message fails as corrupt.
 func TestHostileMessages(t *testing.T) {
 	var many []string
-	for i := range 1005 {
-		many = append(many, attachment(fmt.Sprintf("a%d.bin", i), []byte("x")))
+	for i := range 1200 {
+		many = append(many, attachment(fmt.Sprintf("a%d.txt", i), []byte("x")))
 	}
 	for _, tc := range []struct {
 		name, wantText, wantWarning string
+		wantMembers                 []string // the first members' paths, in order
+		members                     int      // how many
 		data                        []byte
 	}{
-		{"deep.eml", "", "nested deeper than 16", nestedMIME(100)},
-		{"many.eml", "Attachment: a999.bin", "after the first 1000", message("many", many...)},
-		{"paths.eml", "Attachment: passwd", "", message("paths", attachment("../../etc/passwd", []byte("root")), attachment("/abs/x\u202egpj.exe", []byte("y")))},
-		{"bomb.eml", "Attachment: report.docx", "attachment report.docx not read", message("bomb", "Content-Type: text/plain\r\n\r\nthe words around the bomb", attachment("report.docx", zipBomb(t)))},
+		{"deep.eml", "", "nested deeper than 16", nil, 0, nestedMIME(100)},
+		{"many.eml", "Attachment: a999.txt", "after the first 1000", []string{"a0.txt", "a1.txt"}, 1000, message("many", many...)},
+		{"paths.eml", "read as a document of its own: passwd", "", []string{"passwd", "x gpj.exe"}, 2,
+			message("paths", attachment("../../etc/passwd", []byte("root")), bidiAttachment)},
+		{"bomb.eml", "Attachment: report.docx", "attachment report.docx not read", nil, 0,
+			message("bomb", "Content-Type: text/plain\r\n\r\nthe words around the bomb", attachment("report.docx", zipBomb(t)))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := extractWithin(t, tc.name, tc.data, bombLimits())
+			extracttest.Verify(t, doc, nil, profile)
+			if err := extracttest.CheckLimits(doc, bombLimits()); err != nil {
+				t.Error(err)
+			}
 			if tc.wantText != "" && !strings.Contains(doc.Text, tc.wantText) {
 				t.Errorf("no %q in %q", tc.wantText, extract.Truncate(doc.Text, 300))
 			}
 			if w := strings.Join(doc.Warnings, "; "); tc.wantWarning != "" && !strings.Contains(w, tc.wantWarning) {
 				t.Errorf("warnings %q, want %q", w, tc.wantWarning)
 			}
-			if strings.Contains(doc.Text, "../") || strings.Contains(doc.Text, "\u202e") {
-				t.Errorf("a path or a bidi override kept: %q", extract.Truncate(doc.Text, 300))
+			paths := extracttest.MemberPaths(doc)
+			if len(paths) != tc.members || len(paths) < len(tc.wantMembers) || !slices.Equal(paths[:len(tc.wantMembers)], tc.wantMembers) {
+				t.Errorf("%d members %q, want %d starting with %q", len(paths), paths[:min(len(paths), 5)], tc.members, tc.wantMembers)
+			}
+			for _, text := range append([]string{doc.Text}, paths...) {
+				if strings.Contains(text, "../") || strings.Contains(text, "\u202e") {
+					t.Errorf("a path or a bidi override kept: %q", extract.Truncate(text, 300))
+				}
 			}
 		})
 	}
 	if _, err := registry.Extract(context.Background(), []byte("no header here\x00\x01"), "x.eml", extract.DefaultLimits()); !errors.Is(err, extract.ErrCorrupt) {
 		t.Errorf("not a message: %v", err)
+	}
+}
+
+// TestAttachmentsAreNamedUniquely: attachments of one name are members of
+// their own ("notes.txt", "notes (2).txt"), each line says where its own
+// is; one without a name is named by its place and its type.
+func TestAttachmentsAreNamedUniquely(t *testing.T) {
+	data := message("twice",
+		attachment("notes.txt", []byte("the first notes: firstnotesmarker")),
+		attachment("notes.txt", []byte("the second notes: secondnotesmarker")),
+		"Content-Type: application/json\r\nContent-Disposition: attachment\r\n\r\n{\"word\": \"jsonmarker\"}")
+	doc := extractMessage(t, "twice.eml", data)
+	extracttest.Verify(t, doc, nil, profile)
+	if got := extracttest.MemberPaths(doc); strings.Join(got, "|") != "notes.txt|notes (2).txt|attachment 3.json" {
+		t.Fatalf("members %q", got)
+	}
+	for path, word := range map[string]string{"notes.txt": "firstnotesmarker", "notes (2).txt": "secondnotesmarker", "attachment 3.json": "jsonmarker"} {
+		if m := extracttest.Member(doc, path); !strings.Contains(m.Text, word) {
+			t.Errorf("%s: %q, want %s", path, m.Text, word)
+		}
+		if !strings.Contains(doc.Text, "read as a document of its own: "+path+"\n") && !strings.HasSuffix(doc.Text, "read as a document of its own: "+path) {
+			t.Errorf("no line says where %s is: %q", path, doc.Text)
+		}
+		if strings.Contains(doc.Text, word) {
+			t.Errorf("%s's text is in the message's", path)
+		}
+	}
+}
+
+// TestAttachmentsShareTheMessagesLimits: attachments read into members of
+// their own still share the message's text and budget: under a limit
+// that holds some of them, those are read, the rest recorded on the
+// message with the limit's name, and the message with its members stays
+// within the limit (their text and what they hold counted).
+func TestAttachmentsShareTheMessagesLimits(t *testing.T) {
+	var parts []string
+	for i := range 40 {
+		parts = append(parts, attachment(fmt.Sprintf("part%02d.txt", i), []byte(strings.Repeat(fmt.Sprintf("words of part %d. ", i), 60))))
+	}
+	data := message("shared", parts...)
+	full := extractMessage(t, "shared.eml", data)
+	if len(full.Members) != 40 {
+		t.Fatalf("%d members without a tight limit, want 40", len(full.Members))
+	}
+	text, held := extract.TextWithMembers(full), extract.HeldWithMembers(full)
+	for _, tc := range []struct {
+		limit string
+		lim   func(*extract.Limits)
+	}{
+		{"MaxTextBytes", func(l *extract.Limits) { l.MaxTextBytes = text / 3 }},
+		{"MaxFileBytes", func(l *extract.Limits) { l.MaxFileBytes = held / 3 }},
+	} {
+		t.Run(tc.limit, func(t *testing.T) {
+			lim := extract.DefaultLimits()
+			tc.lim(&lim)
+			doc := extractWithin(t, "shared.eml", data, lim)
+			extracttest.Verify(t, doc, nil, profile)
+			if n := extract.TextWithMembers(doc); lim.MaxTextBytes > 0 && n > lim.MaxTextBytes {
+				t.Errorf("%d bytes of text with the members', over the %d limit", n, lim.MaxTextBytes)
+			}
+			if n := extract.HeldWithMembers(doc); lim.MaxFileBytes > 0 && n > lim.MaxFileBytes {
+				t.Errorf("holds %d bytes with the members, over the %d budget", n, lim.MaxFileBytes)
+			}
+			if len(doc.Members) == 0 || len(doc.Members) >= 40 {
+				t.Errorf("%d members read, want some, not all", len(doc.Members))
+			}
+			w := strings.Join(doc.Warnings, "\n")
+			if !strings.Contains(w, "not read") || !strings.Contains(w, tc.limit) {
+				t.Errorf("warnings %q, want the ones not read with %s", w, tc.limit)
+			}
+		})
 	}
 }
 
@@ -192,9 +312,9 @@ var profile = extracttest.Profile{Format: mail.Format, Kinds: []extract.Kind{ext
 
 // FuzzExtract: no input makes the reader panic or fail with an error
 // callers cannot classify, and every document it returns keeps the
-// profile's promises. Attachments are named, not read: their readers have
-// fuzz tests of their own, and poppler would slow each input a thousand
-// times.
+// profile's promises, its members (attachments) theirs, within the
+// limits. Attachments are read as plain text: their own readers have fuzz
+// tests of their own, and poppler would slow each input a thousand times.
 func FuzzExtract(f *testing.F) {
 	for _, n := range []string{"launch.eml", "latin1.eml", "forwarded.eml", "html-only.eml"} {
 		data, err := os.ReadFile(filepath.Join("testdata", n))
@@ -208,7 +328,7 @@ func FuzzExtract(f *testing.F) {
 	lim := extract.DefaultLimits()
 	lim.MaxTextBytes = 1 << 20
 	f.Fuzz(func(t *testing.T, data []byte) {
-		doc, err := mail.Extractor{}.Extract(context.Background(), data, "f.eml", lim)
+		doc, err := mail.Extractor{Attachment: plaintext.Extractor{}.Extract}.Extract(context.Background(), data, "f.eml", lim)
 		if err != nil {
 			if !extracttest.Classified(err) {
 				t.Fatalf("unclassified error: %v", err)
@@ -216,6 +336,9 @@ func FuzzExtract(f *testing.F) {
 			return
 		}
 		extracttest.Verify(t, doc, nil, profile)
+		if err := extracttest.CheckLimits(doc, lim); err != nil {
+			t.Fatal(err)
+		}
 	})
 }
 

@@ -1,10 +1,12 @@
 // Package mbox reads a mailbox (an .mbox file: messages one after another,
 // each after a "From " line) as a person reads one: the list of its
-// messages (who wrote, when, about what), then each message as the mail
-// reader reads it (package mail, through the registry: its subject as its
-// heading, its body and its attachments), at most container.MaxMembers
-// messages. A body line that a mailbox escaped (">From ", mboxrd) is given
-// back as written.
+// messages (who wrote, when, about what), and each message read by the
+// mail reader (package mail, through the registry: its subject, its body,
+// its attachments) into a document of its own, a member of the mailbox's
+// (package container) at message-N.eml, N its place in the list; its
+// attachments are members of the message's. At most container.MaxMembers
+// messages are listed and read. A body line that a mailbox escaped
+// (">From ", mboxrd) is given back as written.
 package mbox
 
 import (
@@ -81,20 +83,20 @@ func (x Extractor) Extract(ctx context.Context, data []byte, name string, lim ex
 			b.Add(extract.Paragraph, 0, 0, fmt.Sprintf("%d bytes (not read)", len(m)))
 			continue
 		}
-		doc, why, err := container.Read(ctx, x.Message, m, label+".eml", container.Left(ctx, lim, b, read))
+		doc, why, err := container.Read(ctx, x.Message, m, MessagePath(i+1), container.Left(ctx, lim, b, read))
 		if err != nil {
 			return nil, err
 		}
 		read += int64(len(m))
 		if doc != nil {
-			// The message's subject is its own first heading (the mail reader's).
-			if container.Append(b, lim, 1, "", doc, label) {
+			// The list names the message: it is a member, without a heading.
+			if container.AddMember(b, lim, 2, "", "", MessagePath(i+1), doc) {
 				if err := b.Err(); err != nil {
 					return nil, err
 				}
 				continue
 			}
-			why = "its text does not fit what the mailbox has left (MaxTextBytes or MaxFileBytes)"
+			why = "it does not fit what the mailbox has left of its text and budget (MaxTextBytes or MaxFileBytes)"
 		}
 		container.NotRead(b, lim, 2, heading, fmt.Sprintf("%d bytes, not read: %s", len(m), why))
 		b.Warn(fmt.Sprintf("%s not read: %s", label, why))
@@ -107,6 +109,10 @@ func (x Extractor) Extract(ctx context.Context, data []byte, name string, lim ex
 	}
 	return b.Finish()
 }
+
+// MessagePath is the path of the nth message (from 1) in its mailbox:
+// message-n.eml.
+func MessagePath(n int) string { return fmt.Sprintf("message-%d.eml", n) }
 
 // Split cuts a mailbox into its messages: each starts after a line that
 // begins with "From " at the start of the file (after a byte-order mark)

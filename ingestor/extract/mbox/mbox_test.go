@@ -13,8 +13,10 @@ import (
 	"github.com/strata-kb/strata/ingestor/extract"
 	"github.com/strata-kb/strata/ingestor/extract/detect"
 	"github.com/strata-kb/strata/ingestor/extract/extracttest"
+	"github.com/strata-kb/strata/ingestor/extract/mail"
 	"github.com/strata-kb/strata/ingestor/extract/mbox"
 	"github.com/strata-kb/strata/ingestor/extract/pdf"
+	"github.com/strata-kb/strata/ingestor/extract/plaintext"
 )
 
 // registry reads mailboxes as the ingestor does: each message by the mail
@@ -31,9 +33,11 @@ func team(t testing.TB) []byte {
 }
 
 // TestAMailboxIsReadMessageByMessage: the list of messages (subject,
-// sender, date), then each message under its subject as the mail reader
-// reads it: its attachment read, a line the mailbox escaped given back as
-// written, an HTML body read as HTML.
+// sender, date), and each message read by the mail reader into a member
+// of the mailbox at message-N.eml: its subject, its body (a line the
+// mailbox escaped given back as written, an HTML body read as HTML), its
+// metadata, and its attachment a member of the message's in turn. No
+// message's text is in the mailbox's.
 func TestAMailboxIsReadMessageByMessage(t *testing.T) {
 	doc, err := registry.Extract(context.Background(), team(t), "mail/team.mbox", extract.DefaultLimits())
 	if err != nil {
@@ -49,21 +53,42 @@ func TestAMailboxIsReadMessageByMessage(t *testing.T) {
 			t.Errorf("the list has no %q: %q", want, list)
 		}
 	}
-	checks := map[string][]string{
-		"Réunion de lundi": {"marshwren", "Attachment: agenda.txt", "fennelstone", "From: Zoë Martin <zoe@example.com>"},
-		"Deploy window":    {"\nFrom now on, deploys need two reviews", "quarrystone"},
-		"Lunch":            {"heronry", "thistledown"},
+	paths := extracttest.MemberPaths(doc)
+	if want := "message-1.eml message-1.eml//agenda.txt message-2.eml message-3.eml"; strings.Join(paths, " ") != want {
+		t.Fatalf("members %q, want %s", paths, want)
 	}
-	for subject, wants := range checks {
-		got, ok := extracttest.Under(doc, subject)
-		for _, want := range wants {
-			if !ok || !strings.Contains(got, want) {
-				t.Errorf("message %q: no %q in %q", subject, want, got)
+	checks := map[string]struct {
+		subject string
+		words   []string
+	}{
+		"message-1.eml": {"Réunion de lundi", []string{"marshwren", "Attachment: agenda.txt", "read as a document of its own: agenda.txt", "From: Zoë Martin <zoe@example.com>"}},
+		"message-2.eml": {"Deploy window", []string{"\nFrom now on, deploys need two reviews", "quarrystone"}},
+		"message-3.eml": {"Lunch", []string{"heronry", "thistledown"}},
+	}
+	for path, c := range checks {
+		m := extracttest.Member(doc, path)
+		if m.Format != "email" || m.Title != c.subject || m.Metadata["subject"].Text != c.subject {
+			t.Errorf("%s: format %q, title %q, metadata %v; want the message %q", path, m.Format, m.Title, m.Metadata, c.subject)
+		}
+		for _, want := range c.words {
+			if !strings.Contains(m.Text, want) {
+				t.Errorf("%s: no %q in %q", path, want, m.Text)
 			}
 		}
+		if strings.Contains(doc.Text, c.words[0]) {
+			t.Errorf("the text of %s is in the mailbox's: %q", path, doc.Text)
+		}
 	}
-	if strings.Contains(doc.Text, ">From") || strings.Contains(doc.Text, "<p>") {
-		t.Errorf("an escaped line or HTML markup left: %q", doc.Text)
+	if agenda := extracttest.Member(doc, "message-1.eml//agenda.txt"); !strings.Contains(agenda.Text, "fennelstone") {
+		t.Errorf("the attachment of message 1: %q", agenda.Text)
+	}
+	if m := extracttest.Member(doc, "message-1.eml"); strings.Contains(m.Text, "fennelstone") {
+		t.Error("the attachment's text is in its message's")
+	}
+	for _, path := range paths {
+		if m := extracttest.Member(doc, path); strings.Contains(m.Text, ">From") || strings.Contains(m.Text, "<p>") {
+			t.Errorf("%s: an escaped line or HTML markup left: %q", path, m.Text)
+		}
 	}
 	if len(doc.Warnings) != 0 {
 		t.Errorf("warnings %q", doc.Warnings)
@@ -104,8 +129,12 @@ func TestHostileMailboxes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	extracttest.Verify(t, doc, nil, profile)
 	if w := strings.Join(doc.Warnings, "\n"); !strings.Contains(w, "500 messages after the first 1000 were neither listed nor read") {
 		t.Errorf("1,500 messages: warnings %q", w)
+	}
+	if len(doc.Members) != 1000 || doc.Members[999].Path != "message-1000.eml" || doc.Members[999].Doc.Title != "m999" {
+		t.Errorf("1,500 messages: %d members read, want the first 1000", len(doc.Members))
 	}
 	// A message whose header does not parse beside one that does.
 	bad := "From x\n\x00\x01 not a header at all\n\n" + message("Fine", "mboxfinemarker")
@@ -113,8 +142,12 @@ func TestHostileMailboxes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, ok := extracttest.Under(doc, "Fine"); !ok || !strings.Contains(got, "mboxfinemarker") {
-		t.Errorf("the message beside a broken one: %q", doc.Text)
+	extracttest.Verify(t, doc, nil, profile)
+	if paths := extracttest.MemberPaths(doc); len(paths) != 1 || paths[0] != "message-2.eml" || !strings.Contains(extracttest.Member(doc, "message-2.eml").Text, "mboxfinemarker") {
+		t.Errorf("the message beside a broken one: members %q", paths)
+	}
+	if got, ok := extracttest.Under(doc, "Message 1"); !ok || !strings.Contains(got, "not read: corrupt") {
+		t.Errorf("the broken message is not said in the text: %q", doc.Text)
 	}
 	if w := strings.Join(doc.Warnings, "\n"); !strings.Contains(w, "message 1 not read") {
 		t.Errorf("the broken message is not recorded: %q", w)
@@ -124,6 +157,60 @@ func TestHostileMailboxes(t *testing.T) {
 			t.Errorf("%q: %v, want ErrCorrupt", data, err)
 		}
 	}
+}
+
+// TestMessagesShareTheMailboxsLimits: messages read into members of their
+// own still share the mailbox's text and budget: under a limit that holds
+// some of them, those are read, the rest recorded on the mailbox with the
+// limit's name, and the mailbox with its members (and theirs) stays
+// within the limit.
+func TestMessagesShareTheMailboxsLimits(t *testing.T) {
+	var box strings.Builder
+	for i := range 30 {
+		box.WriteString(message(fmt.Sprintf("Message %d", i), strings.Repeat(fmt.Sprintf("Words of message %d. ", i), 40)))
+	}
+	data := []byte(box.String())
+	full, err := registry.Extract(context.Background(), data, "box.mbox", extract.DefaultLimits())
+	if err != nil || len(full.Members) != 30 {
+		t.Fatalf("without a tight limit: %v, %s", err, describe(full))
+	}
+	text, held := extract.TextWithMembers(full), extract.HeldWithMembers(full)
+	for _, tc := range []struct {
+		limit string
+		lim   func(*extract.Limits)
+	}{
+		{"MaxTextBytes", func(l *extract.Limits) { l.MaxTextBytes = text / 2 }},
+		{"MaxFileBytes", func(l *extract.Limits) { l.MaxFileBytes = held / 2 }},
+	} {
+		t.Run(tc.limit, func(t *testing.T) {
+			lim := extract.DefaultLimits()
+			tc.lim(&lim)
+			doc, err := registry.Extract(context.Background(), data, "box.mbox", lim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			extracttest.Verify(t, doc, nil, profile)
+			if n := extract.TextWithMembers(doc); lim.MaxTextBytes > 0 && n > lim.MaxTextBytes {
+				t.Errorf("%d bytes of text with the members', over the %d limit", n, lim.MaxTextBytes)
+			}
+			if n := extract.HeldWithMembers(doc); lim.MaxFileBytes > 0 && n > lim.MaxFileBytes {
+				t.Errorf("holds %d bytes with the members, over the %d budget", n, lim.MaxFileBytes)
+			}
+			if len(doc.Members) == 0 || len(doc.Members) >= 30 {
+				t.Errorf("%d members read, want some, not all", len(doc.Members))
+			}
+			if w := strings.Join(doc.Warnings, "\n"); !strings.Contains(w, "not read") || !strings.Contains(w, tc.limit) {
+				t.Errorf("warnings %q, want the messages not read with %s", w, tc.limit)
+			}
+		})
+	}
+}
+
+func describe(doc *extract.Document) string {
+	if doc == nil {
+		return "no document"
+	}
+	return fmt.Sprintf("%d members", len(doc.Members))
 }
 
 // profile is what every mailbox's document promises.
@@ -152,16 +239,19 @@ func TestConformance(t *testing.T) {
 
 // FuzzExtract: no input makes the reader panic or fail with an error
 // callers cannot classify, and every document it returns keeps the
-// profile's promises. Messages are listed, not read: the mail reader has
-// a fuzz test of its own.
+// profile's promises, its members (messages, and their attachments)
+// theirs, within the limits. Messages are read by the mail reader, their
+// attachments as plain text (their own readers have fuzz tests of their
+// own).
 func FuzzExtract(f *testing.F) {
 	f.Add(team(f))
 	f.Add([]byte(message("a", ">From b\n>>From c")))
 	f.Add([]byte("From \nFrom \n\n"))
 	lim := extract.DefaultLimits()
 	lim.MaxTextBytes = 1 << 20
+	reader := mbox.Extractor{Message: mail.Extractor{Attachment: plaintext.Extractor{}.Extract}.Extract}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		doc, err := mbox.Extractor{}.Extract(context.Background(), data, "f.mbox", lim)
+		doc, err := reader.Extract(context.Background(), data, "f.mbox", lim)
 		if err != nil {
 			if !extracttest.Classified(err) {
 				t.Fatalf("unclassified error: %v", err)
@@ -169,5 +259,8 @@ func FuzzExtract(f *testing.F) {
 			return
 		}
 		extracttest.Verify(t, doc, nil, profile)
+		if err := extracttest.CheckLimits(doc, lim); err != nil {
+			t.Fatal(err)
+		}
 	})
 }
