@@ -32,16 +32,18 @@ func TestContainers(t *testing.T) {
 	h.put("acme/mail/team.mbox", read(ingestor, "mbox", "testdata", "team.mbox"))
 	h.put("acme/share/bundle.zip", string(bundle(t, read("testdata", "formats", "trailing.docx"))))
 	h.settle()
+	// Each attachment, message and archive member is a document of its
+	// own at <container>//<member>, cited by that path and its own headings.
 	for _, tt := range []struct {
 		query, path string
 		citation    []string // the top hit's citation holds each
 	}{
-		{"bogwillow", "mail/launch.eml", []string{"mail/launch.eml", "Attachment: notes.txt"}},
-		{"fennelstone", "mail/team.mbox", []string{"mail/team.mbox", "Réunion de lundi", "Attachment: agenda.txt"}},
-		{"quarrystone", "mail/team.mbox", []string{"mail/team.mbox", "Deploy window"}},
-		{"thistledown", "mail/team.mbox", []string{"mail/team.mbox", "Lunch"}},
-		{"docxfootnotemarker", "share/bundle.zip", []string{"share/bundle.zip", "Member: reports/q3.docx"}},
-		{"zippumpmarker", "share/bundle.zip", []string{"share/bundle.zip", "Member: manual.pdf"}},
+		{"bogwillow", "mail/launch.eml//notes.txt", nil},
+		{"fennelstone", "mail/team.mbox//message-1.eml//agenda.txt", nil},
+		{"quarrystone", "mail/team.mbox//message-2.eml", []string{"Deploy window"}},
+		{"thistledown", "mail/team.mbox//message-3.eml", []string{"Lunch"}},
+		{"docxfootnotemarker", "share/bundle.zip//reports/q3.docx", nil},
+		{"zippumpmarker", "share/bundle.zip//manual.pdf", []string{"page 1"}},
 	} {
 		out, errText := h.call("hybrid_search", map[string]any{"query": tt.query, "project_reference": "acme", "alpha": 0})
 		hits := results(out)
@@ -53,13 +55,31 @@ func TestContainers(t *testing.T) {
 		if top["document_path"] != tt.path || !strings.Contains(strings.ToLower(fmt.Sprint(top["content"])), tt.query) {
 			t.Errorf("%s: top hit is %v: %q", tt.query, top["document_path"], top["content"])
 		}
-		for _, want := range tt.citation {
+		if len(hits) != 1 {
+			t.Errorf("%s: %d hits, want the member's alone (its text is not its container's too)", tt.query, len(hits))
+		}
+		for _, want := range append(tt.citation, tt.path) {
 			if !strings.Contains(fmt.Sprint(top["citation"]), want) {
 				t.Errorf("%s: citation %q, want %q in it", tt.query, top["citation"], want)
 			}
 		}
+		// A member is a file like any other: listed, read by its path.
+		if chunks, errText := h.call("list_file_chunks", map[string]any{"project_reference": "acme", "file_path": tt.path}); errText != "" || len(chunksOf(chunks)) == 0 {
+			t.Errorf("list_file_chunks %s: %v %s", tt.path, chunks, errText)
+		}
 	}
-	// Deleting the containers takes every member out.
+	// A message's headers are its members' metadata: filterable.
+	out, errText := h.call("hybrid_search", map[string]any{"query": "bogwillow", "project_reference": "acme", "alpha": 0,
+		"metadata": map[string]any{"to": "ops@example.com"}})
+	if hits := results(out); errText != "" || len(hits) != 1 || hits[0]["document_path"] != "mail/launch.eml//notes.txt" {
+		t.Errorf("the attachment by its message's To: %v %s", out, errText)
+	}
+	out, _ = h.call("hybrid_search", map[string]any{"query": "bogwillow", "project_reference": "acme", "alpha": 0,
+		"metadata": map[string]any{"to": "nobody@example.com"}})
+	if hits := results(out); len(hits) != 0 {
+		t.Errorf("the attachment found by another To: %v", hits)
+	}
+	// Deleting the containers takes every member out of every tool.
 	h.remove("acme/mail/team.mbox")
 	h.remove("acme/share/bundle.zip")
 	for _, q := range []string{"fennelstone", "quarrystone", "thistledown", "docxfootnotemarker", "zippumpmarker"} {
@@ -67,13 +87,19 @@ func TestContainers(t *testing.T) {
 			return len(results(out)) == 0
 		})
 	}
+	for _, p := range []string{"mail/team.mbox//message-2.eml", "share/bundle.zip//manual.pdf"} {
+		if out, errText := h.call("list_file_chunks", map[string]any{"project_reference": "acme", "file_path": p}); len(chunksOf(out)) != 0 || errText == "" {
+			t.Errorf("list_file_chunks of %s after its container's delete: %v %q", p, out, errText)
+		}
+	}
+	if out, _ := h.call("list_files", map[string]any{"project_reference": "acme"}); strings.Contains(fmt.Sprint(out), "bundle.zip//") || !strings.Contains(fmt.Sprint(out), "launch.eml//notes.txt") {
+		t.Errorf("list_files after the deletes: %v", out)
+	}
 	if out, _ := h.call("search_keyword", map[string]any{"query": "bogwillow"}); len(results(out)) != 1 {
 		t.Errorf("the message left in place lost its attachment: %v", out)
 	}
 }
 
-// bundle is a ZIP as a user zips a folder: a DOCX made by LibreOffice in a
-// subfolder and a text PDF.
 func bundle(t *testing.T, docx string) []byte {
 	return zipOf(t, []zipPart{
 		{"reports/", ""},
