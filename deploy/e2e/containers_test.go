@@ -4,12 +4,14 @@ import (
 	"archive/zip"
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/strata-kb/strata/ingestor/extract/pdf/pdfwrite"
+	"github.com/strata-kb/strata/shared/ids"
 )
 
 // TestContainers (issue 52 item 6, as containers are read today: members
@@ -79,20 +81,51 @@ func TestContainers(t *testing.T) {
 	if hits := results(out); len(hits) != 0 {
 		t.Errorf("the attachment found by another To: %v", hits)
 	}
+	// A release reads the set of its version, a branch its own set.
+	rel := h.release("acme", "", "containers-v1")
+	if rel.Error != "" || rel.Release == nil {
+		t.Fatalf("release: %+v", rel)
+	}
+	h.put("acme/share/bundle.zip", string(zipOf(t, []zipPart{{"manual.pdf", string(pdfwrite.MakeTitled("Manual", []pdfwrite.Page{{Lines: []string{"The second pump: secondpumpmarker."}}}, nil))}, {"new.txt", "newmembermarker"}})))
+	h.put("acme@preview/share/bundle.zip", string(zipOf(t, []zipPart{{"branch.txt", "branchonlymarker"}})))
+	h.settle()
+	branchID := ids.Branch("acme", "preview")
+	for _, c := range []struct {
+		path  string
+		extra map[string]any
+		want  string // in the chunks, or in the error
+	}{
+		{"share/bundle.zip//manual.pdf", nil, "secondpumpmarker"},
+		{"share/bundle.zip//new.txt", nil, "newmembermarker"},
+		{"share/bundle.zip//reports/q3.docx", nil, "file not found"}, // gone from the new version
+		{"share/bundle.zip//manual.pdf", map[string]any{"release_version": "containers-v1"}, "zippumpmarker"},
+		{"share/bundle.zip//reports/q3.docx", map[string]any{"release_version": "containers-v1"}, "docxfootnotemarker"},
+		{"share/bundle.zip//new.txt", map[string]any{"release_version": "containers-v1"}, "file not found"},
+		{"share/bundle.zip//branch.txt", map[string]any{"branch_id": branchID}, "branchonlymarker"},
+		{"share/bundle.zip//new.txt", map[string]any{"branch_id": branchID}, "file not found"}, // main's, hidden by the branch's container
+		{"share/bundle.zip//branch.txt", nil, "file not found"},
+	} {
+		args := map[string]any{"project_reference": "acme", "file_path": c.path}
+		maps.Copy(args, c.extra)
+		out, errText := h.call("list_file_chunks", args)
+		if got := contents(out) + errText; !strings.Contains(strings.ToLower(got), strings.ToLower(c.want)) {
+			t.Errorf("%s %v: %q, want %q", c.path, c.extra, got, c.want)
+		}
+	}
 	// Deleting the containers takes every member out of every tool.
 	h.remove("acme/mail/team.mbox")
 	h.remove("acme/share/bundle.zip")
-	for _, q := range []string{"fennelstone", "quarrystone", "thistledown", "docxfootnotemarker", "zippumpmarker"} {
+	for _, q := range []string{"fennelstone", "quarrystone", "thistledown", "secondpumpmarker", "newmembermarker"} {
 		h.waitFor("no hit of "+q+" once its container is deleted", "search_keyword", map[string]any{"query": q}, func(out map[string]any, _ string) bool {
 			return len(results(out)) == 0
 		})
 	}
-	for _, p := range []string{"mail/team.mbox//message-2.eml", "share/bundle.zip//manual.pdf"} {
+	for _, p := range []string{"mail/team.mbox//message-2.eml", "share/bundle.zip//manual.pdf", "share/bundle.zip//new.txt"} {
 		if out, errText := h.call("list_file_chunks", map[string]any{"project_reference": "acme", "file_path": p}); len(chunksOf(out)) != 0 || errText == "" {
 			t.Errorf("list_file_chunks of %s after its container's delete: %v %q", p, out, errText)
 		}
 	}
-	if out, _ := h.call("list_files", map[string]any{"project_reference": "acme"}); strings.Contains(fmt.Sprint(out), "bundle.zip//") || !strings.Contains(fmt.Sprint(out), "launch.eml//notes.txt") {
+	if out, _ := h.call("list_files", map[string]any{"project_reference": "acme"}); strings.Contains(fmt.Sprint(out), "/acme/share/bundle.zip//") || !strings.Contains(fmt.Sprint(out), "/acme/mail/launch.eml//notes.txt") {
 		t.Errorf("list_files after the deletes: %v", out)
 	}
 	if out, _ := h.call("search_keyword", map[string]any{"query": "bogwillow"}); len(results(out)) != 1 {
