@@ -78,7 +78,8 @@ func (w *Writer) applyAccessChange(ctx context.Context, ac pipeline.TagsChanged)
 	if out, skip := skipAccess(doc, want); skip {
 		return out, nil
 	}
-	// A container's members take its tags (members.go).
+	// A container's members take its tags (members.go): announced from
+	// here, relabelled as the lock finds them.
 	var members []memberDoc
 	if containerFormats[doc.format] || doc.deleted {
 		if members, err = w.memberDocuments(ctx, project, ac.Object.Branch, ac.Object.Path); err != nil {
@@ -99,7 +100,7 @@ func (w *Writer) applyAccessChange(ctx context.Context, ac pipeline.TagsChanged)
 		return "", err
 	}
 	defer h.unlock()
-	return w.changeAccess(ctx, h, ac, members)
+	return w.changeAccess(ctx, h, ac)
 }
 
 func validateAccessChange(ac pipeline.TagsChanged) error {
@@ -128,7 +129,7 @@ func skipAccess(doc current, want labels) (Outcome, bool) {
 // change's, merged with its own file metadata. Their access Versions are
 // committed at one sequence; the container's Document is written last, as
 // it says the change is done.
-func (w *Writer) changeAccess(ctx context.Context, h *hold, ac pipeline.TagsChanged, members []memberDoc) (Outcome, error) {
+func (w *Writer) changeAccess(ctx context.Context, h *hold, ac pipeline.TagsChanged) (Outcome, error) {
 	project := h.project
 	doc, err := w.document(ctx, project, ac.FileID) // again: a commit may have run while we waited
 	if err != nil {
@@ -138,6 +139,12 @@ func (w *Writer) changeAccess(ctx context.Context, h *hold, ac pipeline.TagsChan
 	want := labelsOfChange(ac, doc.labels.sources.File)
 	if out, skip := skipAccess(doc, want); skip {
 		return out, nil
+	}
+	var members []memberDoc // as the lock finds them: a commit may have added some
+	if containerFormats[doc.format] || doc.deleted {
+		if members, err = w.memberDocuments(ctx, project, ac.Object.Branch, ac.Object.Path); err != nil {
+			return "", fmt.Errorf("access change of %s: members: %w", ac.Object.Path, err)
+		}
 	}
 	var files []relabeled // the members first: the container's Document is last
 	for _, m := range members {

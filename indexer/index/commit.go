@@ -73,9 +73,16 @@ type pendingVersion struct {
 	members   []*pendingVersion
 	container *pendingVersion
 	// had is the format of the file's document before this commit, and
-	// hadDocument whether there was one (set by decide; members.go).
-	had         string
-	hadDocument bool
+	// mainHad, for a branch's first version of a path, main's (set by
+	// decide; members.go).
+	had, mainHad string
+	// committed is the sequence a version to repair was committed at.
+	committed int64
+	// newest is set by decide for the newest version of its file in the group.
+	newest bool
+	// torn is set by decide for a committed version whose objects are to
+	// be deleted by id and committed again (once its set is decided).
+	torn bool
 }
 
 // size is how many file versions committing p commits: p and its members.
@@ -162,6 +169,7 @@ func (w *Writer) commitGroup(ctx context.Context, group []*pendingVersion) {
 	defer h.unlock()
 	w.decideGroup(ctx, h, all, seq-1)
 	decideSets(group)
+	w.deleteTorn(ctx, h, all)
 	now := w.now().UTC().Format(time.RFC3339Nano)
 	w.repairDocuments(ctx, h, all, seq-1, now)
 	w.publishVersions(ctx, h, all, seq, now)
@@ -169,7 +177,11 @@ func (w *Writer) commitGroup(ctx context.Context, group []*pendingVersion) {
 
 // decideSets makes each container's set one decision: when one of its
 // versions failed to be decided, the set fails with it; when the container
-// is stale, so are its members.
+// is stale, so are its members; when it is to be committed, so are its
+// members that only a delete made on another key's account found stale (a
+// branch's member hidden by main's commit), and each member takes a later
+// read of the container's tags than its own (an access change applied
+// while the set was on its way, inheritLabels).
 func decideSets(group []*pendingVersion) {
 	for _, c := range group {
 		if len(c.members) == 0 {
@@ -182,6 +194,12 @@ func decideSets(group []*pendingVersion) {
 				failed = p.err
 			}
 		}
+		apply := !c.finished && !c.repair
+		for _, p := range c.members {
+			if apply && p.finished && p.err == nil && p.out == Stale && p.newest {
+				p.finished, p.out = false, ""
+			}
+		}
 		for _, p := range set {
 			switch {
 			case p.finished:
@@ -189,7 +207,25 @@ func decideSets(group []*pendingVersion) {
 				p.conclude("", failed)
 			case c.finished && c.out == Stale:
 				p.conclude(Stale, nil)
+			case p != c && c.labels.readAt.After(p.labels.readAt):
+				p.labels = inheritLabels(c.labels, p.fv)
 			}
+		}
+	}
+}
+
+// deleteTorn deletes by id the objects of the versions of group decide
+// found torn and that are still to be committed (their sets decided), so
+// they are committed again.
+func (w *Writer) deleteTorn(ctx context.Context, h *hold, group []*pendingVersion) {
+	for _, p := range group {
+		if !p.torn || p.finished {
+			continue
+		}
+		if err := h.fenced(ctx, "write"); err != nil {
+			p.conclude("", err)
+		} else if err := w.deleteVersionObjects(ctx, p.fv); err != nil {
+			p.conclude("", err)
 		}
 	}
 }
@@ -323,7 +359,10 @@ func (w *Writer) decideGroup(ctx context.Context, h *hold, group []*pendingVersi
 			// An access change applied while fv was on its way wins over fv's older read.
 			p.labels = d.doc.labelsFor(p.fv)
 			p.replaces = d.doc.exists && !d.doc.deleted
-			p.had, p.hadDocument = d.doc.format, d.doc.exists
+			p.had, p.newest = d.doc.format, true
+			if d.err == nil && !d.doc.exists && o.Branch != "" && !isMember(o.Path) {
+				p.mainHad, d.err = w.mainFormat(ctx, project, o.Path)
+			}
 		}
 	})
 	for i, p := range group {
@@ -340,14 +379,9 @@ func (w *Writer) decideGroup(ctx context.Context, h *hold, group []*pendingVersi
 		case err != nil:
 			p.conclude("", err)
 		case done && out == repairDocument:
-			p.repair = true
+			p.repair, p.committed = true, decisions[i].seq
 		case done && out == tornVersion:
-			// Committed again once its objects are gone.
-			if err := h.fenced(ctx, "write"); err != nil {
-				p.conclude("", err)
-			} else if err := w.deleteVersionObjects(ctx, p.fv); err != nil {
-				p.conclude("", err)
-			}
+			p.torn = true // committed again once its objects are gone (deleteTorn)
 		case done && out == Duplicate:
 			// A redelivery, maybe of a commit whose vectors could not be
 			// looked up or given their readers (markEmbedded): again, and
@@ -369,6 +403,7 @@ type verdict struct {
 	out  Outcome
 	done bool    // false: apply the event
 	doc  current // the file's document as decide read it
+	seq  int64   // the sequence the event was committed at, when it was
 }
 
 // repairDocument is decide's answer for a committed event whose document
@@ -403,18 +438,18 @@ func (w *Writer) decide(ctx context.Context, project, fileID, sequencer, version
 	}
 	switch {
 	case newer:
-		return verdict{Stale, true, cur}, nil
+		return verdict{Stale, true, cur, 0}, nil
 	case v != nil && int64(wvquery.Float(v, "valid_from")) <= watermark:
 		// Committed, by its Version found by id; readers find chunks by
 		// filters, which a weaviate-server killed inside a batch may have
 		// left without some objects' index entries (a torn version, store_weaviate.go).
 		if whole, err := w.chunksFound(ctx, project, versionID, int(wvquery.Float(v, "chunk_count"))); err != nil || !whole {
-			return verdict{tornVersion, err == nil, cur}, err
+			return verdict{tornVersion, err == nil, cur, 0}, err
 		}
 		if !cur.exists || cur.fileVersionID != versionID {
-			return verdict{repairDocument, true, cur}, nil
+			return verdict{repairDocument, true, cur, int64(wvquery.Float(v, "valid_from"))}, nil
 		}
-		return verdict{Duplicate, true, cur}, nil
+		return verdict{Duplicate, true, cur, 0}, nil
 	}
 	return verdict{doc: cur}, nil
 }
@@ -425,27 +460,37 @@ func (w *Writer) decide(ctx context.Context, project, fileID, sequencer, version
 // committed.
 func (w *Writer) repairDocuments(ctx context.Context, h *hold, group []*pendingVersion, watermark int64, now string) {
 	var repair []*pendingVersion
-	var docs []*models.Object
+	var docs, memberDocs []*models.Object
 	for _, p := range group {
 		if !p.finished && p.repair {
 			repair = append(repair, p)
-			docs = append(docs, fileDocument(p.fv, p.labels, watermark, now))
+			if p.container != nil {
+				memberDocs = append(memberDocs, fileDocument(p.fv, p.labels, watermark, now))
+			} else {
+				docs = append(docs, fileDocument(p.fv, p.labels, watermark, now))
+			}
 		}
 	}
 	if len(repair) == 0 {
 		return
 	}
-	// The tombstones of the members the commit deleted were lost with it.
-	gone, err := w.goneMembersOf(ctx, repair)
-	if err != nil {
-		concludeAll(repair, Duplicate, err)
-		return
+	// The tombstones of the members a commit deleted were lost with its
+	// documents; the container's Document is written last again.
+	for _, p := range repair {
+		if p.container != nil || isMember(p.fv.Object.Path) {
+			continue
+		}
+		tombstones, err := w.deletedAt(ctx, p.fv.Object, p.committed, now)
+		if err != nil {
+			concludeAll(repair, Duplicate, fmt.Errorf("members of %s: %w", p.fv.Object.Path, err))
+			return
+		}
+		memberDocs = append(memberDocs, tombstones...)
 	}
-	for i, p := range repair {
-		_, tombstones := memberDeletes(p.fv.Object, gone[i], watermark, now)
-		docs = append(docs, tombstones...)
+	err := h.fenced(ctx, "write")
+	if err == nil {
+		err = w.batch(ctx, memberDocs)
 	}
-	err = h.fenced(ctx, "write")
 	if err == nil {
 		err = w.batch(ctx, docs)
 	}
@@ -475,21 +520,27 @@ func (w *Writer) publishVersions(ctx context.Context, h *hold, group []*pendingV
 		return
 	}
 	fail := func(err error) { concludeAll(apply, "", err) }
-	gone, err := w.goneMembersOf(ctx, apply)
+	gone, err := w.goneMembersOf(ctx, apply, seq)
 	if err != nil {
 		fail(err)
 		return
 	}
-	var objs, docs []*models.Object
+	// A container's Document is written after its members' and their
+	// tombstones: it is what a redelivery checks (repairDocument).
+	var objs, docs, memberDocs []*models.Object
 	for i, p := range apply {
 		if err := w.prepareMetadata(ctx, &p.labels); err != nil {
 			fail(fmt.Errorf("metadata properties of %s: %w", project, err))
 			return
 		}
 		objs = append(objs, versionObjects(p.fv, p.labels, seq, now, p.terms)...)
-		docs = append(docs, fileDocument(p.fv, p.labels, seq, now))
+		if p.container != nil {
+			memberDocs = append(memberDocs, fileDocument(p.fv, p.labels, seq, now))
+		} else {
+			docs = append(docs, fileDocument(p.fv, p.labels, seq, now))
+		}
 		versions, tombstones := memberDeletes(p.fv.Object, gone[i], seq, now)
-		objs, docs = append(objs, versions...), append(docs, tombstones...)
+		objs, memberDocs = append(objs, versions...), append(memberDocs, tombstones...)
 	}
 	if err := h.fenced(ctx, "write"); err != nil {
 		fail(err)
@@ -504,6 +555,10 @@ func (w *Writer) publishVersions(ctx context.Context, h *hold, group []*pendingV
 		return
 	}
 	// Documents are the files' current state for listings, written once the commit is visible.
+	if err := w.batch(ctx, memberDocs); err != nil {
+		fail(fmt.Errorf("write %d member documents of %s: %w", len(memberDocs), project, err))
+		return
+	}
 	if err := w.batch(ctx, docs); err != nil {
 		fail(fmt.Errorf("write %d documents of %s: %w", len(docs), project, err))
 		return

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/weaviate/weaviate/entities/models"
+
 	"github.com/strata-kb/strata/shared/ids"
 	"github.com/strata-kb/strata/shared/pipeline"
 )
@@ -30,19 +32,33 @@ func (w *Writer) ApplyDelete(ctx context.Context, d pipeline.FileDeleted) (Outco
 	}
 	now := w.now().UTC().Format(time.RFC3339Nano)
 	version, tombstone := deleteObjects(d, deleteID, deletedLabels(v.doc), seq, now)
-	// Its members go with it, at the same sequence (members.go); after a
-	// crash, their tombstones are written again with the file's.
+	// Its members go with it, at the same sequence (members.go), their
+	// tombstones written before the file's (which a redelivery checks);
+	// after a crash, they are written again with it.
+	if v.done {
+		tombstones, err := w.deletedAt(ctx, o, v.seq, now)
+		if err != nil {
+			return "", fmt.Errorf("members of %s: %w", o.Path, err)
+		}
+		if err := w.batch(ctx, tombstones); err != nil {
+			return "", err
+		}
+		return Duplicate, w.batch(ctx, []*models.Object{tombstone})
+	}
 	var gone []goneMember
-	if containerFormats[v.doc.format] || o.Branch != "" {
-		if gone, err = w.goneMembers(ctx, o, nil); err != nil {
+	mainHad := ""
+	if o.Branch != "" && !containerFormats[v.doc.format] {
+		if mainHad, err = w.mainFormat(ctx, o.Project, o.Path); err != nil {
+			return "", err
+		}
+	}
+	if containerFormats[v.doc.format] || containerFormats[mainHad] {
+		if gone, err = w.goneMembers(ctx, o, nil, seq); err != nil {
 			return "", fmt.Errorf("members of %s: %w", o.Path, err)
 		}
 	}
 	versions, tombstones := memberDeletes(o, gone, seq, now)
-	versions, tombstones = append(versions, version), append(tombstones, tombstone)
-	if v.done {
-		return Duplicate, w.batch(ctx, tombstones)
-	}
+	versions = append(versions, version)
 	if err := h.fenced(ctx, "write"); err != nil {
 		return "", err
 	}
@@ -53,6 +69,9 @@ func (w *Writer) ApplyDelete(ctx context.Context, d pipeline.FileDeleted) (Outco
 		return "", fmt.Errorf("publish commit %d of %s: %w", seq, o.Project, err)
 	}
 	if err := w.batch(ctx, tombstones); err != nil {
+		return "", fmt.Errorf("write tombstones of the members of %s: %w", d.FileID, err)
+	}
+	if err := w.batch(ctx, []*models.Object{tombstone}); err != nil {
 		return "", fmt.Errorf("write tombstone %s: %w", d.FileID, err)
 	}
 	w.recordState(ctx, o, pipeline.StateDeleted, "", seq, deleteID, time.Time{}, pipeline.Access{})

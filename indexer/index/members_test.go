@@ -335,3 +335,77 @@ func TestABranchContainerHidesMainsMembers(t *testing.T) {
 		t.Fatalf("branch's b.txt hidden twice: Versions at %v", got)
 	}
 }
+
+// TestAMemberTakesALaterTagChangeOfItsContainer: a tag change applied
+// while the container's next version was on its way (read before the
+// change) reaches the members that version adds, not only the container.
+func TestAMemberTakesALaterTagChangeOfItsContainer(t *testing.T) {
+	w, wv := newWriter(t)
+	const p, path = "members-acl-late", "mail/launch.eml"
+	t0 := time.Now().UTC()
+	withGroups := func(fv pipeline.FileVersion, at time.Time, groups ...string) pipeline.FileVersion {
+		fv = withAccess(fv, at, groups...)
+		fv.Format = "email"
+		for i := range fv.Members {
+			fv.Members[i].Access = fv.Access
+		}
+		return fv
+	}
+	v1 := withGroups(archive(p, "", path, "e1", "10", "notes.txt"), t0, "eng")
+	mustApply(t, w, v1, Applied)
+	mustChange(t, w, accessChange(v1, t0.Add(2*time.Second), "legal"), Applied)
+	// v2 was read at t0+1s, before the change, and adds plan.pdf.
+	v2 := withGroups(archive(p, "", path, "e2", "20", "notes.txt", "plan.pdf"), t0.Add(time.Second), "eng")
+	mustApply(t, w, v2, Applied)
+	for _, m := range v2.Members {
+		mustVectors(t, w, vectorsOf(m, testModel, 3))
+		wantReaders(t, wv, p, m.FileID, []string{"legal"}, nil)
+	}
+}
+
+// TestABranchsOwnMemberIsNotStaleForMainsHiding: main's commit hides its
+// new member on a branch with a delete carrying the branch container's
+// sequencer, so the branch's own next version with that member commits it.
+func TestABranchsOwnMemberIsNotStaleForMainsHiding(t *testing.T) {
+	w, wv := newWriter(t)
+	const p, path, br = "members-branch-order", "bundle.zip", "preview"
+	mustApply(t, w, archive(p, br, path, "b1", "20", "a.txt"), Applied)
+	mustApply(t, w, archive(p, "", path, "m1", "30", "a.txt", "m.txt"), Applied) // hides m.txt on the branch
+	if d := documentOf(t, p, memberID(p, br, path, "m.txt")); !d.deleted || d.sequencer != "20" {
+		t.Fatalf("main's m.txt hidden on the branch by %+v, want a tombstone of the branch container's event 20", d)
+	}
+	v2 := archive(p, br, path, "b2", "25", "a.txt", "m.txt") // the branch's own, after its 20 (not after main's 30)
+	mustApply(t, w, v2, Applied)
+	if got := visible(t, wv, p, memberID(p, br, path, "m.txt"), watermark(t, w, p)); got[v2.Members[1].FileVersionID] != 1 {
+		t.Fatalf("the branch's own m.txt: %v", got)
+	}
+}
+
+// TestLostMemberTombstonesAreWrittenAgain: a commit whose documents were
+// lost after its publish (a crash) writes them again when it is delivered
+// again: the container's, its members', and the tombstones of the members
+// it deleted.
+func TestLostMemberTombstonesAreWrittenAgain(t *testing.T) {
+	w, wv := newWriter(t)
+	ctx := context.Background()
+	const p, path = "members-repair", "bundle.zip"
+	mustApply(t, w, archive(p, "", path, "e1", "10", "a.txt", "b.txt"), Applied)
+	v2 := archive(p, "", path, "e2", "20", "a.txt")
+	mustApply(t, w, v2, Applied)
+	b := memberID(p, "", path, "b.txt")
+	for _, id := range []string{v2.FileID, v2.Members[0].FileID, b} { // the crash: no document of the commit
+		if err := wv.Data().Deleter().WithClassName(schema.DocumentClass).WithID(id).WithTenant(p).Do(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustApply(t, w, v2, Duplicate)
+	if d := documentOf(t, p, b); !d.deleted {
+		t.Fatalf("b.txt's tombstone was not written again: %+v", d)
+	}
+	if d := documentOf(t, p, v2.Members[0].FileID); d.deleted || d.fileVersionID != v2.Members[0].FileVersionID {
+		t.Fatalf("a.txt's document: %+v", d)
+	}
+	if d := documentOf(t, p, v2.FileID); d.fileVersionID != v2.FileVersionID {
+		t.Fatalf("the container's document: %+v", d)
+	}
+}
