@@ -63,8 +63,16 @@ func (e *Embedder) Handle(ctx context.Context, msg jetstream.Msg) error {
 // container's files, documents of their own) and publishes their vectors,
 // one message a file version.
 func (e *Embedder) EmbedFileVersion(ctx context.Context, fv pipeline.FileVersion) error {
-	for _, v := range fv.Each() {
-		if err := e.embedOne(ctx, v); err != nil {
+	for i, v := range fv.Each() {
+		err := e.embedOne(ctx, v)
+		if i > 0 && errors.Is(err, nats.ErrMaxPayload) {
+			// One member's vectors too big for a message cost that member
+			// its vector search, not its container and the members after it.
+			e.log.Warn("vectors over the message limit: the member is not found by vector search", "project", v.Object.Project,
+				"path", v.Object.Path, "err", err)
+			continue
+		}
+		if err != nil {
 			return err
 		}
 	}

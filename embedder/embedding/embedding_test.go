@@ -156,3 +156,34 @@ func (r *multiRecorder) Publish(_ context.Context, _, msgID string, _ map[string
 	r.ids, r.data = append(r.ids, msgID), append(r.data, data)
 	return nil
 }
+
+// A member whose vectors are over the message limit loses its vector
+// search alone: the members after it are embedded.
+func TestAMemberOverTheMessageLimitLeavesTheRest(t *testing.T) {
+	fv := fileVersion(1)
+	big, after := fileVersion(2), fileVersion(1)
+	big.Object.Path, big.FileVersionID = "a.md//big.txt", "vb"
+	after.Object.Path, after.FileVersionID = "a.md//after.txt", "va"
+	fv.Members = []pipeline.FileVersion{big, after}
+	pub := &refusingOne{id: "vb-fake-model"}
+	if err := New(&fakeProvider{dims: 4}, pub, nil, 2, quiet).EmbedFileVersion(context.Background(), fv); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(pub.ids, " ") != "v-fake-model va-fake-model" {
+		t.Fatalf("published %v, want the container's and the member after the refused one", pub.ids)
+	}
+}
+
+// refusingOne refuses the message with id as over the server's limit.
+type refusingOne struct {
+	id  string
+	ids []string
+}
+
+func (r *refusingOne) Publish(_ context.Context, _, msgID string, _ map[string]string, _ []byte) error {
+	if msgID == r.id {
+		return fmt.Errorf("publish: %w", nats.ErrMaxPayload)
+	}
+	r.ids = append(r.ids, msgID)
+	return nil
+}

@@ -494,7 +494,13 @@ func (in *Ingestor) addMembers(ctx context.Context, fv *pipeline.FileVersion, ke
 	var add func(parentPath string, parentMeta metadata.Metadata, d *extract.Document) error
 	add = func(parentPath string, parentMeta metadata.Metadata, d *extract.Document) error {
 		for _, m := range d.Members {
-			p := objkey.MemberPath(parentPath, m.Path)
+			// A name the reader could not decode (a ZIP's CP437 name read
+			// as UTF-8) keeps its place: every tool takes the path back.
+			p := objkey.MemberPath(parentPath, strings.ReplaceAll(m.Path, "\uFFFD", "_"))
+			if _, err := objkey.ParseDocument(key.Project + "/" + p); err != nil {
+				fv.Warnings = append(fv.Warnings, fmt.Sprintf("member %s is not a document of its own: its path is not one a tool can take (%v)", clipPath(p), err))
+				continue
+			}
 			if len(fv.Members) == MaxMembers {
 				fv.Warnings = append(fv.Warnings, fmt.Sprintf("member %s and those after it are not documents of their own: a file carries at most %d members, its members' members included", p, MaxMembers))
 				return errStop
@@ -536,4 +542,12 @@ func memberMetadata(own, containers metadata.Metadata) metadata.Metadata {
 	maps.Copy(out, own)
 	maps.Copy(out, containers)
 	return out
+}
+
+// clipPath is p cut to 200 bytes for a warning.
+func clipPath(p string) string {
+	if len(p) <= 200 {
+		return p
+	}
+	return strings.ToValidUTF8(p[:200], "") + "..."
 }

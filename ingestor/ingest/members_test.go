@@ -100,3 +100,25 @@ func TestMembersPastTheLimitAreRecorded(t *testing.T) {
 		t.Fatalf("%d members, warnings %q", len(fv.Members), fv.Warnings)
 	}
 }
+
+// A member's path is one every tool takes back: a name the reader could
+// not decode keeps its place as "_", and a path over the key limit is no
+// document of its own, with a warning on the container.
+func TestMemberPathsAreValidDocumentPaths(t *testing.T) {
+	const key = "acme/share/names.zip"
+	in, pub := storeIngestor(t, fakeStore{objects: map[string][]byte{key: []byte("zip")}}, &fakeStates{})
+	in.extractor = containerReader{members: []extract.Member{
+		{Path: "caf\uFFFD/r\uFFFDsum\uFFFD.txt", Doc: textDoc("r", "words")},
+		{Path: strings.Repeat("long/", 250) + "x.txt", Doc: textDoc("x", "words")},
+	}}
+	if err := in.HandleEvent(context.Background(), eventJSON("s3:ObjectCreated:Put", key, 3)); err != nil {
+		t.Fatal(err)
+	}
+	fv := decode(t, pub.msgs[0])
+	if len(fv.Members) != 1 || fv.Members[0].Object.Path != "share/names.zip//caf_/r_sum_.txt" {
+		t.Fatalf("members %d, first %q", len(fv.Members), fv.Members[0].Object.Path)
+	}
+	if !strings.Contains(strings.Join(fv.Warnings, "\n"), "is not a document of its own: its path is not one a tool can take") {
+		t.Fatalf("warnings %q", fv.Warnings)
+	}
+}
