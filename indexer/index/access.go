@@ -140,9 +140,13 @@ func (w *Writer) changeAccess(ctx context.Context, h *hold, ac pipeline.TagsChan
 	if out, skip := skipAccess(doc, want); skip {
 		return out, nil
 	}
+	wm, err := w.settle(ctx, h)
+	if err != nil {
+		return "", err
+	}
 	var members []memberDoc // as the lock finds them: a commit may have added some
 	if containerFormats[doc.format] || doc.deleted {
-		if members, err = w.memberDocuments(ctx, project, ac.Object.Branch, ac.Object.Path); err != nil {
+		if members, err = w.lockedMembers(ctx, project, ac.Object.Branch, ac.Object.Path, wm); err != nil {
 			return "", fmt.Errorf("access change of %s: members: %w", ac.Object.Path, err)
 		}
 	}
@@ -157,10 +161,6 @@ func (w *Writer) changeAccess(ctx context.Context, h *hold, ac pipeline.TagsChan
 		if err := w.prepareMetadata(ctx, &files[i].want); err != nil {
 			return "", err
 		}
-	}
-	wm, err := w.settle(ctx, h)
-	if err != nil {
-		return "", err
 	}
 	now := w.now().UTC().Format(time.RFC3339Nano)
 	var versions []*models.Object
@@ -276,4 +276,30 @@ func (w *Writer) visibleVersion(ctx context.Context, project, fileID string, wat
 	}
 	row, _ := rows[0].(map[string]any)
 	return row, nil
+}
+
+// lockedMembers are the members of the container at path on branch an
+// access change relabels: their Documents (which hold the tags read each
+// has), and the members with a Version visible at wm but no Document (a
+// crash after their commit's publish lost it), which any read is newer than.
+func (w *Writer) lockedMembers(ctx context.Context, project, branch, path string, wm int64) ([]memberDoc, error) {
+	docs, err := w.memberDocuments(ctx, project, branch, path)
+	if err != nil {
+		return nil, err
+	}
+	versions, err := w.memberVersions(ctx, project, branch, path, wm)
+	if err != nil {
+		return nil, err
+	}
+	have := map[string]bool{}
+	for _, d := range docs {
+		have[d.fileID] = true
+	}
+	for _, v := range versions {
+		if !have[v.fileID] {
+			v.labels.readAt = time.Time{}
+			docs = append(docs, v)
+		}
+	}
+	return docs, nil
 }

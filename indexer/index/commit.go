@@ -216,16 +216,28 @@ func decideSets(group []*pendingVersion) {
 
 // deleteTorn deletes by id the objects of the versions of group decide
 // found torn and that are still to be committed (their sets decided), so
-// they are committed again.
+// they are committed again. When that fails, the version's whole set
+// fails with it.
 func (w *Writer) deleteTorn(ctx context.Context, h *hold, group []*pendingVersion) {
 	for _, p := range group {
 		if !p.torn || p.finished {
 			continue
 		}
-		if err := h.fenced(ctx, "write"); err != nil {
-			p.conclude("", err)
-		} else if err := w.deleteVersionObjects(ctx, p.fv); err != nil {
-			p.conclude("", err)
+		err := h.fenced(ctx, "write")
+		if err == nil {
+			err = w.deleteVersionObjects(ctx, p.fv)
+		}
+		if err == nil {
+			continue
+		}
+		c := p
+		if p.container != nil {
+			c = p.container
+		}
+		for _, q := range append([]*pendingVersion{c}, c.members...) {
+			if !q.finished {
+				q.conclude("", err)
+			}
 		}
 	}
 }
@@ -477,7 +489,7 @@ func (w *Writer) repairDocuments(ctx context.Context, h *hold, group []*pendingV
 	// The tombstones of the members a commit deleted were lost with its
 	// documents; the container's Document is written last again.
 	for _, p := range repair {
-		if p.container != nil || isMember(p.fv.Object.Path) {
+		if p.container != nil || isMember(p.fv.Object.Path) || !mayHaveMembers(p) {
 			continue
 		}
 		tombstones, err := w.deletedAt(ctx, p.fv.Object, p.committed, now)

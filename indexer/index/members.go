@@ -255,31 +255,58 @@ func memberDeletes(o pipeline.Object, gone []goneMember, seq int64, now string) 
 }
 
 // deletedAt are the tombstones of the members the commit at seq of the
-// container at o deleted (on its branch and, from main, on others), for a
-// repair of that commit's documents: a crash after its publish lost them.
+// container at o deleted (on its branch and, from main, on the branches
+// that hide main's members), for a repair of that commit's documents: a
+// crash after its publish lost them. A member committed again since has a
+// document of its own that no tombstone may cover.
 func (w *Writer) deletedAt(ctx context.Context, o pipeline.Object, seq int64, now string) ([]*models.Object, error) {
 	prefix := objkey.MemberPath(o.Path, "")
 	pattern := strings.NewReplacer("*", "?", "?", "?").Replace(prefix) + "*"
 	where := wvquery.And(filters.Where().WithPath([]string{"file_path"}).WithOperator(filters.Like).WithValueText(pattern),
 		intFilter("valid_from", filters.Equal, seq), filters.Where().WithPath([]string{"deleted"}).WithOperator(filters.Equal).WithValueBoolean(true))
-	var tombstones []*models.Object
-	err := w.eachPage(ctx, schema.VersionClass, o.Project, where, append(memberFields, graphql.Field{Name: "branch"}), func(rows []map[string]any) error {
-		for _, r := range rows {
-			m := memberOf(r)
-			if !strings.HasPrefix(m.path, prefix) {
-				continue
-			}
-			mo := o
-			mo.Path, mo.Branch, mo.Sequencer = m.path, wvquery.Str(r, "branch"), m.sequencer
-			if mo.Branch != o.Branch {
-				mo.Key = o.Project + "@" + mo.Branch + "/" + o.Path
-			}
-			_, t := deleteObjects(pipeline.FileDeleted{Object: mo, FileID: m.fileID}, m.fileVersionID, m.labels, seq, now)
-			tombstones = append(tombstones, t)
-		}
+	if o.Branch != "" { // a branch's commit deletes on its branch alone
+		where = wvquery.And(where, textFilter("branch", o.Branch))
+	}
+	var rows []map[string]any
+	err := w.eachPage(ctx, schema.VersionClass, o.Project, where, append(memberFields, graphql.Field{Name: "branch"}), func(page []map[string]any) error {
+		rows = append(rows, page...)
 		return nil
 	})
-	return tombstones, err
+	if err != nil {
+		return nil, err
+	}
+	var tombstones []*models.Object
+	for _, r := range rows {
+		m := memberOf(r)
+		if !strings.HasPrefix(m.path, prefix) {
+			continue
+		}
+		if later, err := w.committedAfter(ctx, o.Project, m.fileID, seq); err != nil || later {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		mo := o
+		mo.Path, mo.Branch, mo.Sequencer, mo.Key = m.path, wvquery.Str(r, "branch"), m.sequencer, o.Project+"/"+o.Path
+		if mo.Branch != "" {
+			mo.Key = o.Project + "@" + mo.Branch + "/" + o.Path
+		}
+		_, t := deleteObjects(pipeline.FileDeleted{Object: mo, FileID: m.fileID}, m.fileVersionID, m.labels, seq, now)
+		tombstones = append(tombstones, t)
+	}
+	return tombstones, nil
+}
+
+// committedAfter reports whether fileID has a Version committed after seq.
+func (w *Writer) committedAfter(ctx context.Context, project, fileID string, seq int64) (bool, error) {
+	later := false
+	where := wvquery.And(textFilter("file_id", fileID), intFilter("valid_from", filters.GreaterThan, seq))
+	err := w.eachPage(ctx, schema.VersionClass, project, where, []graphql.Field{{Name: "valid_from"}}, func(rows []map[string]any) error {
+		later = later || len(rows) > 0
+		return nil
+	})
+	return later, err
 }
 
 // goneMembersOf are, for each version of ps committed at seq, the members

@@ -409,3 +409,66 @@ func TestLostMemberTombstonesAreWrittenAgain(t *testing.T) {
 		t.Fatalf("the container's document: %+v", d)
 	}
 }
+
+// TestARepairNeverBuriesAMemberCommittedSince: a repair of main's commit
+// (its documents lost in a crash) writes again the tombstones of the
+// members it hid on a branch, but not over one the branch committed since.
+func TestARepairNeverBuriesAMemberCommittedSince(t *testing.T) {
+	w, _ := newWriter(t)
+	ctx := context.Background()
+	const p, path, br = "members-repair-branch", "bundle.zip", "preview"
+	mustApply(t, w, archive(p, br, path, "b1", "20", "a.txt"), Applied)
+	onMain := archive(p, "", path, "m1", "30", "a.txt", "m.txt") // hides m.txt on the branch
+	mustApply(t, w, onMain, Applied)
+	branchM := memberID(p, br, path, "m.txt")
+	for _, id := range []string{onMain.FileID, branchM} { // the crash: main's commit lost these documents
+		if err := sharedClient.Data().Deleter().WithClassName(schema.DocumentClass).WithID(id).WithTenant(p).Do(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustApply(t, w, archive(p, br, path, "b2", "40", "a.txt", "m.txt"), Applied) // the branch's own m.txt
+	mustApply(t, w, onMain, Duplicate)                                           // main's redelivery repairs its documents
+	if d := documentOf(t, p, branchM); d.deleted {
+		t.Fatalf("the repair buried the branch's own m.txt under main's hiding tombstone: %+v", d)
+	}
+	if d := documentOf(t, p, onMain.FileID); d.fileVersionID != onMain.FileVersionID {
+		t.Fatalf("main's container document: %+v", d)
+	}
+}
+
+// TestDecideSets: a set is decided as one (no Weaviate).
+func TestDecideSets(t *testing.T) {
+	t0 := time.Now()
+	newSet := func() (*pendingVersion, *pendingVersion, *pendingVersion) {
+		c := &pendingVersion{labels: labels{readers: []string{"legal"}, readAt: t0.Add(time.Second)}}
+		a := &pendingVersion{container: c, newest: true, labels: labels{readers: []string{"eng"}, readAt: t0}}
+		b := &pendingVersion{container: c, newest: true, labels: labels{readers: []string{"eng"}, readAt: t0}}
+		c.members = []*pendingVersion{a, b}
+		return c, a, b
+	}
+	c, a, b := newSet()
+	b.conclude("", fmt.Errorf("read failed"))
+	decideSets([]*pendingVersion{c})
+	if c.err == nil || a.err == nil {
+		t.Errorf("a member's failure left the set: container %v, member %v", c.err, a.err)
+	}
+	c, a, b = newSet()
+	c.conclude(Stale, nil)
+	decideSets([]*pendingVersion{c})
+	if a.out != Stale || b.out != Stale {
+		t.Errorf("members of a stale container: %q %q", a.out, b.out)
+	}
+	c, a, b = newSet()
+	a.conclude(Stale, nil) // stale against a hiding delete only
+	decideSets([]*pendingVersion{c})
+	if a.finished || b.finished || !slices.Equal(a.labels.readers, []string{"legal"}) || !slices.Equal(b.labels.readers, []string{"legal"}) {
+		t.Errorf("members of an applied container: %+v %+v", a, b)
+	}
+	c, a, _ = newSet()
+	c.repair = true
+	a.conclude(Stale, nil)
+	decideSets([]*pendingVersion{c})
+	if !a.finished {
+		t.Errorf("a member reopened beside a container only repaired")
+	}
+}

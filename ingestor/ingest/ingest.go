@@ -491,12 +491,17 @@ const MaxMembers = container.MaxMembers
 // around it says of itself (a message's from, to, cc, date and subject)
 // over it. What is past MaxMembers is recorded on fv.
 func (in *Ingestor) addMembers(ctx context.Context, fv *pipeline.FileVersion, key objkey.Key, doc *extract.Document) error {
+	taken := map[string]bool{}
 	var add func(parentPath string, parentMeta metadata.Metadata, d *extract.Document) error
 	add = func(parentPath string, parentMeta metadata.Metadata, d *extract.Document) error {
 		for _, m := range d.Members {
 			// A name the reader could not decode (a ZIP's CP437 name read
 			// as UTF-8) keeps its place: every tool takes the path back.
 			p := objkey.MemberPath(parentPath, strings.ReplaceAll(m.Path, "\uFFFD", "_"))
+			for n := 2; taken[p]; n++ { // "_" may make two names one
+				p = objkey.MemberPath(parentPath, fmt.Sprintf("%s (%d)", strings.ReplaceAll(m.Path, "\uFFFD", "_"), n))
+			}
+			taken[p] = true
 			if _, err := objkey.ParseDocument(key.Project + "/" + p); err != nil {
 				fv.Warnings = append(fv.Warnings, fmt.Sprintf("member %s is not a document of its own: its path is not one a tool can take (%v)", clipPath(p), err))
 				continue

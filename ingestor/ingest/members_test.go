@@ -109,14 +109,15 @@ func TestMemberPathsAreValidDocumentPaths(t *testing.T) {
 	in, pub := storeIngestor(t, fakeStore{objects: map[string][]byte{key: []byte("zip")}}, &fakeStates{})
 	in.extractor = containerReader{members: []extract.Member{
 		{Path: "caf\uFFFD/r\uFFFDsum\uFFFD.txt", Doc: textDoc("r", "words")},
+		{Path: "caf_/r_sum_.txt", Doc: textDoc("r", "other words")},
 		{Path: strings.Repeat("long/", 250) + "x.txt", Doc: textDoc("x", "words")},
 	}}
 	if err := in.HandleEvent(context.Background(), eventJSON("s3:ObjectCreated:Put", key, 3)); err != nil {
 		t.Fatal(err)
 	}
 	fv := decode(t, pub.msgs[0])
-	if len(fv.Members) != 1 || fv.Members[0].Object.Path != "share/names.zip//caf_/r_sum_.txt" {
-		t.Fatalf("members %d, first %q", len(fv.Members), fv.Members[0].Object.Path)
+	if len(fv.Members) != 2 || fv.Members[0].Object.Path != "share/names.zip//caf_/r_sum_.txt" || fv.Members[1].Object.Path != "share/names.zip//caf_/r_sum_.txt (2)" {
+		t.Fatalf("members %d: %+v", len(fv.Members), fv.Members)
 	}
 	if !strings.Contains(strings.Join(fv.Warnings, "\n"), "is not a document of its own: its path is not one a tool can take") {
 		t.Fatalf("warnings %q", fv.Warnings)
