@@ -67,10 +67,16 @@ var memberFields = []graphql.Field{{Name: "file_id"}, {Name: "file_path"}, {Name
 // branch, and the prefix to check them by again: Like's wildcards in a path
 // match themselves and more.
 func memberPrefix(branch, container string) (*filters.WhereBuilder, string) {
+	paths, prefix := memberPaths(container)
+	return wvquery.And(textFilter("branch", branch), paths), prefix
+}
+
+// memberPaths is the filter of the paths of container's members on every
+// branch, and the prefix to check them by again.
+func memberPaths(container string) (*filters.WhereBuilder, string) {
 	prefix := objkey.MemberPath(container, "")
 	pattern := strings.NewReplacer("*", "?", "?", "?").Replace(prefix) + "*"
-	return wvquery.And(textFilter("branch", branch),
-		filters.Where().WithPath([]string{"file_path"}).WithOperator(filters.Like).WithValueText(pattern)), prefix
+	return filters.Where().WithPath([]string{"file_path"}).WithOperator(filters.Like).WithValueText(pattern), prefix
 }
 
 func memberOf(r map[string]any) memberDoc {
@@ -260,10 +266,9 @@ func memberDeletes(o pipeline.Object, gone []goneMember, seq int64, now string) 
 // crash after its publish lost them. A member committed again since has a
 // document of its own that no tombstone may cover.
 func (w *Writer) deletedAt(ctx context.Context, o pipeline.Object, seq int64, now string) ([]*models.Object, error) {
-	prefix := objkey.MemberPath(o.Path, "")
-	pattern := strings.NewReplacer("*", "?", "?", "?").Replace(prefix) + "*"
-	where := wvquery.And(filters.Where().WithPath([]string{"file_path"}).WithOperator(filters.Like).WithValueText(pattern),
-		intFilter("valid_from", filters.Equal, seq), filters.Where().WithPath([]string{"deleted"}).WithOperator(filters.Equal).WithValueBoolean(true))
+	paths, prefix := memberPaths(o.Path)
+	where := wvquery.And(paths, intFilter("valid_from", filters.Equal, seq),
+		filters.Where().WithPath([]string{"deleted"}).WithOperator(filters.Equal).WithValueBoolean(true))
 	if o.Branch != "" { // a branch's commit deletes on its branch alone
 		where = wvquery.And(where, textFilter("branch", o.Branch))
 	}
