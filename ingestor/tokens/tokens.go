@@ -11,9 +11,11 @@ package tokens
 
 import (
 	"fmt"
+	"hash/maphash"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/tiktoken-go/tokenizer"
@@ -41,8 +43,7 @@ func load() (tokenizer.Codec, error) {
 // Counter counts tokens. It is safe for concurrent use.
 type Counter struct {
 	codec  tokenizer.Codec
-	pieces sync.Map // piece -> int: its token count
-	cached atomic.Int64
+	pieces *pieceCache
 }
 
 // New loads the tokenizer (once per process).
@@ -51,16 +52,43 @@ func New() (*Counter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Counter{codec: c}, nil
+	return &Counter{codec: c, pieces: &pieceCache{seed: maphash.MakeSeed()}}, nil
 }
 
-// Pieces of natural text repeat: their counts are cached (sync.Map: read
-// without locks by every worker), up to
-// maxCachedPieces pieces of at most maxCachedPieceBytes each.
+// Pieces of natural text repeat: their counts are cached, pieces of at
+// most maxCachedPieceBytes each, in cachedPieces slots.
 const (
-	maxCachedPieces     = 1 << 17 // at most about 20 MB
+	cachedPieces        = 1 << 17 // at most about 14 MB
 	maxCachedPieceBytes = 64
 )
+
+// pieceCache holds piece counts in a table of slots, a piece in the slot
+// its hash picks, where the next piece of that slot replaces it. Every
+// worker reads it at once without a lock (a slot is one atomic pointer),
+// and it keeps counting what the text in hand repeats after it has met
+// more distinct pieces than it holds. It replaced a sync.Map, whose lookup
+// took 44% of the CPU of chunking a 10 MB CSV (docs/bench/ingest-lines.md).
+type pieceCache struct {
+	seed  maphash.Seed
+	slots [cachedPieces]atomic.Pointer[cachedPiece]
+	// misses counts the pieces not found in a taken slot: every
+	// replaceEvery-th takes it, so a text of few repeats (a CSV of numbers)
+	// allocates for half its pieces, not each, and a text whose pieces do
+	// repeat (a wide sheet's column labels after a file of hex numbers)
+	// wins its slots back within a few rows (docs/bench/ingest-lines.md).
+	misses atomic.Uint64
+}
+
+const replaceEvery = 2
+
+type cachedPiece struct {
+	piece string
+	n     int
+}
+
+func (pc *pieceCache) slot(p string) *atomic.Pointer[cachedPiece] {
+	return &pc.slots[maphash.String(pc.seed, p)&(cachedPieces-1)]
+}
 
 // maxPieceBytes bounds the text one byte-pair merge runs over. A piece is
 // a word, a number or a run of punctuation: a few bytes in any text, but a
@@ -86,6 +114,33 @@ func (c *Counter) Count(s string) int {
 	return total
 }
 
+// CountWithin is Count when s has at most limit tokens (within is true);
+// otherwise it stops counting once past limit, and n is more than limit
+// but less than Count(s). A chunker asking whether a block fits then
+// counts a block of a million tokens no further than its limit.
+func (c *Counter) CountWithin(s string, limit int) (n int, within bool) {
+	if !utf8.ValidString(s) {
+		n = c.Count(s)
+		return n, n <= limit
+	}
+	for i := 0; i < len(s) && n <= limit; {
+		if s[i] == 0x7f { // in no piece, as in Count
+			i++
+			continue
+		}
+		l := pieceLen(s[i:])
+		n += c.piece(s[i : i+l])
+		i += l
+	}
+	return n, n <= limit
+}
+
+// endsInSpace reports whether piece p ends in white space.
+func endsInSpace(p string) bool {
+	r, _ := utf8.DecodeLastRuneInString(p)
+	return unicode.IsSpace(r)
+}
+
 func (c *Counter) piece(p string) int {
 	if len(p) > maxPieceBytes {
 		total := 0
@@ -105,14 +160,13 @@ func (c *Counter) piece(p string) int {
 		n, _ := c.codec.Count(p)
 		return n
 	}
-	if v, ok := c.pieces.Load(p); ok {
-		return v.(int)
+	slot := c.pieces.slot(p)
+	if e := slot.Load(); e != nil && e.piece == p {
+		return e.n
 	}
 	n, _ := c.codec.Count(p)
-	if c.cached.Load() < maxCachedPieces {
-		if _, loaded := c.pieces.LoadOrStore(strings.Clone(p), n); !loaded {
-			c.cached.Add(1)
-		}
+	if slot.Load() == nil || c.pieces.misses.Add(1)%replaceEvery == 0 {
+		slot.Store(&cachedPiece{piece: strings.Clone(p), n: n})
 	}
 	return n
 }
@@ -133,6 +187,16 @@ func (c *Counter) Prefix(s string, n int) int {
 // tokens (the cut falls between pieces, or takes all of s): then a caller
 // needs no count of its own to check it.
 func (c *Counter) PrefixExact(s string, n int) (int, bool) {
+	return c.PrefixEach(s, n, nil)
+}
+
+// PrefixEach is PrefixExact, and tells at (when not nil) the tokens of
+// each prefix of s it walks that ends between two pieces, the first not
+// white space at its end, in order: Count of s[:end] is tokens. A chunker
+// that cuts a long text there then knows the count of what it cut without
+// counting it again. (White space at a prefix's end is split by what
+// follows it: "  0" is " ", " ", "0", where "  " alone is one piece.)
+func (c *Counter) PrefixEach(s string, n int, at func(end, tokens int)) (int, bool) {
 	if n <= 0 || s == "" {
 		return 0, true
 	}
@@ -157,6 +221,9 @@ func (c *Counter) PrefixExact(s string, n int) (int, bool) {
 		total += k
 		i += l
 		end = i
+		if at != nil && !endsInSpace(p) {
+			at(end, total)
+		}
 	}
 	return len(s), true
 }

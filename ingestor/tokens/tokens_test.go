@@ -101,3 +101,105 @@ func TestPrefixMatchesCodec(t *testing.T) {
 		}
 	}
 }
+
+// TestCountWithinStopsPastItsLimit: within the limit the count is Count's;
+// past it, more than the limit and no more than Count's.
+func TestCountWithinStopsPastItsLimit(t *testing.T) {
+	c, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range append([]string{"", "\xffbad utf-8\xfe", strings.Repeat("word, 12.5; ", 500)}, samples...) {
+		total := c.Count(s)
+		for _, limit := range []int{0, 1, total / 2, total - 1, total, total + 1} {
+			n, within := c.CountWithin(s, limit)
+			switch {
+			case within != (total <= limit):
+				t.Fatalf("CountWithin(%.30q, %d) within=%v, but the count is %d", s, limit, within, total)
+			case within && n != total:
+				t.Fatalf("CountWithin(%.30q, %d) = %d, Count %d", s, limit, n, total)
+			case !within && (n <= limit || n > total):
+				t.Fatalf("CountWithin(%.30q, %d) = %d past the limit: want more than the limit, at most %d", s, limit, n, total)
+			}
+		}
+	}
+}
+
+// checkPrefixEach holds PrefixEach to what it tells: PrefixExact's cut, and
+// increasing prefix ends whose counts are Count's, none past the cut.
+func checkPrefixEach(t *testing.T, c *Counter, s string, n int) {
+	t.Helper()
+	prev := 0
+	got, exact := c.PrefixEach(s, n, func(end, tokens int) {
+		if end <= prev || end > len(s) {
+			t.Fatalf("PrefixEach(%.30q, %d) told end %d after %d", s, n, end, prev)
+		}
+		prev = end
+		if want := c.Count(s[:end]); tokens != want {
+			t.Fatalf("PrefixEach(%.30q, %d): the first %d bytes have %d tokens, not %d", s, n, end, want, tokens)
+		}
+	})
+	if want, wantExact := c.PrefixExact(s, n); got != want || exact != wantExact {
+		t.Fatalf("PrefixEach(%.30q, %d) = %d, %v; PrefixExact %d, %v", s, n, got, exact, want, wantExact)
+	}
+	if prev > got {
+		t.Fatalf("PrefixEach(%.30q, %d) told a prefix of %d bytes past its cut at %d", s, n, prev, got)
+	}
+}
+
+func TestPrefixEachTellsTheCountOfEachPrefix(t *testing.T) {
+	c, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range append([]string{"del\x7fin the middle\x7f\x7f and the end\x7f", "a  b\n \n c's 'S"}, samples...) {
+		for n := range c.Count(s) + 2 {
+			checkPrefixEach(t, c, s, n)
+		}
+	}
+}
+
+// FuzzPrefixEach: on any text, every prefix count PrefixEach tells is Count's.
+func FuzzPrefixEach(f *testing.F) {
+	for _, s := range samples {
+		f.Add(s, 7)
+	}
+	c, err := New()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		checkPrefixEach(t, c, s, max(n, -n)%4096)
+	})
+}
+
+// TestCountsStayTheTokenizersWhenTheCacheIsFull: more distinct pieces than
+// the cache has slots replace one another, and every count stays right.
+func TestCountsStayTheTokenizersWhenTheCacheIsFull(t *testing.T) {
+	c, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for i := range cachedPieces + cachedPieces/2 {
+		b.WriteString(" w") // " wbcd" is one piece: distinct pieces
+		for ; i > 0; i /= 26 {
+			b.WriteByte(byte('a' + i%26))
+		}
+	}
+	text := b.String()
+	for range 2 { // the second pass meets replaced slots
+		if got, want := c.Count(text), codecCount(t, c, text); got != want {
+			t.Fatalf("count %d, the tokenizer %d", got, want)
+		}
+	}
+}
+
+func codecCount(t *testing.T, c *Counter, s string) int {
+	t.Helper()
+	n, err := c.codec.Count(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
