@@ -11,6 +11,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"math"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -203,12 +204,17 @@ func (p packed) kindName(doc *extract.Document) string {
 func pack(text string, blocks []extract.Block, c Counter, o Options) []packed {
 	var units []unit
 	for _, b := range blocks {
-		t := c.Count(text[b.Start:b.End])
 		whole := o.TargetTokens
 		if b.Kind == extract.Table || b.Kind == extract.Code {
 			whole = 2 * o.TargetTokens // keep tables and code whole where possible
 		}
-		if b.Kind == extract.Figure || t <= whole {
+		t, within := 0, true
+		if b.Kind == extract.Figure {
+			t = c.Count(text[b.Start:b.End])
+		} else {
+			t, within = countWithin(c, text[b.Start:b.End], whole)
+		}
+		if within {
 			img := -1
 			if b.Kind == extract.Figure {
 				img = b.Image
@@ -217,7 +223,10 @@ func pack(text string, blocks []extract.Block, c Counter, o Options) []packed {
 			continue
 		}
 		for _, piece := range cut(text, b.Start, b.End, c, o.TargetTokens) {
-			units = append(units, unit{piece[0], piece[1], c.Count(text[piece[0]:piece[1]]), b.Kind, b.Page, -1, b.Confidence})
+			if piece.tokens < 0 {
+				piece.tokens = c.Count(text[piece.start:piece.end])
+			}
+			units = append(units, unit{piece.start, piece.end, piece.tokens, b.Kind, b.Page, -1, b.Confidence})
 		}
 	}
 	var out []packed
@@ -295,6 +304,23 @@ func pack(text string, blocks []extract.Block, c Counter, o Options) []packed {
 	return out
 }
 
+// limitedCounter stops counting past a limit (ingestor/tokens does): a
+// block over it is cut (cut counts each piece), so its own count is not
+// needed.
+type limitedCounter interface {
+	CountWithin(s string, limit int) (n int, within bool)
+}
+
+// countWithin is s's count and whether it is at most limit; past the
+// limit, the count is less than s's whole count when c can stop early.
+func countWithin(c Counter, s string, limit int) (int, bool) {
+	if l, ok := c.(limitedCounter); ok {
+		return l.CountWithin(s, limit)
+	}
+	n := c.Count(s)
+	return n, n <= limit
+}
+
 // prefixer tells how many bytes of s its first n tokens take (ingestor/tokens
 // does): one pass instead of counting a dozen prefixes.
 type prefixer interface{ Prefix(s string, n int) int }
@@ -305,10 +331,48 @@ type exactPrefixer interface {
 	PrefixExact(s string, n int) (int, bool)
 }
 
+// eachPrefixer is an exactPrefixer that also tells the count of each
+// prefix it walks that ends between two of its pieces (ingestor/tokens
+// does): a piece cut there needs no count of its own.
+type eachPrefixer interface {
+	PrefixEach(s string, n int, at func(end, tokens int)) (int, bool)
+}
+
+// prefixCounts are the counts of prefixes of a text: tokens[i] for the
+// first ends[i] bytes, ends increasing.
+type prefixCounts struct{ ends, tokens []int }
+
+func (p *prefixCounts) add(end, tokens int) {
+	p.ends, p.tokens = append(p.ends, end), append(p.tokens, tokens)
+}
+
+// of is the count of the first end bytes, or -1 when not known.
+func (p *prefixCounts) of(end int) int {
+	if i, found := slices.BinarySearch(p.ends, end); found {
+		return p.tokens[i]
+	}
+	return -1
+}
+
 // longestWithin is the length of the longest prefix of s within target tokens
-// (at least 1 byte).
-func longestWithin(s string, c Counter, target int) int {
-	if p, ok := c.(exactPrefixer); ok {
+// (at least 1 byte). When c tells them, known gets the counts of prefixes
+// it walked.
+func longestWithin(s string, c Counter, target int, known *prefixCounts) int {
+	if p, ok := c.(eachPrefixer); ok {
+		n, exact := p.PrefixEach(s, target, known.add)
+		if exact && n > 0 {
+			return n
+		}
+		// The cut falls inside a piece: check it as the search below does,
+		// counting only from the last piece's end, whose count is known.
+		if last := len(known.ends) - 1; n > 0 && last >= 0 && known.ends[last] <= n && (n == len(s) || utf8.RuneStart(s[n])) &&
+			(n+1 >= len(s) || utf8.RuneStart(s[n+1])) {
+			from, base := known.ends[last], known.tokens[last]
+			if base+c.Count(s[from:n]) <= target && (n == len(s) || base+c.Count(s[from:n+1]) > target) {
+				return n
+			}
+		}
+	} else if p, ok := c.(exactPrefixer); ok {
 		if n, exact := p.PrefixExact(s, target); exact && n > 0 {
 			return n
 		}
@@ -342,12 +406,17 @@ func longestWithin(s string, c Counter, target int) int {
 	return lo
 }
 
+// span is a piece cut from a text, and its tokens (-1: not counted).
+type span struct{ start, end, tokens int }
+
 // cut splits an oversized span into pieces of at most target tokens,
 // preferring line breaks, then spaces, then any character boundary.
-func cut(text string, start, end int, c Counter, target int) [][2]int {
-	var out [][2]int
+func cut(text string, start, end int, c Counter, target int) []span {
+	var out []span
+	var known prefixCounts
 	for start < end {
-		stop := start + longestWithin(text[start:end], c, target)
+		known.ends, known.tokens = known.ends[:0], known.tokens[:0]
+		stop := start + longestWithin(text[start:end], c, target, &known)
 		if stop < end {
 			piece := text[start:stop]
 			if i := strings.LastIndexByte(piece, '\n'); i > len(piece)/2 {
@@ -368,7 +437,7 @@ func cut(text string, start, end int, c Counter, target int) [][2]int {
 			e--
 		}
 		if e > start {
-			out = append(out, [2]int{start, e})
+			out = append(out, span{start, e, known.of(e - start)})
 		}
 		start = stop
 		for start < end && strings.ContainsRune(" \t\r\n", rune(text[start])) {
