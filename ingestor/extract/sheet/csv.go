@@ -3,9 +3,7 @@ package sheet
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"fmt"
-	"io"
 	"path"
 	"strings"
 	"unicode/utf16"
@@ -24,8 +22,8 @@ var _ extract.Extractor = CSV{}
 // sniffBytes is how much of a file the delimiter is guessed from.
 const sniffBytes = 64 << 10
 
-// Extract reads the records with encoding/csv (quotes taken loosely, rows
-// of any length) and writes them as a sheet's rows: one Table block each,
+// Extract reads the records as encoding/csv does (quotes taken loosely,
+// rows of any length; scanCSV) and writes them as a sheet's rows: one Table block each,
 // "Header: value" after a header row. The text is UTF-8 (a byte-order
 // mark is dropped), UTF-16 with a byte-order mark, or else read as
 // Windows-1252, what Excel writes CSV in by default. Zero fields of lim
@@ -48,36 +46,29 @@ func (x *run) csv(data []byte, name string) (*extract.Document, error) {
 		return nil, err
 	}
 	comma, text := delimiter(name, text)
-	r := csv.NewReader(strings.NewReader(text))
-	r.Comma, r.LazyQuotes, r.FieldsPerRecord, r.ReuseRecord = comma, true, -1, true
 	t := newTable(x, 0)
-	wide := 0 // records wrapped at maxColumns
-	for {
-		rec, err := r.Read()
-		if err == io.EOF {
-			break
+	// A record wider than any sheet (a file that lost its line ends, old
+	// Mac CSV's lone \r) goes on in rows of maxColumns fields, so nothing
+	// of it is lost.
+	col, wide, wrapped := 0, 0, false
+	err = scanCSV(text, comma, func(v string) error {
+		if col == maxColumns {
+			if err := t.endRow(1); err != nil {
+				return err
+			}
+			col, wrapped = 0, true
 		}
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", extract.ErrCorrupt, err)
-		}
-		if len(rec) > maxColumns {
+		col++
+		return t.cell(col-1, v, looksNumeric(v))
+	}, func() error {
+		if wrapped {
 			wide++
 		}
-		// A record wider than any sheet (a file that lost its line ends,
-		// old Mac CSV's lone \r) goes on in rows of maxColumns fields, so
-		// nothing of it is lost.
-		for len(rec) > 0 {
-			row := rec[:min(len(rec), maxColumns)]
-			for col, v := range row {
-				if err := t.cell(col, v, looksNumeric(v)); err != nil {
-					return nil, err
-				}
-			}
-			if err := t.endRow(1); err != nil {
-				return nil, err
-			}
-			rec = rec[len(row):]
-		}
+		col, wrapped = 0, false
+		return t.endRow(1)
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := t.end(); err != nil {
 		return nil, err

@@ -9,8 +9,8 @@ import (
 
 // cell is one non-empty cell of a row.
 type cell struct {
-	col  int    // 0-based column
 	text string // displayed value, clean (cleanCell)
+	col  int32  // 0-based column (maxColumns at most): a row of 16,384 cells is 24 bytes each
 	num  bool   // a number, date, time or boolean rather than text
 }
 
@@ -58,7 +58,7 @@ func (t *table) cell(col int, text string, num bool) error {
 	if t.size += len(text); t.size > t.x.room() {
 		return t.x.tooLarge()
 	}
-	t.cells = append(t.cells, cell{col: col, text: text, num: num})
+	t.cells = append(t.cells, cell{col: int32(col), text: text, num: num})
 	return nil
 }
 
@@ -121,7 +121,7 @@ func (t *table) end() error {
 
 // isHeader: every cell is text, and no two are the same.
 func isHeader(cells []cell) bool {
-	seen := make(map[string]bool, len(cells))
+	seen := map[string]bool{} // not sized to the row: most rows are not headers, and say so early
 	for _, c := range cells {
 		if c.num || seen[c.text] {
 			return false
@@ -136,7 +136,7 @@ func isHeader(cells []cell) bool {
 func (t *table) header(cells []cell) error {
 	last := 0
 	for _, c := range cells {
-		last = max(last, c.col)
+		last = max(last, int(c.col))
 	}
 	t.names = make([]string, last+1)
 	t.buf = t.buf[:0]
@@ -155,15 +155,17 @@ func (t *table) header(cells []cell) error {
 
 // data writes a row as "Label: value, Label: value".
 func (t *table) data(cells []cell) error {
-	t.buf = t.buf[:0]
+	// Room for the values, the ", " between them and a short label each:
+	// a row of 16,384 cells is written without growing its buffer a dozen times.
+	t.buf = slices.Grow(t.buf[:0], t.size+len(cells)*len("AAA: "))
 	for i, c := range cells {
 		if i > 0 {
 			t.buf = append(t.buf, ", "...)
 		}
-		if c.col < len(t.names) && t.names[c.col] != "" {
+		if int(c.col) < len(t.names) && t.names[c.col] != "" {
 			t.buf = append(t.buf, t.names[c.col]...)
 		} else {
-			t.buf = appendColumn(t.buf, c.col)
+			t.buf = appendColumn(t.buf, int(c.col))
 		}
 		t.buf = append(t.buf, ": "...)
 		t.buf = append(t.buf, c.text...)
