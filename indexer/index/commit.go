@@ -26,7 +26,8 @@ package index
 //     committed again, store_weaviate.go).
 //   - publish: once its objects are written at the intended sequence, the
 //     sequence is published (readers switch to them at once); the
-//     documents and object states follow.
+//     documents and object states follow, and the vectors of stale
+//     versions never committed are dropped (commitvectors.go).
 
 import (
 	"context"
@@ -173,6 +174,7 @@ func (w *Writer) commitGroup(ctx context.Context, group []*pendingVersion) {
 	now := w.now().UTC().Format(time.RFC3339Nano)
 	w.repairDocuments(ctx, h, all, seq-1, now)
 	w.publishVersions(ctx, h, all, seq, now)
+	w.dropStaleVectors(ctx, h.project, all)
 }
 
 // decideSets makes each container's set one decision: when one of its

@@ -80,3 +80,36 @@ func (w *Writer) hasVectors(ctx context.Context, project, fileVersionID string) 
 	rows, _ := resp.Data["Get"].(map[string]any)[schema.ChunkVectorClass].([]any)
 	return len(rows) > 0, nil
 }
+
+// dropStaleVectors deletes the vectors of the versions of group the commit
+// found stale and that were never committed (they have no Version): a
+// version superseded before its commit never will be, and its vectors,
+// written first (the embedder may finish before the indexer), would never
+// be read. It runs once the newer versions' documents are written, so
+// vectors written after it find them (ApplyVectors drops those). A failure
+// fails the stale version's message, which finds it stale again.
+func (w *Writer) dropStaleVectors(ctx context.Context, project string, group []*pendingVersion) {
+	for _, p := range group {
+		if !p.finished || p.err != nil || p.out != Stale {
+			continue
+		}
+		version, err := w.object(ctx, schema.VersionClass, project, p.fv.FileVersionID)
+		if err == nil && version == nil {
+			err = w.deleteVectorsOf(ctx, project, p.fv.FileVersionID)
+		}
+		if err != nil {
+			p.conclude("", fmt.Errorf("drop vectors of %s, superseded before its commit: %w", p.fv.FileVersionID, err))
+		}
+	}
+}
+
+// deleteVectorsOf deletes the vectors of a file version, of every model.
+func (w *Writer) deleteVectorsOf(ctx context.Context, project, fileVersionID string) error {
+	ready, err := w.vectorsReady(ctx, project)
+	if err != nil || !ready {
+		return err
+	}
+	_, err = w.wv.Batch().ObjectsBatchDeleter().WithClassName(schema.ChunkVectorClass).WithTenant(project).WithOutput("minimal").
+		WithWhere(textFilter("file_version_id", fileVersionID)).Do(ctx)
+	return err
+}

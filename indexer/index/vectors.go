@@ -51,6 +51,12 @@ func (w *Writer) ApplyVectors(ctx context.Context, v pipeline.Vectors) error {
 	if err != nil {
 		return err
 	}
+	if never, err := w.neverCommitted(ctx, v, before); err != nil || never {
+		if never {
+			w.log.Info("vectors of a version superseded before its commit dropped", "project", v.Project, "path", v.Object.Path, "file_version_id", v.FileVersionID, "model", v.Model)
+		}
+		return err
+	}
 	var labels *labels
 	if before.exists {
 		if err := w.prepareMetadata(ctx, &before.labels); err != nil {
@@ -72,6 +78,18 @@ func (w *Writer) ApplyVectors(ctx context.Context, v pipeline.Vectors) error {
 	if err != nil {
 		return err
 	}
+	// Superseded while they were written: the commit that found the
+	// version stale may have looked for its vectors before these were
+	// there (dropStaleVectors), so they go here.
+	if never, err := w.neverCommitted(ctx, v, doc); err != nil || never {
+		if never {
+			if err := w.deleteVectorsOf(ctx, v.Project, v.FileVersionID); err != nil {
+				return fmt.Errorf("drop vectors of %s, superseded before its commit: %w", v.FileVersionID, err)
+			}
+			w.log.Info("vectors of a version superseded before its commit dropped", "project", v.Project, "path", v.Object.Path, "file_version_id", v.FileVersionID, "model", v.Model)
+		}
+		return err
+	}
 	if doc.exists && (!before.exists || !doc.labels.same(before.labels)) {
 		if err := w.prepareMetadata(ctx, &doc.labels); err != nil {
 			return err
@@ -91,6 +109,20 @@ func (w *Writer) ApplyVectors(ctx context.Context, v pipeline.Vectors) error {
 	}
 	w.log.Info("vectors applied", "project", v.Project, "path", v.Object.Path, "file_version_id", v.FileVersionID, "model", v.Model, "chunks", len(v.Chunks))
 	return nil
+}
+
+// neverCommitted reports whether v's file version can never be committed:
+// doc, the file's Document, holds a newer event, so the version's commit
+// is stale (decide), and the version has no Version, so it was not
+// committed before that. Its vectors would never be read, and nothing
+// else would collect them. A message without its event's sequencer
+// (written before vectors carried one) says nothing.
+func (w *Writer) neverCommitted(ctx context.Context, v pipeline.Vectors, doc current) (bool, error) {
+	if !doc.exists || v.Object.Sequencer == "" || pipeline.CompareSequencers(doc.sequencer, v.Object.Sequencer) <= 0 {
+		return false, nil
+	}
+	version, err := w.object(ctx, schema.VersionClass, v.Project, v.FileVersionID)
+	return err == nil && version == nil, err
 }
 
 func validateVectors(v pipeline.Vectors) error {
