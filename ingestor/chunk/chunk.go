@@ -305,14 +305,14 @@ func pack(text string, blocks []extract.Block, c Counter, o Options) []packed {
 }
 
 // limitedCounter stops counting past a limit (ingestor/tokens does): a
-// block over it is cut (cut counts each piece), so its own count is not
-// needed.
+// block over it is cut, and its pieces counted then, so its own count is
+// not needed.
 type limitedCounter interface {
 	CountWithin(s string, limit int) (n int, within bool)
 }
 
 // countWithin is s's count and whether it is at most limit; past the
-// limit, the count is less than s's whole count when c can stop early.
+// limit, the count may be less than s's whole count (c stopped early).
 func countWithin(c Counter, s string, limit int) (int, bool) {
 	if l, ok := c.(limitedCounter); ok {
 		return l.CountWithin(s, limit)

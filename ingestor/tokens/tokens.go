@@ -63,7 +63,8 @@ const (
 )
 
 // pieceCache holds piece counts in a table of slots, a piece in the slot
-// its hash picks, where the next piece of that slot replaces it. Every
+// its hash picks, where a later piece of that slot may replace it
+// (replaceEvery). Every
 // worker reads it at once without a lock (a slot is one atomic pointer),
 // and it keeps counting what the text in hand repeats after it has met
 // more distinct pieces than it holds. It replaced a sync.Map, whose lookup
@@ -116,7 +117,7 @@ func (c *Counter) Count(s string) int {
 
 // CountWithin is Count when s has at most limit tokens (within is true);
 // otherwise it stops counting once past limit, and n is more than limit
-// but less than Count(s). A chunker asking whether a block fits then
+// and at most Count(s). A chunker asking whether a block fits then
 // counts a block of a million tokens no further than its limit.
 func (c *Counter) CountWithin(s string, limit int) (n int, within bool) {
 	if !utf8.ValidString(s) {
