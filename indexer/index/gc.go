@@ -38,22 +38,22 @@ func (w *Writer) CollectGarbage(ctx context.Context, project string, retention t
 	if err != nil {
 		return 0, err
 	}
-	resp, err := w.wv.GraphQL().Get().WithClassName(schema.VersionClass).WithTenant(project).WithLimit(10000).
-		WithWhere(intFilter("valid_from", filters.LessThanEqual, wm)).
-		WithFields(graphql.Field{Name: "file_id"}, graphql.Field{Name: "branch"}, graphql.Field{Name: "file_path"},
-			graphql.Field{Name: "file_version_id"}, graphql.Field{Name: "valid_from"}, graphql.Field{Name: "committed_at"}).Do(ctx)
+	// Every Version, a page at a time: a project of more than 10,000
+	// (Weaviate's QUERY_MAXIMUM_RESULTS) was collected only in the first
+	// 10,000 it returned.
+	byFile := map[string][]gcVersion{}
+	err = w.eachPage(ctx, schema.VersionClass, project, intFilter("valid_from", filters.LessThanEqual, wm),
+		[]graphql.Field{{Name: "file_id"}, {Name: "file_version_id"}, {Name: "valid_from"}, {Name: "committed_at"}},
+		func(rows []map[string]any) error {
+			for _, m := range rows {
+				committed, _ := time.Parse(time.RFC3339Nano, wvquery.Str(m, "committed_at"))
+				id := wvquery.Str(m, "file_id")
+				byFile[id] = append(byFile[id], gcVersion{wvquery.Str(m, "file_version_id"), int64(wvquery.Float(m, "valid_from")), committed})
+			}
+			return nil
+		})
 	if err != nil {
 		return 0, fmt.Errorf("gc versions of %s: %w", project, err)
-	}
-	if len(resp.Errors) > 0 {
-		return 0, fmt.Errorf("gc versions of %s: %s", project, resp.Errors[0].Message)
-	}
-	byFile := map[string][]gcVersion{}
-	rows, _ := resp.Data["Get"].(map[string]any)[schema.VersionClass].([]any)
-	for _, r := range rows {
-		m := r.(map[string]any)
-		committed, _ := time.Parse(time.RFC3339Nano, wvquery.Str(m, "committed_at"))
-		byFile[wvquery.Str(m, "file_id")] = append(byFile[wvquery.Str(m, "file_id")], gcVersion{wvquery.Str(m, "file_version_id"), int64(wvquery.Float(m, "valid_from")), committed})
 	}
 	classes := []string{schema.ChunkClass, schema.SectionClass, schema.VersionClass}
 	if _, ok := w.vectorTenants.Load(project); ok || w.vectorClassExists(ctx) {

@@ -61,3 +61,33 @@ func TestTornVersionIsCommittedAgain(t *testing.T) {
 		t.Fatalf("visible after the repair: %v, want the version's 3 chunks", got)
 	}
 }
+
+// Garbage collection reads a project's Versions a page at a time, so it
+// collects past a first page (it read at most 10,000, Weaviate's most
+// results of one query; a page of 3 here stands for that).
+func TestGarbageCollectionReadsEveryPageOfVersions(t *testing.T) {
+	defer func(n int) { mergePage = n }(mergePage)
+	mergePage = 3
+	w, wv := newWriter(t)
+	ctx := context.Background()
+	const project = "gc-pages"
+	var superseded []pipeline.FileVersion
+	for _, path := range []string{"a.md", "b.md", "c.md", "d.md", "e.md"} {
+		old := version(project, path, "e1", "10", "old text of "+path)
+		for _, fv := range []pipeline.FileVersion{old, version(project, path, "e2", "20", "new text of "+path)} {
+			if out, err := w.ApplyFileVersion(ctx, fv); err != nil || out != Applied {
+				t.Fatalf("apply %s: %v %v", path, out, err)
+			}
+		}
+		superseded = append(superseded, old)
+	}
+	deleted, err := w.CollectGarbage(ctx, project, 0)
+	if err != nil || deleted != len(superseded) {
+		t.Fatalf("gc deleted %d: %v; want the %d superseded versions", deleted, err, len(superseded))
+	}
+	for _, fv := range superseded {
+		if n := chunkCount(t, wv, project, fv.FileVersionID); n != 0 {
+			t.Fatalf("gc kept %d chunks of %s's superseded version", n, fv.Object.Path)
+		}
+	}
+}
