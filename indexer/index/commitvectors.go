@@ -86,13 +86,26 @@ func (w *Writer) hasVectors(ctx context.Context, project, fileVersionID string) 
 // version superseded before its commit never will be, and its vectors,
 // written first (the embedder may finish before the indexer), would never
 // be read. It runs once the newer versions' documents are written, so
-// vectors written after it find them (ApplyVectors drops those). A failure
-// fails the stale version's message, which finds it stale again.
+// vectors written after it find them (ApplyVectors drops those). A member
+// goes only with its container found stale: a member found stale on its
+// own is committed after all when its container is (decideSets), and a
+// container that failed is delivered again. A failure fails the stale
+// version's message, which finds it stale again.
 func (w *Writer) dropStaleVectors(ctx context.Context, project string, group []*pendingVersion) {
+	var stale []*pendingVersion
 	for _, p := range group {
-		if !p.finished || p.err != nil || p.out != Stale {
-			continue
+		c := p
+		if p.container != nil {
+			c = p.container
 		}
+		if p.finished && p.err == nil && p.out == Stale && c.finished && c.err == nil && c.out == Stale {
+			stale = append(stale, p)
+		}
+	}
+	// A read and a delete each, while every other writer of the project
+	// waits: at once, as decide's reads.
+	inParallel(len(stale), perFileParallel, func(i int) {
+		p := stale[i]
 		version, err := w.object(ctx, schema.VersionClass, project, p.fv.FileVersionID)
 		if err == nil && version == nil {
 			err = w.deleteVectorsOf(ctx, project, p.fv.FileVersionID)
@@ -100,7 +113,7 @@ func (w *Writer) dropStaleVectors(ctx context.Context, project string, group []*
 		if err != nil {
 			p.conclude("", fmt.Errorf("drop vectors of %s, superseded before its commit: %w", p.fv.FileVersionID, err))
 		}
-	}
+	})
 }
 
 // deleteVectorsOf deletes the vectors of a file version, of every model.
@@ -109,7 +122,5 @@ func (w *Writer) deleteVectorsOf(ctx context.Context, project, fileVersionID str
 	if err != nil || !ready {
 		return err
 	}
-	_, err = w.wv.Batch().ObjectsBatchDeleter().WithClassName(schema.ChunkVectorClass).WithTenant(project).WithOutput("minimal").
-		WithWhere(textFilter("file_version_id", fileVersionID)).Do(ctx)
-	return err
+	return w.deleteWhere(ctx, schema.ChunkVectorClass, project, textFilter("file_version_id", fileVersionID))
 }

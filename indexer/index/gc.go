@@ -75,8 +75,7 @@ func (w *Writer) CollectGarbage(ctx context.Context, project string, retention t
 				continue
 			}
 			for _, class := range classes {
-				if _, err := w.wv.Batch().ObjectsBatchDeleter().WithClassName(class).WithTenant(project).WithOutput("minimal").
-					WithWhere(textFilter("file_version_id", run.id)).Do(ctx); err != nil {
+				if err := w.deleteWhere(ctx, class, project, textFilter("file_version_id", run.id)); err != nil {
 					return deleted, fmt.Errorf("gc %s of version %s: %w", class, run.id, err)
 				}
 			}

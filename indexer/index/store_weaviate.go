@@ -241,12 +241,36 @@ var versioned = []string{schema.ChunkClass, schema.SectionClass, schema.VersionC
 // crash between writing and publishing); they are invisible until then.
 func (w *Writer) rollback(ctx context.Context, project string, watermark int64) error {
 	for _, class := range versioned {
-		if _, err := w.wv.Batch().ObjectsBatchDeleter().WithClassName(class).WithTenant(project).WithOutput("minimal").
-			WithWhere(intFilter("valid_from", filters.GreaterThan, watermark)).Do(ctx); err != nil {
+		if err := w.deleteWhere(ctx, class, project, intFilter("valid_from", filters.GreaterThan, watermark)); err != nil {
 			return fmt.Errorf("roll back unpublished %s: %w", class, err)
 		}
 	}
 	return nil
+}
+
+// deleteWhere deletes every object of class in project's tenant that where
+// matches. One batch delete deletes at most Weaviate's
+// QUERY_MAXIMUM_RESULTS (10,000 by default), so it is sent again while it
+// matched that many: a roll-back of a commit of more chunks than that left
+// the rest behind.
+func (w *Writer) deleteWhere(ctx context.Context, class, project string, where *filters.WhereBuilder) error {
+	for {
+		resp, err := w.wv.Batch().ObjectsBatchDeleter().WithClassName(class).WithTenant(project).WithOutput("minimal").
+			WithWhere(where).Do(ctx)
+		if err != nil {
+			return err
+		}
+		if resp == nil || resp.Results == nil {
+			return nil
+		}
+		r := resp.Results
+		if r.Failed > 0 {
+			return fmt.Errorf("%d of %d %s objects not deleted", r.Failed, r.Matches, class)
+		}
+		if r.Limit <= 0 || r.Matches < r.Limit || r.Successful == 0 {
+			return nil
+		}
+	}
 }
 
 // deleteVersionObjects deletes fv's sections, chunks and Version by id.

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/strata-kb/strata/shared/ids"
+	"github.com/strata-kb/strata/shared/objkey"
 	"github.com/strata-kb/strata/shared/pipeline"
 	"github.com/strata-kb/strata/shared/schema"
 	"github.com/strata-kb/strata/shared/worker"
@@ -67,13 +68,6 @@ func (w *Writer) ApplyVectors(ctx context.Context, v pipeline.Vectors) error {
 	if err := w.batch(ctx, vectorObjects(v, labels)); err != nil {
 		return fmt.Errorf("write vectors of %s (%s): %w", v.FileVersionID, v.Model, err)
 	}
-	if w.marks != nil {
-		// After the vectors: a mark always means they are there. A crash in
-		// between redelivers the message, which writes the mark.
-		if err := w.marks.Mark(ctx, pipeline.EmbeddedMark{Project: v.Project, FileVersionID: v.FileVersionID, Model: v.Model, Chunks: len(v.Chunks)}); err != nil {
-			return err
-		}
-	}
 	doc, err := w.document(ctx, v.Project, v.FileID)
 	if err != nil {
 		return err
@@ -89,6 +83,14 @@ func (w *Writer) ApplyVectors(ctx context.Context, v pipeline.Vectors) error {
 			w.log.Info("vectors of a version superseded before its commit dropped", "project", v.Project, "path", v.Object.Path, "file_version_id", v.FileVersionID, "model", v.Model)
 		}
 		return err
+	}
+	if w.marks != nil {
+		// After the vectors (and the check above, which may drop them): a
+		// mark always means they are there. A crash in between redelivers
+		// the message, which writes the mark.
+		if err := w.marks.Mark(ctx, pipeline.EmbeddedMark{Project: v.Project, FileVersionID: v.FileVersionID, Model: v.Model, Chunks: len(v.Chunks)}); err != nil {
+			return err
+		}
 	}
 	if doc.exists && (!before.exists || !doc.labels.same(before.labels)) {
 		if err := w.prepareMetadata(ctx, &doc.labels); err != nil {
@@ -117,7 +119,19 @@ func (w *Writer) ApplyVectors(ctx context.Context, v pipeline.Vectors) error {
 // committed before that. Its vectors would never be read, and nothing
 // else would collect them. A message without its event's sequencer
 // (written before vectors carried one) says nothing.
+//
+// A member (members.go) is judged by its container's Document instead: a
+// member's own Document may be ahead of its container's (a crash after the
+// members' documents were written, before the container's), and a member
+// found stale is committed after all when its container is (decideSets).
+// Its event's sequencer is the container's.
 func (w *Writer) neverCommitted(ctx context.Context, v pipeline.Vectors, doc current) (bool, error) {
+	if container, member := objkey.ContainerOf(v.Object.Path); member {
+		var err error
+		if doc, err = w.document(ctx, v.Project, ids.File(v.Project, v.Object.Branch, container)); err != nil {
+			return false, err
+		}
+	}
 	if !doc.exists || v.Object.Sequencer == "" || pipeline.CompareSequencers(doc.sequencer, v.Object.Sequencer) <= 0 {
 		return false, nil
 	}
