@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,24 +23,49 @@ import (
 // nothing duplicated.
 func TestWorkersKilledMidBatch(t *testing.T) {
 	h := start(t)
-	const n = 120
+	const burst = 120
 	ctx := context.Background()
-	// A burst of uploads from 8 clients, so work queues up in every stage.
+	// A burst of uploads from 8 clients, so work queues up in every stage,
+	// then a trickle until every worker was killed: a stage that drained
+	// the burst before its turn (the ingestor's durable copies come within
+	// 3 s) still has work to be killed in.
 	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	for w := range 8 {
+	var next atomic.Int64
+	stop := make(chan struct{})
+	errs := make(chan error, 8)
+	upload := func() {
+		i := int(next.Add(1) - 1)
+		body := fmt.Sprintf("# File %d\n\ncrashword%04d body\n", i, i)
+		if _, err := h.s3.PutObject(ctx, localstack.Bucket, fmt.Sprintf("acme/batch/f%04d.md", i), strings.NewReader(body), int64(len(body)), minio.PutObjectOptions{}); err != nil {
+			select {
+			case errs <- err:
+			default:
+			}
+		}
+	}
+	for range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := w; i < n; i += 8 {
-				body := fmt.Sprintf("# File %d\n\ncrashword%03d body\n", i, i)
-				if _, err := h.s3.PutObject(ctx, localstack.Bucket, fmt.Sprintf("acme/batch/f%03d.md", i), strings.NewReader(body), int64(len(body)), minio.PutObjectOptions{}); err != nil {
-					errs <- err
-				}
+			for next.Load() < burst {
+				upload()
 			}
 		}()
 	}
-	h.events += n
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+				if next.Load() >= burst {
+					upload()
+				}
+			}
+		}
+	}()
 	killWhenBusy := func(name, stream, consumer string) {
 		t.Helper()
 		c, err := h.js.Consumer(ctx, stream, consumer)
@@ -89,14 +115,18 @@ func TestWorkersKilledMidBatch(t *testing.T) {
 	if err := h.stack.StartService(ctx, "ingestor"); err != nil {
 		t.Fatal(err)
 	}
+	close(stop)
 	wg.Wait()
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
 	}
+	n := int(next.Load())
+	h.events += uint64(n)
+	t.Logf("%d files uploaded (%d in the burst)", n, burst)
 	// Redelivery after a kill waits for the ack deadline (1 min) of what the dead worker held.
 	h.expectExactly(n, 3*time.Minute, func(i int) (string, string) {
-		return fmt.Sprintf("batch/f%03d.md", i), fmt.Sprintf("crashword%03d", i)
+		return fmt.Sprintf("batch/f%04d.md", i), fmt.Sprintf("crashword%04d", i)
 	})
 }
 
